@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+
+let package = Package(
+    name: "MonkeyCall",
+    products: [
+        .executable(name: "monkeycalld", targets: ["monkeycalld"]),
+        .executable(name: "monkeycall", targets: ["monkeycall"]),
+        .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
+        .library(name: "DBus", targets: ["DBus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C shims: the system libraries, found through pkg-config.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CLibnotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+
+        // A D-Bus library that knows nothing of telephony.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        // A private dbus-daemon and process helpers for tests and the benchmark.
+        .target(name: "DBusTestSupport", dependencies: ["DBus"]),
+
+        // The telephony model in pure Swift: no D-Bus, takes a clock.
+        .target(name: "TelephonyCore"),
+
+        // The service: the telephony core published on D-Bus.
+        .target(name: "TelephonyService", dependencies: ["DBus", "TelephonyCore", logging]),
+
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycall", dependencies: ["DBus", "TelephonyService", argumentParser]),
+        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "TelephonyService", argumentParser]),
+
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
+        .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "TelephonyService", "TelephonyCore"]),
+    ]
+)

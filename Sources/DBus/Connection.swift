@@ -1,0 +1,255 @@
+import Dispatch
+import Foundation
+internal import CDBus
+
+/// A private connection to a message bus, driven by a serial dispatch queue.
+///
+/// Every libdbus call on the connection happens on `queue`; handlers of
+/// incoming calls and signals run there too. The public methods may be called
+/// from any thread. Share one queue between a connection and the state it
+/// serves, and that state needs no locks.
+public final class Connection: @unchecked Sendable {
+    let raw: OpaquePointer
+    let loop: MainLoop
+    public let queue: DispatchQueue
+    /// The bus-assigned unique name, such as `:1.42`.
+    public let uniqueName: String
+    public let address: String
+
+    public private(set) var isConnected = true
+    var objects = ObjectTree()
+    private var subscriptions: [UInt64: SignalSubscription] = [:]
+    private var nextSubscriptionID: UInt64 = 1
+    private var disconnectHandlers: [(DBusError) -> Void] = []
+    var nameWatches = NameWatches()
+
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Connects to the bus at `address` and registers (`Hello`).
+    public init(address: String, queue: DispatchQueue? = nil) throws(DBusError) {
+        dbus_threads_init_default()
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        guard let raw = dbus_connection_open_private(address, &error) else {
+            throw DBusError(consuming: &error, fallback: "cannot connect to \(address)")
+        }
+        // A lost bus must be reported to us, not end the process.
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        guard dbus_bus_register(raw, &error) != 0 else {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw DBusError(consuming: &error, fallback: "cannot register with the bus at \(address)")
+        }
+        self.raw = raw
+        self.address = address
+        self.uniqueName = String(cString: dbus_bus_get_unique_name(raw))
+        let queue = queue ?? DispatchQueue(label: "dbus.connection")
+        queue.setSpecific(key: Connection.queueKey, value: ObjectIdentifier(queue))
+        self.queue = queue
+        self.loop = MainLoop(connection: raw, queue: queue)
+
+        let filterContext = Unmanaged.passRetained(WeakConnection(self)).toOpaque()
+        dbus_connection_add_filter(raw, { _, message, data in
+            let box = Unmanaged<WeakConnection>.fromOpaque(data!).takeUnretainedValue()
+            guard let connection = box.connection, let message else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return connection.receive(Message(taking: dbus_message_ref(message)))
+                ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }, filterContext, { data in Unmanaged<WeakConnection>.fromOpaque(data!).release() })
+        onQueue { self.loop.install() }
+    }
+
+    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS`.
+    public static func sessionBus(queue: DispatchQueue? = nil) throws(DBusError) -> Connection {
+        guard let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+            throw DBusError(name: DBusError.Name.disconnected, message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set")
+        }
+        return try Connection(address: address, queue: queue)
+    }
+
+    deinit {
+        let loop = self.loop
+        queue.async { loop.release() }
+    }
+
+    /// Closes the connection; pending calls fail and handlers receive no more messages.
+    public func close() {
+        onQueue { dbus_connection_close(self.raw) }
+    }
+
+    // MARK: Queue
+
+    public var isOnQueue: Bool { DispatchQueue.getSpecific(key: Connection.queueKey) == ObjectIdentifier(queue) }
+
+    /// Runs `work` on the queue: at once when already there, else asynchronously.
+    public func onQueue(_ work: @escaping () -> Void) {
+        if isOnQueue { work() } else {
+            let work = UncheckedSendable(work)
+            queue.async { work.value() }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a message that expects no reply (a signal, a reply, or a call with no reply wanted).
+    public func send(_ message: Message) {
+        onQueue {
+            guard self.isConnected else { return }
+            dbus_connection_send(self.raw, message.pointer, nil)
+        }
+    }
+
+    /// Sends a method call and waits for its reply; an error reply is thrown as `DBusError`.
+    public func send(call message: Message, timeout: Duration? = nil) async throws -> Message {
+        let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        let reply: Message = try await withCheckedThrowingContinuation { continuation in
+            onQueue {
+                let waiter = ReplyWaiter(continuation)
+                guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
+                var pending: OpaquePointer? = nil
+                guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
+                    return waiter.finish(.failure(DBusError.noMemory))
+                }
+                guard let pending else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
+                dbus_pending_call_set_notify(pending, { pending, data in
+                    Unmanaged<ReplyWaiter>.fromOpaque(data!).takeUnretainedValue().finish(pending: pending!)
+                }, Unmanaged.passRetained(waiter).toOpaque(), { data in Unmanaged<ReplyWaiter>.fromOpaque(data!).release() })
+                // The notify function is not called for a call that completed before it was set.
+                if dbus_pending_call_get_completed(pending) != 0 { waiter.finish(pending: pending) }
+                dbus_pending_call_unref(pending)
+            }
+        }
+        if let error = reply.error { throw error }
+        return reply
+    }
+
+    /// Calls a method and returns the reply's arguments.
+    @discardableResult
+    public func call(
+        destination: String, path: ObjectPath, interface: String, member: String,
+        _ arguments: [DBusValue] = [], timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
+        let message = try Message.methodCall(destination: destination, path: path, interface: interface, member: member)
+        try message.append(arguments)
+        return try await send(call: message, timeout: timeout).arguments()
+    }
+
+    /// Emits a signal, to everyone subscribed or, with `destination`, to that one connection only.
+    public func emit(path: ObjectPath, interface: String, member: String, _ arguments: [DBusValue] = [], destination: String? = nil) throws(DBusError) {
+        let message = try Message.signal(path: path, interface: interface, member: member)
+        try message.append(arguments)
+        if let destination { try message.setDestination(destination) }
+        send(message)
+    }
+
+    // MARK: Receiving
+
+    /// Called on the queue for each incoming message; true when it was handled.
+    private func receive(_ message: Message) -> Bool {
+        switch message.type {
+        case .methodCall:
+            handleMethodCall(message)
+            return true
+        case .signal:
+            if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+                handleDisconnect()
+                return true
+            }
+            for subscription in subscriptions.values where subscription.rule.matches(message) {
+                subscription.handler(message)
+            }
+            return false
+        default:
+            return false
+        }
+    }
+
+    /// Registers `handler` for the messages that `rule` matches. The match is
+    /// added on the bus too (unless `local`, for messages the bus sends us anyway).
+    public func subscribe(_ rule: MatchRule, local: Bool = false, handler: @escaping (Message) -> Void) async throws -> Subscription {
+        if !local { try await addMatch(rule) }
+        let id: UInt64 = await withCheckedContinuation { continuation in
+            onQueue {
+                let id = self.nextSubscriptionID
+                self.nextSubscriptionID += 1
+                self.subscriptions[id] = SignalSubscription(rule: rule, handler: handler)
+                continuation.resume(returning: id)
+            }
+        }
+        return Subscription { [weak self] in
+            guard let self else { return }
+            self.onQueue { self.subscriptions[id] = nil }
+            if !local { Task { try? await self.removeMatch(rule) } }
+        }
+    }
+
+    /// Registers `handler` to run once when the connection is lost.
+    public func onDisconnect(_ handler: @escaping (DBusError) -> Void) {
+        onQueue { self.disconnectHandlers.append(handler) }
+    }
+
+    private func handleDisconnect() {
+        guard isConnected else { return }
+        isConnected = false
+        let handlers = disconnectHandlers
+        disconnectHandlers = []
+        for handler in handlers { handler(DBusError.disconnected("the connection to the bus at \(address) was lost")) }
+    }
+}
+
+/// Carries a value that is only used on the connection's queue across to it.
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// Cancels a subscription or a watch when asked to, or when released.
+public final class Subscription: @unchecked Sendable {
+    private var cancelAction: (() -> Void)?
+    init(_ cancel: @escaping () -> Void) { self.cancelAction = cancel }
+    public func cancel() {
+        let action = cancelAction
+        cancelAction = nil
+        action?()
+    }
+    deinit { cancel() }
+}
+
+struct SignalSubscription {
+    let rule: MatchRule
+    let handler: (Message) -> Void
+}
+
+private final class WeakConnection {
+    weak var connection: Connection?
+    init(_ connection: Connection) { self.connection = connection }
+}
+
+/// Resumes a continuation exactly once with the reply of a pending call.
+private final class ReplyWaiter {
+    private var continuation: CheckedContinuation<Message, Error>?
+    init(_ continuation: CheckedContinuation<Message, Error>) { self.continuation = continuation }
+
+    func finish(_ result: Result<Message, Error>) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(with: result)
+    }
+
+    func finish(pending: OpaquePointer) {
+        guard let reply = dbus_pending_call_steal_reply(pending) else { return }
+        finish(.success(Message(taking: reply)))
+    }
+}
+
+extension DBusError {
+    /// Converts and frees a libdbus error.
+    init(consuming error: inout CDBus.DBusError, fallback: String) {
+        if dbus_error_is_set(&error) != 0 {
+            self.init(name: error.name.map { String(cString: $0) } ?? Name.failed,
+                      message: error.message.map { String(cString: $0) } ?? fallback)
+        } else {
+            self.init(name: Name.failed, message: fallback)
+        }
+        dbus_error_free(&error)
+    }
+}

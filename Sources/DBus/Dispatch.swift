@@ -1,0 +1,94 @@
+/// Routing of incoming method calls to exported objects.
+extension Connection {
+    /// On the queue: finds the object, interface and method, checks the
+    /// signature, and runs the handler. Every failure is an error reply.
+    func handleMethodCall(_ message: Message) {
+        guard let path = message.path, let member = message.member else { return }
+        let interfaces = interfacesServed(at: path)
+        guard !interfaces.isEmpty else {
+            return replyError(to: message, DBusError.unknownObject("no object at path \(path)"))
+        }
+        let method: Method
+        let interfaceName: String
+        if let requested = message.interface {
+            guard let interface = interfaces.first(where: { $0.name == requested }) else {
+                return replyError(to: message, DBusError.unknownInterface("object \(path) has no interface '\(requested)'"))
+            }
+            guard let found = interface.method(member) else {
+                return replyError(to: message, DBusError.unknownMethod("interface \(requested) has no method '\(member)'"))
+            }
+            (method, interfaceName) = (found, requested)
+        } else {
+            guard let interface = interfaces.first(where: { $0.method(member) != nil }), let found = interface.method(member) else {
+                return replyError(to: message, DBusError.unknownMethod("object \(path) has no method '\(member)'"))
+            }
+            (method, interfaceName) = (found, interface.name)
+        }
+        let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
+        if let mismatch = Self.signatureMismatch(method: method, shortName: shortName, actual: message.signature) {
+            return replyError(to: message, mismatch)
+        }
+        let call: MethodCall
+        do {
+            call = MethodCall(message: message, arguments: try message.arguments(), name: shortName, outputs: method.outputs, connection: self)
+        } catch {
+            return replyError(to: message, DBusError(error))
+        }
+        do {
+            switch try method.handler(call) {
+            case .values(let values): call.reply(values)
+            case .later: break
+            }
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    /// The interfaces reachable at `path`: the object's own and the standard
+    /// ones, or only Introspectable and Peer for a node that merely has children.
+    private func interfacesServed(at path: ObjectPath) -> [Interface] {
+        let introspect = StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" }
+        if let object = objects.objects[path] {
+            var interfaces = object.interfaces
+            interfaces.append(introspect)
+            interfaces.append(StandardInterfaces.peerInterface)
+            interfaces.append(StandardInterfaces.properties(of: object))
+            if objects.managers.contains(path) {
+                interfaces.append(StandardInterfaces.objectManager(at: path) { [weak self] in self?.objects ?? ObjectTree() })
+            }
+            return interfaces
+        }
+        if path == .root || objects.hasDescendants(path) {
+            return [introspect, StandardInterfaces.peerInterface]
+        }
+        return []
+    }
+
+    func introspectionXML(at path: ObjectPath) -> String {
+        let served = interfacesServed(at: path)
+        return Introspection.document(interfaces: served.filter { $0.name != StandardInterfaces.introspectable } + served.filter { $0.name == StandardInterfaces.introspectable },
+                                      children: objects.children(of: path))
+    }
+
+    /// An `InvalidArgs` error naming the first argument that does not fit, or nil.
+    static func signatureMismatch(method: Method, shortName: String, actual: Signature) -> DBusError? {
+        guard actual != method.inputSignature else { return nil }
+        let expected = method.inputs
+        let got = actual.completeTypes
+        let wanted = "(" + expected.map { "\($0.signature) \($0.name)" }.joined(separator: ", ") + ")"
+        for (index, argument) in expected.enumerated() {
+            guard index < got.count else {
+                return DBusError.invalidArgs("\(shortName) expects \(wanted): argument \(index + 1) '\(argument.name)' of type '\(argument.signature)' is missing")
+            }
+            if got[index] != argument.signature {
+                return DBusError.invalidArgs("\(shortName) expects \(wanted): argument \(index + 1) '\(argument.name)' must be of type '\(argument.signature)', got '\(got[index])'")
+            }
+        }
+        return DBusError.invalidArgs("\(shortName) expects \(wanted), got \(got.count) arguments of type '\(actual)'")
+    }
+
+    private func replyError(to message: Message, _ error: DBusError) {
+        guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
+        send(reply)
+    }
+}

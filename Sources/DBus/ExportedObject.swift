@@ -1,0 +1,139 @@
+/// An object this connection serves at a path, with its interfaces.
+/// Create with `Connection.export`; signals and property changes go out through it.
+public final class ExportedObject: @unchecked Sendable {
+    public let path: ObjectPath
+    public let interfaces: [Interface]
+    unowned let connection: Connection
+
+    init(path: ObjectPath, interfaces: [Interface], connection: Connection) {
+        self.path = path
+        self.interfaces = interfaces
+        self.connection = connection
+    }
+
+    public func interface(_ name: String) -> Interface? { interfaces.first { $0.name == name } }
+
+    /// Emits a declared signal, to all or to one destination. The arguments
+    /// must match the declaration.
+    public func emit(_ signalName: String, on interfaceName: String, _ arguments: [DBusValue] = [], to destination: String? = nil) throws(DBusError) {
+        guard let signal = interface(interfaceName)?.signal(signalName) else {
+            throw DBusError.failed("\(path) does not declare signal \(interfaceName).\(signalName)")
+        }
+        let signature = Signature(concatenating: arguments.map(\.signature))
+        guard signature == signal.signature else {
+            throw DBusError.failed("signal \(signalName) takes '\(signal.signature)', not '\(signature)'")
+        }
+        try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
+    }
+
+    /// Emits `PropertiesChanged` for the named properties with their current values.
+    public func propertiesChanged(_ names: [String], on interfaceName: String) {
+        guard let interface = interface(interfaceName) else { return }
+        var changed: [String: DBusValue] = [:]
+        var invalidated: [String] = []
+        for name in names {
+            guard let property = interface.property(name) else { continue }
+            switch property.changeSignal {
+            case .value: changed[name] = try? property.getter()
+            case .invalidates: invalidated.append(name)
+            case .none: break
+            }
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty else { return }
+        try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+                             [.string(interfaceName), .vardict(changed), invalidated.dbusValue])
+    }
+
+    /// Every readable property of an interface (`GetAll`).
+    func allProperties(of interface: Interface) throws -> DBusValue {
+        var values: [String: DBusValue] = [:]
+        for property in interface.properties { values[property.name] = try property.getter() }
+        return .vardict(values)
+    }
+}
+
+/// The objects a connection serves; lives on the connection's queue.
+struct ObjectTree {
+    var objects: [ObjectPath: ExportedObject] = [:]
+    /// Paths that implement `org.freedesktop.DBus.ObjectManager` for the objects below them.
+    var managers: Set<ObjectPath> = []
+
+    /// The names of the nodes directly below `path`.
+    func children(of path: ObjectPath) -> [String] {
+        var names = Set<String>()
+        let depth = path.elements.count
+        for candidate in objects.keys where candidate.isDescendant(of: path) {
+            names.insert(String(candidate.elements[depth]))
+        }
+        return names.sorted()
+    }
+
+    func hasDescendants(_ path: ObjectPath) -> Bool {
+        objects.keys.contains { $0.isDescendant(of: path) }
+    }
+
+    func managers(above path: ObjectPath) -> [ObjectPath] {
+        managers.filter { path.isDescendant(of: $0) }
+    }
+}
+
+extension Connection {
+    /// Serves `interfaces` at `path`. Objects below an object manager are
+    /// announced with `InterfacesAdded`.
+    @discardableResult
+    public func export(_ path: ObjectPath, _ interfaces: [Interface]) throws(DBusError) -> ExportedObject {
+        try onQueueSync { () throws(DBusError) -> ExportedObject in
+            guard objects.objects[path] == nil else { throw DBusError.failed("an object is already exported at \(path)") }
+            let object = ExportedObject(path: path, interfaces: interfaces, connection: self)
+            objects.objects[path] = object
+            for manager in objects.managers(above: path) {
+                var added: [(key: DBusValue, value: DBusValue)] = []
+                for interface in interfaces {
+                    added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface)) ?? .vardict([:])))
+                }
+                try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
+                          [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)])
+            }
+            return object
+        }
+    }
+
+    /// Stops serving the object at `path`, announcing `InterfacesRemoved`.
+    public func unexport(_ path: ObjectPath) {
+        onQueue {
+            guard let object = self.objects.objects.removeValue(forKey: path) else { return }
+            for manager in self.objects.managers(above: path) {
+                try? self.emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
+                               [.objectPath(path), object.interfaces.map(\.name).dbusValue])
+            }
+        }
+    }
+
+    /// Makes the object at `path` an `org.freedesktop.DBus.ObjectManager` for everything below it.
+    public func addObjectManager(at path: ObjectPath) {
+        onQueueSync { _ = objects.managers.insert(path) }
+    }
+
+    public func exportedObject(at path: ObjectPath) -> ExportedObject? {
+        onQueueSync { objects.objects[path] }
+    }
+
+    func onQueueSync<T>(_ work: () throws(DBusError) -> T) throws(DBusError) -> T {
+        if isOnQueue { return try work() }
+        return try withoutActuallyEscaping(work) { (work) throws(DBusError) -> T in
+            let box = UncheckedSendable(work)
+            let result = queue.sync { () -> UncheckedSendable<Result<T, DBusError>> in
+                do throws(DBusError) { return UncheckedSendable(.success(try box.value())) } catch { return UncheckedSendable(.failure(error)) }
+            }
+            return try result.value.get()
+        }
+    }
+
+    func onQueueSync<T>(_ work: () -> T) -> T {
+        if isOnQueue { return work() }
+        return withoutActuallyEscaping(work) { work in
+            let box = UncheckedSendable(work)
+            return queue.sync { UncheckedSendable(box.value()) }.value
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/// One D-Bus interface, declared once: its methods with their handlers, its
+/// properties with their accessors and its signals. Dispatch, signature
+/// checks, introspection XML, `Properties` and `ObjectManager` all come from
+/// this one declaration.
+///
+/// ```swift
+/// Interface("org.example.Greeter1") {
+///     Method("Greet", in: ["name": "s"], out: ["greeting": "s"]) { call in
+///         let name = try call.decode(String.self)
+///         return .values([.string("Hello, \(name)")])
+///     }
+///     Property("Version", "s") { .string("1.0") }
+///     Signal("Greeted", ["name": "s"])
+/// }
+/// ```
+public struct Interface {
+    public let name: String
+    public private(set) var methods: [Method] = []
+    public private(set) var properties: [Property] = []
+    public private(set) var signals: [Signal] = []
+
+    public init(_ name: String, @InterfaceBuilder _ members: () -> [Member]) {
+        precondition(Names.isValidInterface(name), "invalid interface name '\(name)'")
+        self.name = name
+        for member in members() {
+            switch member {
+            case .method(let method): methods.append(method)
+            case .property(let property): properties.append(property)
+            case .signal(let signal): signals.append(signal)
+            }
+        }
+    }
+
+    public func method(_ name: String) -> Method? { methods.first { $0.name == name } }
+    public func property(_ name: String) -> Property? { properties.first { $0.name == name } }
+    public func signal(_ name: String) -> Signal? { signals.first { $0.name == name } }
+}
+
+/// A named argument of a method or signal.
+public struct Argument: Sendable, Equatable {
+    public let name: String
+    public let signature: Signature
+    public init(_ name: String, _ signature: Signature) {
+        self.name = name
+        self.signature = signature
+    }
+}
+
+/// What a method handler does about its reply.
+public enum MethodReply: Sendable {
+    /// Reply now with these values.
+    case values([DBusValue])
+    /// The handler keeps the `MethodCall` and replies later with `reply` or `fail`.
+    case later
+
+    public static let empty = MethodReply.values([])
+}
+
+public struct Method {
+    public let name: String
+    public let inputs: [Argument]
+    public let outputs: [Argument]
+    let handler: (MethodCall) throws -> MethodReply
+
+    public init(_ name: String, in inputs: KeyValuePairs<String, Signature> = [:], out outputs: KeyValuePairs<String, Signature> = [:],
+                handler: @escaping (MethodCall) throws -> MethodReply) {
+        precondition(Names.isValidMember(name), "invalid method name '\(name)'")
+        self.name = name
+        self.inputs = inputs.map { Argument($0.key, $0.value) }
+        self.outputs = outputs.map { Argument($0.key, $0.value) }
+        self.handler = handler
+    }
+
+    public var inputSignature: Signature { Signature(concatenating: inputs.map(\.signature)) }
+    public var outputSignature: Signature { Signature(concatenating: outputs.map(\.signature)) }
+}
+
+public struct Property {
+    public enum Access: String, Sendable { case read, write, readwrite }
+    /// How changes are announced in `PropertiesChanged`.
+    public enum ChangeSignal: Sendable { case value, invalidates, none }
+
+    public let name: String
+    public let signature: Signature
+    public let changeSignal: ChangeSignal
+    let getter: () throws -> DBusValue
+    let setter: ((DBusValue, MethodCall) throws -> Void)?
+
+    public var access: Access { setter == nil ? .read : .readwrite }
+
+    /// A property; with `set` it is writable. The setter receives a value already
+    /// checked against `signature`.
+    public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value,
+                set: ((DBusValue, MethodCall) throws -> Void)? = nil, get: @escaping () throws -> DBusValue) {
+        precondition(Names.isValidMember(name), "invalid property name '\(name)'")
+        precondition(signature.isSingleCompleteType, "a property has exactly one complete type")
+        self.name = name
+        self.signature = signature
+        self.changeSignal = changeSignal
+        self.getter = get
+        self.setter = set
+    }
+}
+
+public struct Signal {
+    public let name: String
+    public let arguments: [Argument]
+
+    public init(_ name: String, _ arguments: KeyValuePairs<String, Signature> = [:]) {
+        precondition(Names.isValidMember(name), "invalid signal name '\(name)'")
+        self.name = name
+        self.arguments = arguments.map { Argument($0.key, $0.value) }
+    }
+
+    public var signature: Signature { Signature(concatenating: arguments.map(\.signature)) }
+}
+
+public enum Member {
+    case method(Method)
+    case property(Property)
+    case signal(Signal)
+}
+
+@resultBuilder
+public enum InterfaceBuilder {
+    public static func buildExpression(_ method: Method) -> [Member] { [.method(method)] }
+    public static func buildExpression(_ property: Property) -> [Member] { [.property(property)] }
+    public static func buildExpression(_ signal: Signal) -> [Member] { [.signal(signal)] }
+    public static func buildExpression(_ members: [Member]) -> [Member] { members }
+    public static func buildBlock(_ parts: [Member]...) -> [Member] { parts.flatMap { $0 } }
+    public static func buildArray(_ parts: [[Member]]) -> [Member] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [Member]?) -> [Member] { part ?? [] }
+    public static func buildEither(first: [Member]) -> [Member] { first }
+    public static func buildEither(second: [Member]) -> [Member] { second }
+}

@@ -1,0 +1,178 @@
+import Dispatch
+internal import CDBus
+
+/// Drives one libdbus connection from a serial dispatch queue: libdbus tells
+/// us which file descriptors and timers to watch (watch and timeout
+/// functions), and when messages wait to be dispatched. Nothing polls and no
+/// thread blocks in libdbus, so sends from the queue go out at once.
+///
+/// libdbus calls the add/remove/toggle functions with its lock held, so they
+/// only arm or disarm dispatch sources; the work happens in the source
+/// handlers, later, on the queue.
+final class MainLoop: @unchecked Sendable {
+    let connection: OpaquePointer
+    let queue: DispatchQueue
+    private var watches: [OpaquePointer: Watch] = [:]
+    private var timers: [OpaquePointer: Timer] = [:]
+    private var dispatchScheduled = false
+    /// Set on the queue just before the connection is freed: work already
+    /// queued must not touch it afterwards.
+    private var released = false
+
+    init(connection: OpaquePointer, queue: DispatchQueue) {
+        self.connection = connection
+        self.queue = queue
+    }
+
+    /// Installs the functions; call on the queue.
+    func install() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        dbus_connection_set_watch_functions(connection, { watch, data in
+            MainLoop.from(data).addWatch(watch!)
+            return 1
+        }, { watch, data in
+            MainLoop.from(data).removeWatch(watch!)
+        }, { watch, data in
+            MainLoop.from(data).toggleWatch(watch!)
+        }, context, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
+
+        let timerContext = Unmanaged.passRetained(self).toOpaque()
+        dbus_connection_set_timeout_functions(connection, { timeout, data in
+            MainLoop.from(data).addTimer(timeout!)
+            return 1
+        }, { timeout, data in
+            MainLoop.from(data).removeTimer(timeout!)
+        }, { timeout, data in
+            MainLoop.from(data).toggleTimer(timeout!)
+        }, timerContext, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
+
+        let statusContext = Unmanaged.passRetained(self).toOpaque()
+        dbus_connection_set_dispatch_status_function(connection, { _, status, data in
+            if status == DBUS_DISPATCH_DATA_REMAINS { MainLoop.from(data).scheduleDispatch() }
+        }, statusContext, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
+
+        scheduleDispatch()
+    }
+
+    private static func from(_ data: UnsafeMutableRawPointer?) -> MainLoop {
+        Unmanaged<MainLoop>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    // MARK: Dispatching
+
+    func scheduleDispatch() {
+        guard !dispatchScheduled else { return }
+        dispatchScheduled = true
+        queue.async { self.dispatchPending() }
+    }
+
+    /// Hands every complete incoming message to the filters; on the queue, outside libdbus callbacks.
+    func dispatchPending() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        dispatchScheduled = false
+        guard !released else { return }
+        while dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+            dbus_connection_dispatch(connection)
+        }
+    }
+
+    /// Closes and frees the connection; on the queue.
+    func release() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !released else { return }
+        dbus_connection_close(connection)
+        released = true
+        dbus_connection_unref(connection)
+    }
+
+    // MARK: Watches
+
+    private final class Watch {
+        let watch: OpaquePointer
+        var sources: [DispatchSourceProtocol] = []
+        var running = false
+        var removed = false
+        init(watch: OpaquePointer) { self.watch = watch }
+    }
+
+    private func addWatch(_ raw: OpaquePointer) {
+        let watch = Watch(watch: raw)
+        let fd = dbus_watch_get_unix_fd(raw)
+        let flags = dbus_watch_get_flags(raw)
+        if flags & DBUS_WATCH_READABLE.rawValue != 0 {
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self, watch] in self?.handle(watch, DBUS_WATCH_READABLE.rawValue) }
+            watch.sources.append(source)
+        }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self, watch] in self?.handle(watch, DBUS_WATCH_WRITABLE.rawValue) }
+            watch.sources.append(source)
+        }
+        watches[raw] = watch
+        toggleWatch(raw)
+    }
+
+    private func toggleWatch(_ raw: OpaquePointer) {
+        guard let watch = watches[raw] else { return }
+        let enabled = dbus_watch_get_enabled(raw) != 0
+        if enabled && !watch.running {
+            watch.sources.forEach { $0.resume() }
+            watch.running = true
+        } else if !enabled && watch.running {
+            watch.sources.forEach { $0.suspend() }
+            watch.running = false
+        }
+    }
+
+    private func removeWatch(_ raw: OpaquePointer) {
+        guard let watch = watches.removeValue(forKey: raw) else { return }
+        watch.removed = true
+        for source in watch.sources {
+            source.cancel()
+            // A suspended source must be resumed before it is released.
+            if !watch.running { source.resume() }
+        }
+    }
+
+    private func handle(_ watch: Watch, _ flag: UInt32) {
+        guard !watch.removed, !released else { return }
+        dbus_watch_handle(watch.watch, flag)
+        dispatchPending()
+    }
+
+    // MARK: Timeouts
+
+    private final class Timer {
+        let timeout: OpaquePointer
+        var source: DispatchSourceTimer?
+        init(timeout: OpaquePointer) { self.timeout = timeout }
+    }
+
+    private func addTimer(_ raw: OpaquePointer) {
+        timers[raw] = Timer(timeout: raw)
+        toggleTimer(raw)
+    }
+
+    private func toggleTimer(_ raw: OpaquePointer) {
+        guard let timer = timers[raw] else { return }
+        timer.source?.cancel()
+        timer.source = nil
+        guard dbus_timeout_get_enabled(raw) != 0 else { return }
+        let interval = DispatchTimeInterval.milliseconds(Int(dbus_timeout_get_interval(raw)))
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + interval, repeating: interval)
+        source.setEventHandler { [weak self, timer] in
+            guard let self else { return }
+            guard !self.released, self.timers[timer.timeout] === timer else { return }
+            dbus_timeout_handle(timer.timeout)
+            self.dispatchPending()
+        }
+        timer.source = source
+        source.resume()
+    }
+
+    private func removeTimer(_ raw: OpaquePointer) {
+        timers.removeValue(forKey: raw)?.source?.cancel()
+    }
+}

@@ -1,0 +1,103 @@
+internal import CDBus
+
+/// A D-Bus message: method call, reply, error or signal. Owns one reference
+/// to the libdbus message.
+public final class Message: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(taking pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit { dbus_message_unref(pointer) }
+
+    // MARK: Creating
+
+    public static func methodCall(destination: String?, path: ObjectPath, interface: String?, member: String) throws(DBusError) -> Message {
+        if let destination { try Names.validateBusName(destination) }
+        if let interface { try Names.validateInterface(interface) }
+        try Names.validateMember(member)
+        guard let pointer = dbus_message_new_method_call(destination, path.rawValue, interface, member) else { throw DBusError.noMemory }
+        return Message(taking: pointer)
+    }
+
+    public static func signal(path: ObjectPath, interface: String, member: String) throws(DBusError) -> Message {
+        try Names.validateInterface(interface)
+        try Names.validateMember(member)
+        guard let pointer = dbus_message_new_signal(path.rawValue, interface, member) else { throw DBusError.noMemory }
+        return Message(taking: pointer)
+    }
+
+    /// The reply to this method call.
+    public func makeReply(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
+        guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
+        let reply = Message(taking: pointer)
+        try reply.append(arguments)
+        return reply
+    }
+
+    /// An error reply to this method call.
+    public func makeErrorReply(_ error: DBusError) -> Message? {
+        // libdbus aborts on an invalid error name: fall back to Failed rather than crash.
+        let name = (try? Names.validateErrorName(error.name)) != nil ? error.name : DBusError.Name.failed
+        let text = error.message.replacingOccurrences(of: "\0", with: "")
+        return dbus_message_new_error(pointer, name, text).map(Message.init(taking:))
+    }
+
+    // MARK: Header
+
+    public var type: MessageType { MessageType(rawValue: dbus_message_get_type(pointer)) ?? .invalid }
+    public var path: ObjectPath? { dbus_message_get_path(pointer).map { ObjectPath(unchecked: String(cString: $0)) } }
+    public var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
+    public var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
+    public var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
+    public var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
+    public var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
+    public var signature: Signature { Signature(unchecked: dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "") }
+    public var serial: UInt32 { dbus_message_get_serial(pointer) }
+    public var replySerial: UInt32 { dbus_message_get_reply_serial(pointer) }
+    public var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
+
+    public func setDestination(_ destination: String) throws(DBusError) {
+        try Names.validateBusName(destination)
+        guard dbus_message_set_destination(pointer, destination) != 0 else { throw DBusError.noMemory }
+    }
+
+    public func setNoReply(_ noReply: Bool) { dbus_message_set_no_reply(pointer, noReply ? 1 : 0) }
+
+    /// Lets the bus start the destination by D-Bus activation (true by default in libdbus).
+    public func setAutoStart(_ autoStart: Bool) { dbus_message_set_auto_start(pointer, autoStart ? 1 : 0) }
+
+    // MARK: Body
+
+    /// Appends arguments to the body.
+    public func append(_ arguments: [DBusValue]) throws(DBusError) {
+        guard !arguments.isEmpty else { return }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(pointer, &iter)
+        for argument in arguments { try Marshal.append(argument, to: &iter) }
+    }
+
+    /// Reads the whole body.
+    public func arguments() throws(DBusError) -> [DBusValue] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
+        var values: [DBusValue] = []
+        repeat {
+            values.append(try Marshal.read(&iter))
+        } while dbus_message_iter_next(&iter) != 0
+        return values
+    }
+
+    /// The error this message carries, when it is an error reply.
+    public var error: DBusError? {
+        guard type == .error else { return nil }
+        let text: String
+        if case .string(let message)? = try? arguments().first { text = message } else { text = "" }
+        return DBusError(name: errorName ?? DBusError.Name.failed, message: text)
+    }
+}
+
+extension DBusError {
+    static let noMemory = DBusError(name: Name.noMemory, message: "out of memory")
+}

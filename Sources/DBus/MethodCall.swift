@@ -1,0 +1,73 @@
+/// An incoming method call being handled. Reply exactly once, now (by returning
+/// `.values` from the handler) or later (return `.later`, then call `reply` or
+/// `fail` from anywhere). A call released without a reply gets a `Failed` error.
+public final class MethodCall: @unchecked Sendable {
+    public let message: Message
+    public let arguments: [DBusValue]
+    /// `Interface.Member`, for error messages.
+    public let name: String
+    let outputs: [Argument]
+    private let connection: Connection
+    private var replied = false
+
+    init(message: Message, arguments: [DBusValue], name: String, outputs: [Argument], connection: Connection) {
+        self.message = message
+        self.arguments = arguments
+        self.name = name
+        self.outputs = outputs
+        self.connection = connection
+    }
+
+    deinit {
+        if !replied { sendError(DBusError.failed("\(name) ended without a reply")) }
+    }
+
+    /// The unique bus name of the caller.
+    public var sender: String { message.sender ?? "" }
+
+    /// The arguments as Swift types; the signature was checked before the handler ran.
+    public func decode<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusError) -> (repeat each T) {
+        var index = 0
+        func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
+            defer { index += 1 }
+            guard index < arguments.count else { throw DBusError.invalidArgs("\(name): missing argument \(index + 1)") }
+            return try U(dbusValue: arguments[index])
+        }
+        return (repeat try next(each types))
+    }
+
+    /// Sends the reply. The values must match the method's declared outputs.
+    public func reply(_ values: [DBusValue] = []) {
+        let signature = Signature(concatenating: values.map(\.signature))
+        let expected = Signature(concatenating: outputs.map(\.signature))
+        guard signature == expected else {
+            return fail(DBusError.failed("\(name) produced a reply of type '\(signature)' instead of '\(expected)'"))
+        }
+        guard claimReply(), message.expectsReply else { return }
+        do {
+            connection.send(try message.makeReply(values))
+        } catch {
+            sendError(DBusError(error))
+        }
+    }
+
+    /// Sends an error reply; D-Bus-convertible errors keep their names.
+    public func fail(_ error: any Error) {
+        guard claimReply() else { return }
+        sendError(DBusError(error))
+    }
+
+    private func claimReply() -> Bool {
+        // Replies may come from any thread; the queue decides who was first.
+        var first = false
+        if connection.isOnQueue { first = !replied; replied = true } else {
+            connection.queue.sync { first = !replied; replied = true }
+        }
+        return first
+    }
+
+    private func sendError(_ error: DBusError) {
+        guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
+        connection.send(reply)
+    }
+}

@@ -1,0 +1,61 @@
+/// A D-Bus object path such as `/org/monkeycall/Telephony1`, validated on creation.
+public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    public static let root = ObjectPath(unchecked: "/")
+
+    public init(_ rawValue: String) throws(DBusError) {
+        guard ObjectPath.isValid(rawValue) else {
+            throw DBusError.invalidArgs("'\(rawValue.prefix(64))' is not a valid D-Bus object path")
+        }
+        self.rawValue = rawValue
+    }
+
+    public init(stringLiteral value: String) {
+        guard let path = try? ObjectPath(value) else { preconditionFailure("invalid object path literal '\(value)'") }
+        self = path
+    }
+
+    init(unchecked rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ObjectPath, rhs: ObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The path with one more element appended; the element must be `[A-Za-z0-9_]+`.
+    public func appending(_ element: String) -> ObjectPath {
+        precondition(!element.isEmpty && element.utf8.allSatisfy(ObjectPath.isElementByte), "invalid path element '\(element)'")
+        return ObjectPath(unchecked: rawValue == "/" ? "/" + element : rawValue + "/" + element)
+    }
+
+    /// True when `self` lies strictly below `ancestor`.
+    public func isDescendant(of ancestor: ObjectPath) -> Bool {
+        if ancestor.rawValue == "/" { return rawValue != "/" }
+        return rawValue.hasPrefix(ancestor.rawValue + "/")
+    }
+
+    /// The element names of the path (`/a/b` → `["a", "b"]`).
+    public var elements: [Substring] { rawValue.split(separator: "/") }
+
+    static func isElementByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+    }
+
+    static func isValid(_ path: String) -> Bool {
+        let bytes = Array(path.utf8)
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        if bytes.count == 1 { return true }
+        guard bytes.last != UInt8(ascii: "/") else { return false }
+        var previousSlash = false
+        for byte in bytes {
+            if byte == UInt8(ascii: "/") {
+                if previousSlash { return false }
+                previousSlash = true
+            } else {
+                guard isElementByte(byte) else { return false }
+                previousSlash = false
+            }
+        }
+        return true
+    }
+}

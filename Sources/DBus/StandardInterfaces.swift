@@ -1,0 +1,81 @@
+/// The interfaces every object has (`Introspectable`, `Peer`, `Properties`) and
+/// `ObjectManager`, declared like any other interface so that dispatch, signature
+/// checks and introspection treat them the same way.
+enum StandardInterfaces {
+    static let introspectable = "org.freedesktop.DBus.Introspectable"
+    static let peer = "org.freedesktop.DBus.Peer"
+    static let properties = "org.freedesktop.DBus.Properties"
+    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+
+    static func introspectable(_ xml: @escaping () -> String) -> Interface {
+        Interface(introspectable) {
+            Method("Introspect", out: ["xml_data": "s"]) { _ in .values([.string(xml())]) }
+        }
+    }
+
+    /// Declared for introspection; libdbus answers Peer calls itself before our filter sees them.
+    static var peerInterface: Interface {
+        Interface(peer) {
+        Method("Ping") { _ in .empty }
+        Method("GetMachineId", out: ["machine_uuid": "s"]) { _ in .values([.string("")]) }
+        }
+    }
+
+    static func properties(of object: ExportedObject) -> Interface {
+        func find(_ call: MethodCall, _ interfaceName: String) throws -> Interface {
+            guard let interface = object.interface(interfaceName) else {
+                throw DBusError.unknownInterface("object \(object.path) has no interface '\(interfaceName)'")
+            }
+            return interface
+        }
+        func findProperty(_ call: MethodCall, _ interfaceName: String, _ name: String) throws -> Property {
+            guard let property = try find(call, interfaceName).property(name) else {
+                throw DBusError.unknownProperty("interface \(interfaceName) has no property '\(name)'")
+            }
+            return property
+        }
+        return Interface(properties) {
+            Method("Get", in: ["interface_name": "s", "property_name": "s"], out: ["value": "v"]) { call in
+                let (interfaceName, name) = try call.decode(String.self, String.self)
+                return .values([.variant(try findProperty(call, interfaceName, name).getter())])
+            }
+            Method("GetAll", in: ["interface_name": "s"], out: ["properties": "a{sv}"]) { call in
+                let interfaceName = try call.decode(String.self)
+                return .values([try object.allProperties(of: try find(call, interfaceName))])
+            }
+            Method("Set", in: ["interface_name": "s", "property_name": "s", "value": "v"]) { call in
+                let (interfaceName, name, value) = try call.decode(String.self, String.self, DBusValue.self)
+                let property = try findProperty(call, interfaceName, name)
+                guard let setter = property.setter else {
+                    throw DBusError.propertyReadOnly("property \(interfaceName).\(name) is read-only")
+                }
+                guard value.signature == property.signature else {
+                    throw DBusError.invalidArgs("property \(interfaceName).\(name) is of type '\(property.signature)', not '\(value.signature)'")
+                }
+                let before = try? property.getter()
+                try setter(value, call)
+                if before != (try? property.getter()) { object.propertiesChanged([name], on: interfaceName) }
+                return .empty
+            }
+            Signal("PropertiesChanged", ["interface_name": "s", "changed_properties": "a{sv}", "invalidated_properties": "as"])
+        }
+    }
+
+    static func objectManager(at path: ObjectPath, tree: @escaping () -> ObjectTree) -> Interface {
+        Interface(objectManager) {
+            Method("GetManagedObjects", out: ["objects": "a{oa{sa{sv}}}"]) { _ in
+                var result: [(key: DBusValue, value: DBusValue)] = []
+                for (objectPath, object) in tree().objects.sorted(by: { $0.key < $1.key }) where objectPath.isDescendant(of: path) {
+                    var interfaces: [(key: DBusValue, value: DBusValue)] = []
+                    for interface in object.interfaces {
+                        interfaces.append((key: .string(interface.name), value: try object.allProperties(of: interface)))
+                    }
+                    result.append((key: .objectPath(objectPath), value: .dictionary(key: "s", value: "a{sv}", interfaces)))
+                }
+                return .values([.dictionary(key: "o", value: "a{sa{sv}}", result)])
+            }
+            Signal("InterfacesAdded", ["object_path": "o", "interfaces_and_properties": "a{sa{sv}}"])
+            Signal("InterfacesRemoved", ["object_path": "o", "interfaces": "as"])
+        }
+    }
+}

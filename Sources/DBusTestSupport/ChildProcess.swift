@@ -1,0 +1,108 @@
+import Foundation
+
+/// A program started by a test (the daemon, the CLI, busctl, gdbus), with its
+/// output collected so that a test can wait for a line with a deadline.
+public final class ChildProcess: @unchecked Sendable {
+    private var spawned: Spawned!
+    private let lock = NSLock()
+    private var stdoutData = Data()
+    private var stderrData = Data()
+    private var waiters: [(predicate: (String) -> Bool, continuation: CheckedContinuation<Bool, Never>)] = []
+    private var hasExited = false
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        spawned = try Spawned(executable, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                              onOutput: { [weak self] isStderr, data in self?.collect(data, stderr: isStderr) },
+                              onExit: { [weak self] _ in
+                                  self?.lock.withLock { self?.hasExited = true }
+                                  self?.wakeAll()
+                              })
+    }
+
+    deinit { spawned.signal(SIGKILL) }
+
+    public var pid: Int32 { spawned.pid }
+    public var isRunning: Bool { spawned.exitStatus == nil }
+
+    public var standardOutput: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
+    public var standardError: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
+    /// Both streams, for messages on failure.
+    public var output: String { standardOutput + standardError }
+
+    private func collect(_ data: Data, stderr: Bool) {
+        guard !data.isEmpty else { return }
+        let ready: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            if stderr { stderrData.append(data) } else { stdoutData.append(data) }
+            let text = String(decoding: stdoutData, as: UTF8.self) + String(decoding: stderrData, as: UTF8.self)
+            var ready: [CheckedContinuation<Bool, Never>] = []
+            waiters.removeAll { waiter in
+                guard waiter.predicate(text) else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        ready.forEach { $0.resume(returning: true) }
+    }
+
+    private func wakeAll() {
+        let all = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+            defer { waiters.removeAll() }
+            return waiters.map(\.continuation)
+        }
+        all.forEach { $0.resume(returning: false) }
+    }
+
+    /// Waits until the output (both streams) contains `text`; false on exit or deadline.
+    public func waitForOutput(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.wakeAll()
+        }
+        defer { deadline.cancel() }
+        _ = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let resumeNow: Bool = lock.withLock {
+                let current = String(decoding: stdoutData, as: UTF8.self) + String(decoding: stderrData, as: UTF8.self)
+                if current.contains(text) || hasExited { return true }
+                waiters.append((predicate: { $0.contains(text) }, continuation: continuation))
+                return false
+            }
+            if resumeNow { continuation.resume(returning: true) }
+        }
+        return output.contains(text)
+    }
+
+    /// Waits for the process to exit; nil if it is still running at the deadline.
+    public func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+        let spawned = self.spawned!
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: spawned.wait(seconds: seconds)) }
+        }
+    }
+
+    public func terminate() { spawned.signal(SIGTERM) }
+    public func interrupt() { spawned.signal(SIGINT) }
+    public func kill() { spawned.signal(SIGKILL) }
+
+    /// Runs a program to completion and returns its status and output.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                           timeout: Duration = .seconds(30)) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let child = try ChildProcess(executable, arguments, environment: environment)
+        guard let status = await child.waitForExit(timeout: timeout) else {
+            child.kill()
+            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
+        }
+        return (status, child.standardOutput, child.standardError)
+    }
+}
+
+/// Where the package's built executables are: next to the running test or benchmark binary.
+public enum BuiltProducts {
+    public static var directory: URL {
+        if let override = ProcessInfo.processInfo.environment["MONKEYCALL_BIN_DIR"] { return URL(fileURLWithPath: override) }
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    public static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+}

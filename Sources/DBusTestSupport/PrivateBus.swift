@@ -1,0 +1,117 @@
+import Foundation
+
+/// A private `dbus-daemon` of the session type for tests and benchmarks,
+/// listening on a socket in a fresh temporary folder. Stopped on `stop()` or release.
+public final class PrivateBus: @unchecked Sendable {
+    public let address: String
+    /// Where `.service` files for D-Bus activation may be placed.
+    public let servicesDirectory: URL
+    public let directory: URL
+    private let process: Spawned
+
+    public init(environment extra: [String: String] = [:]) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-bus-\(UUID().uuidString.prefix(8))")
+        servicesDirectory = directory.appendingPathComponent("services")
+        try FileManager.default.createDirectory(at: servicesDirectory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("bus.conf")
+        try Self.configuration(socketDirectory: directory.path, servicesDirectory: servicesDirectory.path)
+            .write(to: config, atomically: true, encoding: .utf8)
+
+        let reader = FirstLineReader()
+        process = try Spawned("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
+                              environment: ProcessInfo.processInfo.environment.merging(extra) { $1 },
+                              // stderr only warns that the fd limit cannot be raised: noise here.
+                              onOutput: { isStderr, data in if !isStderr { reader.add(data) } },
+                              onExit: { _ in reader.finish() })
+        // dbus-daemon prints its address as soon as it listens.
+        guard let line = reader.wait(seconds: 20), !line.isEmpty else {
+            process.signal(SIGKILL)
+            throw TestSupportError("dbus-daemon did not print its address")
+        }
+        address = line
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        process.signal(SIGTERM)
+        _ = process.wait(seconds: 5)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The environment a child process needs to use this bus as its session bus.
+    public var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+        return env
+    }
+
+    static func configuration(socketDirectory: String, servicesDirectory: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:dir=\(socketDirectory)</listen>
+          <auth>EXTERNAL</auth>
+          <servicedir>\(servicesDirectory)</servicedir>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+          <limit name="max_incoming_bytes">1000000000</limit>
+          <limit name="max_outgoing_bytes">1000000000</limit>
+          <limit name="max_message_size">134217728</limit>
+          <limit name="max_message_unix_fds">16</limit>
+          <limit name="service_start_timeout">120000</limit>
+          <limit name="auth_timeout">240000</limit>
+          <limit name="max_completed_connections">100000</limit>
+          <limit name="max_incomplete_connections">10000</limit>
+          <limit name="max_connections_per_user">100000</limit>
+          <limit name="max_pending_service_starts">10000</limit>
+          <limit name="max_names_per_connection">50000</limit>
+          <limit name="max_match_rules_per_connection">50000</limit>
+          <limit name="max_replies_per_connection">50000</limit>
+        </busconfig>
+        """
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The first line a child prints, waited for with a deadline.
+final class FirstLineReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    private var line: String?
+    private let ready = DispatchSemaphore(value: 0)
+
+    func add(_ data: Data) {
+        let done: Bool = lock.withLock {
+            guard line == nil else { return false }
+            text += String(decoding: data, as: UTF8.self)
+            guard let end = text.firstIndex(of: "\n") else { return false }
+            line = String(text[..<end])
+            return true
+        }
+        if done { ready.signal() }
+    }
+
+    func finish() {
+        let done: Bool = lock.withLock {
+            guard line == nil else { return false }
+            line = ""
+            return true
+        }
+        if done { ready.signal() }
+    }
+
+    func wait(seconds: Double) -> String? {
+        guard ready.wait(timeout: .now() + seconds) == .success else { return nil }
+        return lock.withLock { line }
+    }
+}

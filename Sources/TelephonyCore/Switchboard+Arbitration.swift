@@ -46,15 +46,18 @@ extension Switchboard {
     /// count once per group, the others one each.
     func groupCount(of providerID: ProviderID, in plan: TransactionPlan) -> Int {
         guard let provider = providers[providerID] else { return 0 }
+        // Group ids are borrowed call UUIDs, so they are kept apart from the
+        // ungrouped calls, which count one each.
         var groups = Set<UUID>()
+        var alone = 0
         let uuids = provider.callUUIDs + plan.newCalls.filter { $0.provider == providerID }.map(\.uuid)
         for uuid in uuids where !plan.ending.contains(uuid) {
             guard let call = simulatedCall(uuid, in: plan) else { continue }
             let answering = call.state == .ringing && hasPendingAction(on: uuid, where: { $0 == .answer })
             guard call.countsAsGroup || answering else { continue }
-            groups.insert(call.group ?? call.uuid)
+            if let group = call.group { groups.insert(group) } else { alone += 1 }
         }
-        return groups.count
+        return groups.count + alone
     }
 
     func checkGroupLimits(_ plan: TransactionPlan) throws(TelephonyError) {

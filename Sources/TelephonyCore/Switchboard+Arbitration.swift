@@ -8,7 +8,7 @@ extension Switchboard {
     /// and not already being held or ended, of any provider, gets an action in
     /// front of the answer/start: `set-held(true)` if it is active and supports
     /// holding, else `end` (a dialing or connecting call has no conversation to
-    /// hold yet, so it is ended).
+    /// hold yet, so it is ended). A held call whose resume is pending counts as active.
     func arbitrate(_ plan: inout TransactionPlan) throws(TelephonyError) {
         let targets = plan.actions.enumerated().filter { $0.element.kind.bringsCallUp }
         guard let first = targets.first else { return }
@@ -20,12 +20,16 @@ extension Switchboard {
         var added: [PlannedAction] = []
         for call in calls where call.uuid != targetUUID && !plan.ending.contains(call.uuid) {
             let simulated = plan.overlay[call.uuid] ?? call
-            guard !simulated.onHold,
-                  simulated.state == .active || simulated.state == .dialing || simulated.state == .connecting,
+            // A held call whose resume is pending (and not overridden by this
+            // transaction) is about to be active: it is held again too.
+            let resuming = simulated.onHold && plan.overlay[call.uuid] == nil
+                && hasPendingAction(on: call.uuid, where: { $0 == .setHeld(false) })
+            guard !simulated.onHold || resuming,
+                  simulated.state == .active || simulated.state == .dialing || simulated.state == .connecting || resuming,
                   targetGroup == nil || simulated.group != targetGroup,
                   !hasPendingAction(on: call.uuid, where: { $0 == .end || $0 == .setHeld(true) })
             else { continue }
-            if simulated.state == .active && simulated.supportsHolding {
+            if (simulated.state == .active || resuming) && simulated.supportsHolding {
                 added.append(PlannedAction(callUUID: call.uuid, provider: call.provider, kind: .setHeld(true),
                                            addedBySystem: true, heldFor: targetUUID))
                 var held = simulated

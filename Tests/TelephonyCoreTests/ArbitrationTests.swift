@@ -268,3 +268,38 @@ import Testing
         expectErrorNamed("MaximumCallGroupsReached") { try f.request(.setGroup(.n(1), with: nil)) }
     }
 }
+
+@Suite struct ArbitrationEdgeTests {
+    @Test func aCallBeingResumedIsHeldAgainForANewAnswer() throws {
+        let f = Fixture()
+        let a = try f.register("A", owner: ":1.1")
+        let b = try f.register("B", owner: ":1.2")
+        try f.activeIncoming(a, .n(1))
+        try f.request(.setHeld(.n(1), true))
+        try f.fulfil("set-held", .n(1))
+        try f.request(.setHeld(.n(1), false)) // Resume pending.
+        try f.incoming(b, .n(2))
+        let t = try f.request(.answer(.n(2)))
+        #expect(t.actions.map(\.kind) == [.setHeld(true), .answer])
+        #expect(t.actions[0].callUUID == .n(1))
+    }
+}
+
+@Suite struct ModelTests {
+    @Test func rawValuesMatchTheAPI() {
+        #expect(HandleType.allCases.map(\.rawValue) == ["generic", "phone-number", "email-address"])
+        #expect(CallState.allCases.map(\.rawValue) == ["ringing", "dialing", "connecting", "active", "held", "ended"])
+        #expect(EndReason.allCases.map(\.rawValue) == ["failed", "remote-ended", "unanswered", "answered-elsewhere", "declined-elsewhere"])
+        #expect(DTMFType.allCases.map(\.rawValue) == ["single-tone", "soft-pause", "hard-pause"])
+        let kinds: [ActionKind] = [.start(handle: Handle(value: "x"), video: false, contactIdentifier: ""), .answer, .end,
+                                   .setHeld(true), .setMuted(true), .setGroup(nil), .playDTMF(digits: "1", type: .singleTone)]
+        #expect(kinds.map(\.name) == ["start", "answer", "end", "set-held", "set-muted", "set-group", "play-dtmf"])
+    }
+
+    @Test func providerIDsAndLowercasedUUIDs() {
+        #expect(ProviderID(7) == 7)
+        #expect(ProviderID(rawValue: 3).description == "3")
+        #expect(ProviderID(1) < ProviderID(2))
+        #expect(UUID.n(10).lowercased == "0000000a-0000-4000-8000-000000000000")
+    }
+}

@@ -22,6 +22,30 @@ public enum SwitchboardEvent: Sendable {
 
 /// The telephony core: providers, calls, transactions and their actions.
 ///
+/// Judgement calls (where the rules left room):
+/// - `set-held(true)` on a held call, `set-held(false)` on an active one and
+///   `set-group` with a call already in the same group are accepted and
+///   dispatched; the provider's fulfilment changes nothing.
+/// - Arbitration ends (rather than holds) a dialing or connecting call: there
+///   is no conversation to hold yet. Active calls are held if they support it.
+/// - A transaction may answer or start only one call (`invalidAction`).
+/// - Any action on a call with a pending `end` (including the ring timeout's)
+///   is `invalidAction` ("already being ended"); a second `answer` while one
+///   is pending likewise.
+/// - The ring timeout does nothing to a call whose answer (or end) is pending:
+///   the answer's own action timeout decides.
+/// - Start: an empty, too long handle or contact identifier is
+///   `invalidArguments`; a handle type or video the chosen provider does not
+///   support is `invalidAction`. Without an explicit provider, a requester that
+///   owns several providers is routed among its own only.
+/// - A call the system held for another call is resumed (system
+///   `set-held(false)`) when that call ends as failed for any reason (provider
+///   gone, answer or start failed or timed out), if no other call is active,
+///   dialing or connecting and nothing else is being answered, started or resumed.
+/// - Incoming calls are not checked against `supportsVideo`.
+/// - `callChanged` is emitted for published properties only; the bookkeeping
+///   (`heldBySystemFor`, `startFulfilled`) changes silently.
+///
 /// Not thread-safe by design: the owner calls it from one serial executor (a
 /// DispatchQueue), and the clock runs its scheduled tasks on that same
 /// executor. It never locks and never spawns threads.
@@ -55,6 +79,8 @@ public final class Switchboard {
     /// Calls that ended as failed in the current operation; the calls the system
     /// held for them may need resuming (see `resumeStrandedCalls`).
     var failedCallsToCheck: [UUID] = []
+    /// Providers being invalidated: their groups are not dissolved call by call.
+    var invalidating: Set<ProviderID> = []
 
     public init(clock: TelephonyClock, options: SwitchboardOptions = .init()) {
         self.clock = clock
@@ -132,9 +158,11 @@ public final class Switchboard {
             dropAction(pending.action.id, error: .actionFailed(
                 "The \(pending.action.kind.name) action on call \(pending.action.callUUID.lowercased) was not performed: provider \(provider.name) (\(id)) went away."))
         }
+        invalidating.insert(id)
         for uuid in provider.callUUIDs {
             endCall(uuid, reason: .failed, at: clock.now)
         }
+        invalidating.remove(id)
         providers[id] = nil
         emit(.providerRemoved(provider))
         updateAudioSession()
@@ -220,7 +248,7 @@ public final class Switchboard {
 
     /// A departing call leaves its group; a group left with one call dissolves.
     func leaveGroup(_ call: Call) {
-        guard let group = call.group else { return }
+        guard let group = call.group, !invalidating.contains(call.provider) else { return }
         let rest = liveCalls.values.filter { $0.uuid != call.uuid && $0.group == group && $0.provider == call.provider }
         if rest.count == 1, let last = rest.first {
             mutateCall(last.uuid) { $0.group = nil }

@@ -202,3 +202,18 @@ import Testing
         #expect(f.log.audio == ["+1", "-1", "+1"])
     }
 }
+
+@Suite struct InvalidationGroupTests {
+    @Test func invalidatingAProviderWithAGroupEndsEachCallOnce() throws {
+        let f = Fixture()
+        let p = try f.register()
+        try f.activeIncoming(p, .n(1), CallUpdate(supportsGrouping: true))
+        try f.activeIncoming(p, .n(2), CallUpdate(supportsGrouping: true))
+        try f.request(.setGroup(.n(2), with: .n(1)))
+        try f.fulfil("set-group", .n(2))
+        f.log.clear()
+        f.board.invalidateProvider(p.id)
+        #expect(f.log.trace == ["changed:0000:ended", "removed:0000", "changed:0000:ended", "audio-1", "removed:0000", "removed-provider:1"])
+        #expect(f.log.removed.allSatisfy { $0.group == .n(1) })
+    }
+}

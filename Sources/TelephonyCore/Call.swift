@@ -1,0 +1,103 @@
+import Foundation
+
+/// A provider's report about a call. Every field is optional: an absent field
+/// leaves the call as it is.
+public struct CallUpdate: Hashable, Sendable {
+    public var handle: Handle?
+    public var localizedCallerName: String?
+    public var supportsHolding: Bool?
+    public var supportsGrouping: Bool?
+    public var supportsUngrouping: Bool?
+    public var supportsDTMF: Bool?
+    public var hasVideo: Bool?
+
+    public init(
+        handle: Handle? = nil,
+        localizedCallerName: String? = nil,
+        supportsHolding: Bool? = nil,
+        supportsGrouping: Bool? = nil,
+        supportsUngrouping: Bool? = nil,
+        supportsDTMF: Bool? = nil,
+        hasVideo: Bool? = nil
+    ) {
+        self.handle = handle
+        self.localizedCallerName = localizedCallerName
+        self.supportsHolding = supportsHolding
+        self.supportsGrouping = supportsGrouping
+        self.supportsUngrouping = supportsUngrouping
+        self.supportsDTMF = supportsDTMF
+        self.hasVideo = hasVideo
+    }
+}
+
+public enum CallState: String, CaseIterable, Hashable, Sendable {
+    case ringing, dialing, connecting, active, held, ended
+}
+
+public enum EndReason: String, CaseIterable, Hashable, Sendable {
+    case failed
+    case remoteEnded = "remote-ended"
+    case unanswered
+    case answeredElsewhere = "answered-elsewhere"
+    case declinedElsewhere = "declined-elsewhere"
+}
+
+/// A call as the system sees it.
+public struct Call: Hashable, Sendable, Identifiable {
+    public let uuid: UUID
+    public let provider: ProviderID
+    public let providerName: String
+    public internal(set) var handle: Handle
+    public internal(set) var callerName: String
+    public let outgoing: Bool
+    public internal(set) var state: CallState
+    public internal(set) var onHold: Bool = false
+    public internal(set) var muted: Bool = false
+    public internal(set) var hasConnected: Bool = false
+    public internal(set) var hasEnded: Bool = false
+    public internal(set) var hasVideo: Bool
+    /// The UUID of the call's group; nil when the call is alone.
+    public internal(set) var group: UUID? = nil
+    public internal(set) var supportsHolding: Bool = true
+    public internal(set) var supportsGrouping: Bool = false
+    public internal(set) var supportsUngrouping: Bool = false
+    public internal(set) var supportsDTMF: Bool = true
+    /// Microseconds since the Unix epoch; 0 = not yet.
+    public let startedAt: UInt64
+    public internal(set) var connectingAt: UInt64 = 0
+    public internal(set) var connectedAt: UInt64 = 0
+    public internal(set) var endedAt: UInt64 = 0
+    /// Why the call ended; nil while it lives, and nil when the user's own `end` action ended it.
+    public internal(set) var endReason: EndReason? = nil
+    /// Whether an `answer` of this incoming call was fulfilled.
+    public internal(set) var wasAnswered: Bool = false
+    /// Whether the provider fulfilled the `start` of this outgoing call.
+    public internal(set) var startFulfilled: Bool = false
+    /// The call this one was put on hold for by the system (arbitration), while it is so held.
+    /// Bookkeeping only: changing it alone emits no `callChanged`.
+    public internal(set) var heldBySystemFor: UUID? = nil
+
+    public var id: UUID { uuid }
+
+    /// Active or held: the call is connected and not over.
+    var isConnectedLive: Bool { state == .active || state == .held }
+
+    /// Counts toward the provider's call groups: live and not ringing.
+    var countsAsGroup: Bool { state != .ringing && state != .ended }
+
+    /// Takes part in the audio session: not on hold, and active or an outgoing call whose start was fulfilled.
+    var wantsAudio: Bool {
+        guard !onHold, !hasEnded else { return false }
+        return state == .active || (outgoing && startFulfilled && (state == .dialing || state == .connecting))
+    }
+
+    mutating func apply(_ update: CallUpdate) {
+        if let handle = update.handle { self.handle = handle }
+        if let name = update.localizedCallerName { callerName = name }
+        if let value = update.supportsHolding { supportsHolding = value }
+        if let value = update.supportsGrouping { supportsGrouping = value }
+        if let value = update.supportsUngrouping { supportsUngrouping = value }
+        if let value = update.supportsDTMF { supportsDTMF = value }
+        if let value = update.hasVideo { hasVideo = value }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// A provider's number, assigned from 1 upward and never reused while the
+/// `Switchboard` lives (the service's `/Provider/<n>`).
+public struct ProviderID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public init(integerLiteral value: UInt64) { self.rawValue = value }
+    public static func < (lhs: ProviderID, rhs: ProviderID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { String(rawValue) }
+}
+
+public enum HandleType: String, CaseIterable, Hashable, Sendable {
+    case generic
+    case phoneNumber = "phone-number"
+    case emailAddress = "email-address"
+}
+
+/// Who is on the other end of a call.
+public struct Handle: Hashable, Sendable {
+    public var type: HandleType
+    public var value: String
+    public init(type: HandleType = .generic, value: String) {
+        self.type = type
+        self.value = value
+    }
+}
+
+/// CallKit's CXProviderConfiguration, with CallKit's defaults.
+public struct ProviderConfiguration: Hashable, Sendable {
+    /// Shown to the user; required, 1–64 characters.
+    public var name: String
+    public var maximumCallGroups: Int = 2
+    public var maximumCallsPerCallGroup: Int = 5
+    public var supportsVideo: Bool = false
+    public var supportedHandleTypes: Set<HandleType> = Set(HandleType.allCases)
+    public var includesCallsInRecents: Bool = true
+    /// A sound file path or an XDG sound name; empty means the default ringtone.
+    public var ringtoneSound: String = ""
+    public var iconName: String = ""
+    /// PNG data, at most 256 KiB.
+    public var iconData: [UInt8] = []
+    public var urlSchemes: [String] = []
+    /// Desktop-file id, for notifications.
+    public var desktopEntry: String = ""
+
+    public init(
+        name: String,
+        maximumCallGroups: Int = 2,
+        maximumCallsPerCallGroup: Int = 5,
+        supportsVideo: Bool = false,
+        supportedHandleTypes: Set<HandleType> = Set(HandleType.allCases),
+        includesCallsInRecents: Bool = true,
+        ringtoneSound: String = "",
+        iconName: String = "",
+        iconData: [UInt8] = [],
+        urlSchemes: [String] = [],
+        desktopEntry: String = ""
+    ) {
+        self.name = name
+        self.maximumCallGroups = maximumCallGroups
+        self.maximumCallsPerCallGroup = maximumCallsPerCallGroup
+        self.supportsVideo = supportsVideo
+        self.supportedHandleTypes = supportedHandleTypes
+        self.includesCallsInRecents = includesCallsInRecents
+        self.ringtoneSound = ringtoneSound
+        self.iconName = iconName
+        self.iconData = iconData
+        self.urlSchemes = urlSchemes
+        self.desktopEntry = desktopEntry
+    }
+
+    /// Checks every field; the error is `.invalidArguments` naming the API key.
+    public func validate() throws(TelephonyError) {
+        let nameLength = name.count
+        guard nameLength >= 1, nameLength <= SwitchboardLimits.maximumProviderNameCharacters else {
+            throw .invalidArguments("Name must be 1 to \(SwitchboardLimits.maximumProviderNameCharacters) characters long, not \(nameLength).")
+        }
+        guard !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw .invalidArguments("Name must not be blank.")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidArguments("Name must not contain control characters.")
+        }
+        guard maximumCallGroups >= 1, maximumCallGroups <= 1_000 else {
+            throw .invalidArguments("MaximumCallGroups must be between 1 and 1000, not \(maximumCallGroups).")
+        }
+        guard maximumCallsPerCallGroup >= 1, maximumCallsPerCallGroup <= 1_000 else {
+            throw .invalidArguments("MaximumCallsPerCallGroup must be between 1 and 1000, not \(maximumCallsPerCallGroup).")
+        }
+        guard !supportedHandleTypes.isEmpty else {
+            throw .invalidArguments("SupportedHandleTypes must name at least one of generic, phone-number, email-address.")
+        }
+        let limit = SwitchboardLimits.maximumConfigurationStringBytes
+        for (key, value) in [("RingtoneSound", ringtoneSound), ("IconName", iconName), ("DesktopEntry", desktopEntry)]
+        where value.utf8.count > limit {
+            throw .invalidArguments("\(key) is \(value.utf8.count) bytes long; the limit is \(limit).")
+        }
+        guard iconData.count <= SwitchboardLimits.maximumIconDataBytes else {
+            throw .invalidArguments("IconData is \(iconData.count) bytes; the limit is \(SwitchboardLimits.maximumIconDataBytes) (256 KiB).")
+        }
+        guard urlSchemes.count <= SwitchboardLimits.maximumURLSchemes else {
+            throw .invalidArguments("URLSchemes has \(urlSchemes.count) entries; the limit is \(SwitchboardLimits.maximumURLSchemes).")
+        }
+        for scheme in urlSchemes where !Self.isValidScheme(scheme) {
+            throw .invalidArguments("URLSchemes entry \"\(scheme.prefix(64))\" is not a URL scheme (a letter, then letters, digits, +, - or .).")
+        }
+    }
+
+    /// RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), here at most 64 long.
+    static func isValidScheme(_ scheme: String) -> Bool {
+        let bytes = Array(scheme.utf8)
+        guard let first = bytes.first, bytes.count <= 64, first.isASCIILetter else { return false }
+        return bytes.allSatisfy { $0.isASCIILetter || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E }
+    }
+
+    func supports(_ type: HandleType) -> Bool { supportedHandleTypes.contains(type) }
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetter: Bool { (self >= 0x41 && self <= 0x5A) || (self >= 0x61 && self <= 0x7A) }
+}
+
+/// One registration of a VOIP app.
+public struct Provider: Hashable, Sendable, Identifiable {
+    public let id: ProviderID
+    /// The bus unique name of the connection that registered it.
+    public let owner: String
+    public let configuration: ProviderConfiguration
+    /// Its live calls, in the order they began.
+    public internal(set) var callUUIDs: [UUID]
+
+    public var name: String { configuration.name }
+}

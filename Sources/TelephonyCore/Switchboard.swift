@@ -1,0 +1,296 @@
+import Foundation
+
+/// What the switchboard tells the service, synchronously and in causal order.
+public enum SwitchboardEvent: Sendable {
+    /// The service then sends DidBegin.
+    case providerRegistered(Provider)
+    case providerRemoved(Provider)
+    case callAdded(Call)
+    /// After every change of a published property, with the new value.
+    case callChanged(Call)
+    /// After the final `callChanged` with state `.ended` and `hasEnded`.
+    case callRemoved(Call)
+    /// To the action's provider.
+    case performAction(Action)
+    /// To the action's provider.
+    case actionTimedOut(Action)
+    /// Exactly once per transaction; nil = success.
+    case transactionCompleted(Transaction, TelephonyError?)
+    case audioSessionActivated(ProviderID)
+    case audioSessionDeactivated(ProviderID)
+}
+
+/// The telephony core: providers, calls, transactions and their actions.
+///
+/// Judgement calls (where the rules left room):
+/// - `set-held(true)` on a held call, `set-held(false)` on an active one and
+///   `set-group` with a call already in the same group are accepted and
+///   dispatched; the provider's fulfilment changes nothing.
+/// - Arbitration ends (rather than holds) a dialing or connecting call: there
+///   is no conversation to hold yet. Active calls are held if they support it.
+/// - A transaction may answer or start only one call (`invalidAction`).
+/// - Any action on a call with a pending `end` (including the ring timeout's)
+///   is `invalidAction` ("already being ended"); a second `answer` while one
+///   is pending likewise.
+/// - The ring timeout does nothing to a call whose answer (or end) is pending:
+///   the answer's own action timeout decides.
+/// - Start: an empty, too long handle or contact identifier is
+///   `invalidArguments`; a handle type or video the chosen provider does not
+///   support is `invalidAction`. Without an explicit provider, a requester that
+///   owns several providers is routed among its own only.
+/// - A call the system held for another call is resumed (system
+///   `set-held(false)`) when that call ends as failed for any reason (provider
+///   gone, answer or start failed or timed out), if no other call is active,
+///   dialing or connecting and nothing else is being answered, started or resumed.
+/// - Incoming calls are not checked against `supportsVideo`.
+/// - `callChanged` is emitted for published properties only; the bookkeeping
+///   (`heldBySystemFor`, `startFulfilled`) changes silently.
+///
+/// Not thread-safe by design: the owner calls it from one serial executor (a
+/// DispatchQueue), and the clock runs its scheduled tasks on that same
+/// executor. It never locks and never spawns threads.
+public final class Switchboard {
+    public let clock: TelephonyClock
+    public let options: SwitchboardOptions
+    /// Receives every event, synchronously, from inside the call that caused it.
+    public var onEvent: ((SwitchboardEvent) -> Void)?
+
+    public private(set) var providers: [ProviderID: Provider] = [:]
+    var nextProviderID: UInt64 = 1
+
+    /// Live calls; `callSequence` keeps their start order.
+    var liveCalls: [UUID: Call] = [:]
+    var callSequence: [UUID: UInt64] = [:]
+    var nextCallSequence: UInt64 = 0
+    var ringTimers: [UUID: ScheduledTask] = [:]
+
+    /// Actions dispatched and not yet fulfilled, failed or timed out.
+    var pendingActions: [UUID: PendingAction] = [:]
+    var nextActionSequence: UInt64 = 0
+    /// Transactions with a pending action or not yet complete.
+    var transactions: [UUID: TransactionRecord] = [:]
+
+    /// The provider holding the audio session.
+    public private(set) var audioSessionHolder: ProviderID?
+    /// When each call last started wanting audio (a sequence, not a time, so ties cannot happen).
+    var audioStamps: [UUID: UInt64] = [:]
+    var nextAudioStamp: UInt64 = 0
+
+    /// Calls that ended as failed in the current operation; the calls the system
+    /// held for them may need resuming (see `resumeStrandedCalls`).
+    var failedCallsToCheck: [UUID] = []
+    /// Providers being invalidated: their groups are not dissolved call by call.
+    var invalidating: Set<ProviderID> = []
+
+    public init(clock: TelephonyClock, options: SwitchboardOptions = .init()) {
+        self.clock = clock
+        self.options = options
+    }
+
+    // MARK: - Reading
+
+    public func call(_ uuid: UUID) -> Call? { liveCalls[uuid] }
+
+    /// Live calls, in start order.
+    public var calls: [Call] {
+        liveCalls.values.sorted { (callSequence[$0.uuid] ?? 0) < (callSequence[$1.uuid] ?? 0) }
+    }
+
+    /// Registered providers, by id.
+    public var orderedProviders: [Provider] {
+        providers.values.sorted { $0.id < $1.id }
+    }
+
+    public func provider(_ id: ProviderID) -> Provider? { providers[id] }
+
+    public func providers(ownedBy owner: String) -> [Provider] {
+        providers.values.filter { $0.owner == owner }.sorted { $0.id < $1.id }
+    }
+
+    /// Live calls of one provider, in start order.
+    public func calls(of provider: ProviderID) -> [Call] {
+        providers[provider]?.callUUIDs.compactMap { liveCalls[$0] } ?? []
+    }
+
+    /// A pending (not yet fulfilled, failed or timed out) action.
+    public func pendingAction(_ id: UUID) -> Action? { pendingActions[id]?.action }
+
+    /// Pending actions, in dispatch order.
+    public var allPendingActions: [Action] {
+        pendingActions.values.sorted { $0.sequence < $1.sequence }.map(\.action)
+    }
+
+    /// A transaction that is not complete yet, or whose actions are still pending.
+    public func transaction(_ id: UUID) -> Transaction? { transactions[id]?.transaction }
+
+    // MARK: - Events
+
+    func emit(_ event: SwitchboardEvent) {
+        onEvent?(event)
+    }
+
+    // MARK: - Providers
+
+    public func registerProvider(owner: String, configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+        try configuration.validate()
+        let limits = options.limits
+        let owned = providers.values.count { $0.owner == owner }
+        guard owned < limits.maximumProvidersPerOwner else {
+            throw .limitsExceeded("The connection \(owner) already has \(owned) providers registered; the limit is \(limits.maximumProvidersPerOwner).")
+        }
+        guard providers.count < limits.maximumProviders else {
+            throw .limitsExceeded("The service already has \(providers.count) providers registered; the limit is \(limits.maximumProviders).")
+        }
+        let id = ProviderID(nextProviderID)
+        nextProviderID += 1
+        let provider = Provider(id: id, owner: owner, configuration: configuration, callUUIDs: [])
+        providers[id] = provider
+        emit(.providerRegistered(provider))
+        return provider
+    }
+
+    /// Ends the provider's calls as failed, drops its pending actions (their
+    /// transactions fail), removes it. Unknown ids are ignored.
+    public func invalidateProvider(_ id: ProviderID) {
+        guard let provider = providers[id] else { return }
+        // Pending actions first: they are dropped, not performed.
+        for pending in pendingActions.values.sorted(by: { $0.sequence < $1.sequence }) where pending.action.provider == id {
+            dropAction(pending.action.id, error: .actionFailed(
+                "The \(pending.action.kind.name) action on call \(pending.action.callUUID.lowercased) was not performed: provider \(provider.name) (\(id)) went away."))
+        }
+        invalidating.insert(id)
+        for uuid in provider.callUUIDs {
+            endCall(uuid, reason: .failed, at: clock.now)
+        }
+        invalidating.remove(id)
+        providers[id] = nil
+        emit(.providerRemoved(provider))
+        updateAudioSession()
+        resumeStrandedCalls()
+    }
+
+    /// The bus connection left: every provider it owns is invalidated.
+    public func ownerVanished(_ owner: String) {
+        for provider in providers(ownedBy: owner) {
+            invalidateProvider(provider.id)
+        }
+    }
+
+    func requireProvider(_ id: ProviderID) throws(TelephonyError) -> Provider {
+        guard let provider = providers[id] else {
+            throw .unknownCallProvider("There is no provider \(id).")
+        }
+        return provider
+    }
+
+    /// The provider's own live call; another provider's call is unknown to it.
+    func requireCall(_ uuid: UUID, of provider: ProviderID) throws(TelephonyError) -> Call {
+        _ = try requireProvider(provider)
+        guard let call = liveCalls[uuid], call.provider == provider else {
+            throw .unknownCallUUID(uuid)
+        }
+        return call
+    }
+
+    // MARK: - Changing calls
+
+    func addCall(_ call: Call) {
+        liveCalls[call.uuid] = call
+        nextCallSequence += 1
+        callSequence[call.uuid] = nextCallSequence
+        providers[call.provider]?.callUUIDs.append(call.uuid)
+        emit(.callAdded(call))
+        if call.wantsAudio { stampAudio(call.uuid) }
+        updateAudioSession()
+    }
+
+    /// Applies `change` to a live call; emits `callChanged` if a published
+    /// property changed, then recomputes the audio session.
+    @discardableResult
+    func mutateCall(_ uuid: UUID, _ change: (inout Call) -> Void) -> Call? {
+        guard var call = liveCalls[uuid] else { return nil }
+        let before = call
+        change(&call)
+        liveCalls[uuid] = call
+        if call.wantsAudio && !before.wantsAudio { stampAudio(uuid) }
+        if call.publishedDiffers(from: before) {
+            emit(.callChanged(call))
+        }
+        updateAudioSession()
+        return call
+    }
+
+    /// Ends a live call: final `callChanged`, `callRemoved`, then the pending
+    /// actions on it are settled (a pending `end` counts as fulfilled, the
+    /// others fail). The call is forgotten; its UUID may be used again.
+    func endCall(_ uuid: UUID, reason: EndReason?, at: UInt64) {
+        guard var call = liveCalls[uuid] else { return }
+        ringTimers.removeValue(forKey: uuid)?.cancel()
+        call.state = .ended
+        call.hasEnded = true
+        call.onHold = false
+        call.endedAt = at == 0 ? clock.now : at
+        call.endReason = reason
+        liveCalls[uuid] = nil
+        callSequence[uuid] = nil
+        audioStamps[uuid] = nil
+        if var provider = providers[call.provider] {
+            provider.callUUIDs.removeAll { $0 == uuid }
+            providers[call.provider] = provider
+        }
+        emit(.callChanged(call))
+        updateAudioSession()
+        emit(.callRemoved(call))
+        leaveGroup(call)
+        if reason == .failed { failedCallsToCheck.append(uuid) }
+        settleActions(onEndedCall: uuid)
+    }
+
+    /// A departing call leaves its group; a group left with one call dissolves.
+    func leaveGroup(_ call: Call) {
+        guard let group = call.group, !invalidating.contains(call.provider) else { return }
+        let rest = liveCalls.values.filter { $0.uuid != call.uuid && $0.group == group && $0.provider == call.provider }
+        if rest.count == 1, let last = rest.first {
+            mutateCall(last.uuid) { $0.group = nil }
+        }
+    }
+
+    // MARK: - Audio session
+
+    func stampAudio(_ uuid: UUID) {
+        nextAudioStamp += 1
+        audioStamps[uuid] = nextAudioStamp
+    }
+
+    /// One provider at a time holds the audio session: the one whose call most
+    /// recently started wanting audio. Emits only on transitions, the old
+    /// holder's deactivation before the new holder's activation.
+    func updateAudioSession() {
+        var best: (stamp: UInt64, provider: ProviderID)?
+        for call in liveCalls.values where call.wantsAudio {
+            let stamp = audioStamps[call.uuid] ?? 0
+            if best == nil || stamp > best!.stamp { best = (stamp, call.provider) }
+        }
+        let holder = best?.provider
+        guard holder != audioSessionHolder else { return }
+        if let old = audioSessionHolder {
+            audioSessionHolder = nil
+            emit(.audioSessionDeactivated(old))
+        }
+        audioSessionHolder = holder
+        if let holder { emit(.audioSessionActivated(holder)) }
+    }
+}
+
+extension Call {
+    /// Whether a property the API publishes differs (bookkeeping is ignored).
+    func publishedDiffers(from other: Call) -> Bool {
+        handle != other.handle || callerName != other.callerName || state != other.state
+            || onHold != other.onHold || muted != other.muted || hasConnected != other.hasConnected
+            || hasEnded != other.hasEnded || hasVideo != other.hasVideo || group != other.group
+            || supportsHolding != other.supportsHolding || supportsGrouping != other.supportsGrouping
+            || supportsUngrouping != other.supportsUngrouping || supportsDTMF != other.supportsDTMF
+            || connectedAt != other.connectedAt || endedAt != other.endedAt || endReason != other.endReason
+            || connectingAt != other.connectingAt
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import TelephonyCore
+
+@Suite struct ManualClockTests {
+    @Test func runsDueTasksInTimeOrderAndSetsNow() {
+        let clock = ManualClock(now: 1_000)
+        var ran: [(String, UInt64)] = []
+        _ = clock.schedule(after: 2) { ran.append(("b", clock.now)) }
+        _ = clock.schedule(after: 1) { ran.append(("a", clock.now)) }
+        _ = clock.schedule(after: 5) { ran.append(("c", clock.now)) }
+        clock.advance(by: 1.999)
+        #expect(ran.map(\.0) == ["a"])
+        #expect(ran[0].1 == 1_000 + 1_000_000)
+        clock.advance(by: 0.001)
+        #expect(ran.map(\.0) == ["a", "b"])
+        #expect(clock.now == 1_000 + 2_000_000)
+        clock.advance(by: 10)
+        #expect(ran.map(\.0) == ["a", "b", "c"])
+        #expect(clock.now == 1_000 + 12_000_000)
+    }
+
+    @Test func cancelledTasksDoNotRunAndTiesKeepOrder() {
+        let clock = ManualClock(now: 0)
+        var ran: [Int] = []
+        let task = clock.schedule(after: 1) { ran.append(0) }
+        _ = clock.schedule(after: 1) { ran.append(1) }
+        _ = clock.schedule(after: 1) { ran.append(2) }
+        task.cancel()
+        #expect(clock.pendingTaskCount == 2)
+        clock.advance(by: 1)
+        #expect(ran == [1, 2])
+        #expect(clock.pendingTaskCount == 0)
+    }
+
+    @Test func tasksScheduledWhileAdvancingRunIfDue() {
+        let clock = ManualClock(now: 0)
+        var ran: [UInt64] = []
+        _ = clock.schedule(after: 1) {
+            ran.append(clock.now)
+            _ = clock.schedule(after: 1) { ran.append(clock.now) }
+            _ = clock.schedule(after: 10) { ran.append(clock.now) }
+        }
+        clock.advance(by: 3)
+        #expect(ran == [1_000_000, 2_000_000])
+    }
+
+    @Test func dispatchClockRunsOnItsQueueAndCancels() async {
+        let queue = DispatchQueue(label: "test.clock")
+        let clock = DispatchClock(queue: queue)
+        let before = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        #expect(clock.now >= before - 1_000_000)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            queue.async {
+                let cancelled = clock.schedule(after: 0.01) { Issue.record("cancelled task ran") }
+                cancelled.cancel()
+                _ = clock.schedule(after: 0.05) {
+                    dispatchPrecondition(condition: .onQueue(queue))
+                    done.resume()
+                }
+            }
+        }
+    }
+}

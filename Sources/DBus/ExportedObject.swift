@@ -129,7 +129,8 @@ extension Connection {
         }
     }
 
-    func onQueueSync<T>(_ work: () -> T) -> T {
+    /// Runs `work` on the queue and waits for it (at once when already there).
+    public func onQueueSync<T>(_ work: () -> T) -> T {
         if isOnQueue { return work() }
         return withoutActuallyEscaping(work) { work in
             let box = UncheckedSendable(work)

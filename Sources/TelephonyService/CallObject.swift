@@ -1,0 +1,48 @@
+import DBus
+import Foundation
+import TelephonyCore
+
+extension TelephonyService {
+    func exportCall(_ call: Call) {
+        do {
+            callObjects[call.uuid] = try connection.export(Telephony1.callPath(call.uuid.apiString), [callInterface(call.uuid)])
+        } catch {
+            logger.error("cannot export call \(call.uuid.apiString): \(error)")
+        }
+    }
+
+    /// A call's properties read from the last published state; its methods
+    /// are shortcuts through the call controller.
+    func callInterface(_ uuid: UUID) -> Interface {
+        Interface(Telephony1.Interface.call) {
+            Method("Answer") { [unowned self] call in
+                _ = try request([.answer(uuid)], from: call.sender)
+                return .empty
+            }
+            Method("End") { [unowned self] call in
+                _ = try request([.end(uuid)], from: call.sender)
+                return .empty
+            }
+            Method("SetHeld", in: ["on_hold": "b"]) { [unowned self] call in
+                _ = try request([.setHeld(uuid, try call.decode(Bool.self))], from: call.sender)
+                return .empty
+            }
+            Method("SetMuted", in: ["muted": "b"]) { [unowned self] call in
+                _ = try request([.setMuted(uuid, try call.decode(Bool.self))], from: call.sender)
+                return .empty
+            }
+            Method("PlayDTMF", in: ["digits": "s"]) { [unowned self] call in
+                _ = try request([.playDTMF(uuid, digits: try call.decode(String.self), type: .singleTone)], from: call.sender)
+                return .empty
+            }
+            for (name, signature) in Encode.callProperties {
+                Property(name, signature) { [unowned self] in
+                    guard let call = calls[uuid], let value = Encode.properties(of: call)[name] else {
+                        throw DBusError.unknownObject("call \(uuid.apiString) has ended")
+                    }
+                    return value
+                }
+            }
+        }
+    }
+}

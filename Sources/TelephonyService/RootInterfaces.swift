@@ -1,0 +1,76 @@
+import DBus
+import Foundation
+import TelephonyCore
+
+extension TelephonyService {
+    func managerInterface() -> Interface {
+        Interface(Telephony1.Interface.manager) {
+            Method("RegisterProvider", in: ["configuration": "a{sv}"], out: ["provider": "o"]) { [unowned self] call in
+                let configuration = try Decode.configuration(try call.decode([String: DBusValue].self))
+                let sender = call.sender
+                if ownerWatches[sender] == nil {
+                    ownerWatches[sender] = connection.watchVanishing(of: sender) { [unowned self] in
+                        logger.info("connection \(sender) left the bus; its providers go with it")
+                        switchboard.ownerVanished(sender)
+                    }
+                }
+                let provider = try switchboard.registerProvider(owner: sender, configuration: configuration)
+                logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)")
+                // The reply first, so that the app knows its path before DidBegin arrives.
+                call.reply([.objectPath(Telephony1.providerPath(provider.id.rawValue))])
+                emitToProvider(provider.id, "DidBegin", [])
+                return .later
+            }
+            Property("Version", "s") { .string(Telephony1.version) }
+        }
+    }
+
+    func callControllerInterface() -> Interface {
+        Interface(Telephony1.Interface.callController) {
+            Method("RequestTransaction", in: ["actions": "a(sa{sv})"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                guard case .array(_, let items)? = call.arguments.first else { return .values([]) }
+                var requests: [ActionRequest] = []
+                for item in items {
+                    guard case .structure(let members) = item, members.count == 2, case .string(let kind) = members[0],
+                          let args = members[1].vardict else { throw DBusError.invalidArgs("malformed action") }
+                    requests.append(try Decode.action(kind: kind, args))
+                }
+                return .values([.string(try request(requests, from: call.sender))])
+            }
+            Method("StartCall", in: ["handle": "s", "options": "a{sv}"], out: ["call_uuid": "s", "transaction_uuid": "s"]) { [unowned self] call in
+                let (handle, options) = try call.decode(String.self, [String: DBusValue].self)
+                var args = options
+                args["Handle"] = .string(handle)
+                if args["CallUUID"] == nil { args["CallUUID"] = .string(UUID().apiString) }
+                let start = try Decode.action(kind: "start", args)
+                let transaction = try request([start], from: call.sender)
+                return .values([.string(start.callUUID.apiString), .string(transaction)])
+            }
+            Method("AnswerCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                .values([.string(try request([.answer(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
+            }
+            Method("EndCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                .values([.string(try request([.end(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
+            }
+            Method("SetHeld", in: ["call_uuid": "s", "on_hold": "b"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                let (uuid, onHold) = try call.decode(String.self, Bool.self)
+                return .values([.string(try request([.setHeld(try Decode.uuid(uuid), onHold)], from: call.sender))])
+            }
+            Method("SetMuted", in: ["call_uuid": "s", "muted": "b"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                let (uuid, muted) = try call.decode(String.self, Bool.self)
+                return .values([.string(try request([.setMuted(try Decode.uuid(uuid), muted)], from: call.sender))])
+            }
+            Method("SetGroup", in: ["call_uuid": "s", "group_with": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                let (uuid, other) = try call.decode(String.self, String.self)
+                let action = try Decode.action(kind: "set-group", ["CallUUID": .string(uuid), "GroupWith": .string(other)])
+                return .values([.string(try request([action], from: call.sender))])
+            }
+            Method("PlayDTMF", in: ["call_uuid": "s", "digits": "s", "type": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+                let (uuid, digits, type) = try call.decode(String.self, String.self, String.self)
+                let action = try Decode.action(kind: "play-dtmf", ["CallUUID": .string(uuid), "Digits": .string(digits), "Type": .string(type)])
+                return .values([.string(try request([action], from: call.sender))])
+            }
+            Signal("TransactionCompleted", ["transaction_uuid": "s", "success": "b", "error_name": "s", "error_message": "s"])
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import DBus
+import Foundation
+import Logging
+import TelephonyCore
+
+/// Settings of the service that the daemon's options set.
+public struct ServiceOptions: Sendable {
+    public var actionTimeout: Double = 10
+    public var ringTimeout: Double = 45
+    public var limits = SwitchboardLimits()
+    public init() {}
+}
+
+/// The telephony core published on D-Bus: the root object (`Manager`,
+/// `CallController`, ObjectManager), one object per provider and per call.
+///
+/// Everything runs on the connection's queue: D-Bus handlers, the
+/// switchboard, its timers and its events. No locks.
+public final class TelephonyService: @unchecked Sendable {
+    public let connection: Connection
+    let switchboard: Switchboard
+    let logger: Logger
+
+    /// The last published state of each live call, for property reads and change diffs.
+    var calls: [UUID: Call] = [:]
+    var callObjects: [UUID: ExportedObject] = [:]
+    var providerObjects: [ProviderID: ExportedObject] = [:]
+    var providerOwners: [ProviderID: String] = [:]
+    /// One watch per connection that owns providers: when it leaves, they go.
+    var ownerWatches: [String: Subscription] = [:]
+
+    public init(connection: Connection, options: ServiceOptions = .init(), logger: Logger = Logger(label: "monkeycall")) {
+        self.connection = connection
+        self.logger = logger
+        var switchboardOptions = SwitchboardOptions()
+        switchboardOptions.actionTimeout = options.actionTimeout
+        switchboardOptions.ringTimeout = options.ringTimeout
+        switchboardOptions.limits = options.limits
+        switchboard = Switchboard(clock: DispatchClock(queue: connection.queue), options: switchboardOptions)
+    }
+
+    public enum StartError: Error, CustomStringConvertible {
+        case nameTaken(owner: String?)
+        public var description: String {
+            switch self {
+            case .nameTaken(let owner):
+                "\(Telephony1.busName) is already owned by \(owner ?? "another connection") (is monkeycalld already running?); use --replace to take it over"
+            }
+        }
+    }
+
+    /// Exports the objects, then takes the well-known name (in that order, so
+    /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
+    public func start(replace: Bool = false) async throws {
+        connection.onQueueSync {
+            switchboard.onEvent = { [unowned self] event in self.handle(event) }
+            do {
+                try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface()])
+            } catch {
+                preconditionFailure("root object exported twice: \(error)")
+            }
+            connection.addObjectManager(at: Telephony1.rootPath)
+        }
+        try await connection.followNameOwners()
+        let result = try await connection.requestName(Telephony1.busName, replace: replace, allowReplacement: true)
+        guard result == .primaryOwner || result == .alreadyOwner else {
+            throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
+        }
+        logger.info("serving \(Telephony1.busName) on \(connection.uniqueName)")
+    }
+
+    /// Gives the name back; the objects stay until the connection closes.
+    public func stop() async {
+        try? await connection.releaseName(Telephony1.busName)
+    }
+
+    // MARK: Events from the switchboard
+
+    func handle(_ event: SwitchboardEvent) {
+        switch event {
+        case .providerRegistered(let provider):
+            exportProvider(provider)
+        case .providerRemoved(let provider):
+            connection.unexport(Telephony1.providerPath(provider.id.rawValue))
+            providerObjects[provider.id] = nil
+            providerOwners[provider.id] = nil
+            if switchboard.providers(ownedBy: provider.owner).isEmpty { ownerWatches[provider.owner] = nil }
+            logger.info("provider \(provider.id) '\(provider.name)' removed")
+        case .callAdded(let call):
+            calls[call.uuid] = call
+            exportCall(call)
+            providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+        case .callChanged(let call):
+            let before = calls[call.uuid].map(Encode.properties(of:)) ?? [:]
+            calls[call.uuid] = call
+            let after = Encode.properties(of: call)
+            let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
+            callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
+        case .callRemoved(let call):
+            calls[call.uuid] = nil
+            callObjects[call.uuid] = nil
+            connection.unexport(Telephony1.callPath(call.uuid.apiString))
+            providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+        case .performAction(let action):
+            emitToProvider(action.provider, "PerformAction",
+                           [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString), Encode.arguments(of: action)])
+        case .actionTimedOut(let action):
+            emitToProvider(action.provider, "TimedOutPerformingAction",
+                           [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString)])
+        case .transactionCompleted(let transaction, let error):
+            guard let requester = transaction.requester else { return }
+            let failure = error?.dbusError
+            try? connection.exportedObject(at: Telephony1.rootPath)?.emit(
+                "TransactionCompleted", on: Telephony1.Interface.callController,
+                [.string(transaction.id.apiString), .bool(error == nil), .string(failure?.name ?? ""), .string(failure?.message ?? "")],
+                to: requester)
+        case .audioSessionActivated(let id):
+            emitToProvider(id, "DidActivateAudioSession", [])
+        case .audioSessionDeactivated(let id):
+            emitToProvider(id, "DidDeactivateAudioSession", [])
+        }
+    }
+
+    /// Provider signals go to the provider's own connection only.
+    func emitToProvider(_ id: ProviderID, _ signal: String, _ arguments: [DBusValue]) {
+        guard let owner = providerOwners[id] else { return }
+        do {
+            try connection.emit(path: Telephony1.providerPath(id.rawValue), interface: Telephony1.Interface.provider,
+                                member: signal, arguments, destination: owner)
+        } catch {
+            logger.error("cannot send \(signal) to provider \(id): \(error)")
+        }
+    }
+
+    /// Runs a transaction for `requester` and returns its UUID in the API's form.
+    func request(_ actions: [ActionRequest], from requester: String) throws -> String {
+        try switchboard.requestTransaction(actions, requester: requester).id.apiString
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import DBus
+import Logging
+import ServiceLifecycle
+import TelephonyService
+
+@main
+struct Daemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monkeycalld",
+        abstract: "The MonkeyCall telephony service: owns org.monkeycall.Telephony1 on the session bus."
+    )
+
+    @Option(help: "Bus address to connect to instead of the session bus (DBUS_SESSION_BUS_ADDRESS).")
+    var address: String?
+
+    @Flag(help: "Take the name over from a running instance.")
+    var replace = false
+
+    @Option(help: "Seconds a provider has to fulfil or fail an action.")
+    var actionTimeout: Double = 10
+
+    @Option(help: "Seconds an incoming call rings before it is ended as unanswered.")
+    var ringTimeout: Double = 45
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "monkeycalld")
+
+        let connection: Connection
+        do {
+            connection = try address.map { try Connection(address: $0) } ?? Connection.sessionBus()
+        } catch {
+            logger.critical("cannot connect to the bus: \(error)")
+            throw ExitCode(2)
+        }
+        var options = ServiceOptions()
+        options.actionTimeout = actionTimeout
+        options.ringTimeout = ringTimeout
+        let service = TelephonyService(connection: connection, options: options, logger: logger)
+        do {
+            try await service.start(replace: replace)
+        } catch let error as TelephonyService.StartError {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: BusService(service: service, logger: logger))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        try await group.run()
+        logger.info("stopped")
+    }
+}
+
+/// Keeps the daemon alive until it is asked to stop, loses the bus, or is
+/// replaced by `monkeycalld --replace`; then gives the name back.
+struct BusService: Service {
+    let service: TelephonyService
+    let logger: Logger
+
+    func run() async throws {
+        let (reasons, reason) = AsyncStream<String>.makeStream()
+        service.connection.onDisconnect { _ in reason.yield("lost the connection to the bus") }
+        // NameLost comes to us directly; no match rule is needed.
+        let nameLost = try await service.connection.subscribe(
+            MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameLost", arg0: Telephony1.busName), local: true
+        ) { _ in reason.yield("another instance took over \(Telephony1.busName)") }
+        await withGracefulShutdownHandler {
+            for await why in reasons {
+                logger.info("stopping: \(why)")
+                break
+            }
+        } onGracefulShutdown: {
+            reason.yield("asked to stop")
+        }
+        nameLost.cancel()
+        await service.stop()
+    }
+}

@@ -3,7 +3,7 @@
 public final class ExportedObject: @unchecked Sendable {
     public let path: ObjectPath
     public let interfaces: [Interface]
-    unowned let connection: Connection
+    private weak var connection: Connection?
 
     init(path: ObjectPath, interfaces: [Interface], connection: Connection) {
         self.path = path
@@ -23,7 +23,7 @@ public final class ExportedObject: @unchecked Sendable {
         guard signature == signal.signature else {
             throw DBusError.failed("signal \(signalName) takes '\(signal.signature)', not '\(signature)'")
         }
-        try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
+        try connection?.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
     }
 
     /// Emits `PropertiesChanged` for the named properties with their current values.
@@ -40,7 +40,7 @@ public final class ExportedObject: @unchecked Sendable {
             }
         }
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+        try? connection?.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
                              [.string(interfaceName), .vardict(changed), invalidated.dbusValue])
     }
 

@@ -56,7 +56,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits until the output (both streams) contains `text`; false on exit or deadline.
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.wakeAll()
         }
         defer { deadline.cancel() }

@@ -27,7 +27,8 @@ public final class EventBuffer<Event: Sendable>: @unchecked Sendable {
     /// (events passed over are skipped), or nil at the deadline.
     public func next(timeout: Duration = .seconds(10), where predicate: @escaping (Event) -> Bool = { _ in true }) async -> Event? {
         let deadline = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            // Cancelled when the event came first: then it must not expire a later waiter.
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.expire()
         }
         defer { deadline.cancel() }

@@ -15,28 +15,34 @@ extension TelephonyService {
     /// are shortcuts through the call controller.
     func callInterface(_ uuid: UUID) -> Interface {
         Interface(Telephony1.Interface.call) {
-            Method("Answer") { [unowned self] call in
+            Method("Answer") { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 _ = try request([.answer(uuid)], from: call.sender)
                 return .empty
             }
-            Method("End") { [unowned self] call in
+            Method("End") { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 _ = try request([.end(uuid)], from: call.sender)
                 return .empty
             }
-            Method("SetHeld", in: ["on_hold": "b"]) { [unowned self] call in
+            Method("SetHeld", in: ["on_hold": "b"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 _ = try request([.setHeld(uuid, try call.decode(Bool.self))], from: call.sender)
                 return .empty
             }
-            Method("SetMuted", in: ["muted": "b"]) { [unowned self] call in
+            Method("SetMuted", in: ["muted": "b"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 _ = try request([.setMuted(uuid, try call.decode(Bool.self))], from: call.sender)
                 return .empty
             }
-            Method("PlayDTMF", in: ["digits": "s"]) { [unowned self] call in
+            Method("PlayDTMF", in: ["digits": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 _ = try request([.playDTMF(uuid, digits: try call.decode(String.self), type: .singleTone)], from: call.sender)
                 return .empty
             }
             for (name, signature) in Encode.callProperties {
-                Property(name, signature) { [unowned self] in
+                Property(name, signature) { [weak self] in
+                    guard let self else { throw TelephonyService.stopping }
                     guard let call = calls[uuid], let value = Encode.properties(of: call)[name] else {
                         throw DBusError.unknownObject("call \(uuid.apiString) has ended")
                     }

@@ -30,51 +30,59 @@ extension TelephonyService {
     func providerInterface(_ provider: Provider) -> Interface {
         let id = provider.id
         return Interface(Telephony1.Interface.provider) {
-            Method("ReportNewIncomingCall", in: ["call_uuid": "s", "update": "a{sv}"], out: ["call": "o"]) { [unowned self] call in
+            Method("ReportNewIncomingCall", in: ["call_uuid": "s", "update": "a{sv}"], out: ["call": "o"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (uuid, update) = try call.decode(String.self, [String: DBusValue].self)
                 let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
                 return .values([.objectPath(Telephony1.callPath(reported.uuid.apiString))])
             }
-            Method("ReportCallUpdated", in: ["call_uuid": "s", "update": "a{sv}"]) { [unowned self] call in
+            Method("ReportCallUpdated", in: ["call_uuid": "s", "update": "a{sv}"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (uuid, update) = try call.decode(String.self, [String: DBusValue].self)
                 try switchboard.reportCallUpdated(provider: provider, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
                 return .empty
             }
-            Method("ReportCallEnded", in: ["call_uuid": "s", "reason": "s", "ended_at": "t"]) { [unowned self] call in
+            Method("ReportCallEnded", in: ["call_uuid": "s", "reason": "s", "ended_at": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (uuid, reason, at) = try call.decode(String.self, String.self, UInt64.self)
                 try switchboard.reportCallEnded(provider: provider, uuid: try Decode.uuid(uuid), reason: try endReason(reason), at: at)
                 return .empty
             }
-            Method("ReportOutgoingCallStartedConnecting", in: ["call_uuid": "s", "at": "t"]) { [unowned self] call in
+            Method("ReportOutgoingCallStartedConnecting", in: ["call_uuid": "s", "at": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (uuid, at) = try call.decode(String.self, UInt64.self)
                 try switchboard.reportOutgoingCallStartedConnecting(provider: provider, uuid: try Decode.uuid(uuid), at: at)
                 return .empty
             }
-            Method("ReportOutgoingCallConnected", in: ["call_uuid": "s", "at": "t"]) { [unowned self] call in
+            Method("ReportOutgoingCallConnected", in: ["call_uuid": "s", "at": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (uuid, at) = try call.decode(String.self, UInt64.self)
                 try switchboard.reportOutgoingCallConnected(provider: provider, uuid: try Decode.uuid(uuid), at: at)
                 return .empty
             }
-            Method("FulfillAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [unowned self] call in
+            Method("FulfillAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (action, info) = try call.decode(String.self, [String: DBusValue].self)
                 let at = try VarDict(info, context: "info").get("Date", default: UInt64(0))
                 try switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
                 return .empty
             }
-            Method("FailAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [unowned self] call in
+            Method("FailAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
                 let (action, info) = try call.decode(String.self, [String: DBusValue].self)
                 _ = try VarDict(info, context: "info").get("Date", as: UInt64.self)
                 try switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
                 return .empty
             }
-            Method("Invalidate") { [unowned self] call in
+            Method("Invalidate") { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 switchboard.invalidateProvider(try owned(id, by: call))
                 return .empty
             }
@@ -87,8 +95,9 @@ extension TelephonyService {
             Property("Name", "s") { .string(provider.configuration.name) }
             Property("Owner", "s") { .string(provider.owner) }
             Property("Configuration", "a{sv}") { Encode.configuration(provider.configuration) }
-            Property("Calls", "ao") { [unowned self] in
-                switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) }.dbusValue
+            Property("Calls", "ao") { [weak self] in
+                guard let self else { throw TelephonyService.stopping }
+                return switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) }.dbusValue
             }
         }
     }

@@ -5,11 +5,13 @@ import TelephonyCore
 extension TelephonyService {
     func managerInterface() -> Interface {
         Interface(Telephony1.Interface.manager) {
-            Method("RegisterProvider", in: ["configuration": "a{sv}"], out: ["provider": "o"]) { [unowned self] call in
+            Method("RegisterProvider", in: ["configuration": "a{sv}"], out: ["provider": "o"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let configuration = try Decode.configuration(try call.decode([String: DBusValue].self))
                 let sender = call.sender
                 if ownerWatches[sender] == nil {
-                    ownerWatches[sender] = connection.watchVanishing(of: sender) { [unowned self] in
+                    ownerWatches[sender] = connection.watchVanishing(of: sender) { [weak self] in
+                        guard let self else { return }
                         logger.info("connection \(sender) left the bus; its providers go with it")
                         switchboard.ownerVanished(sender)
                     }
@@ -27,7 +29,8 @@ extension TelephonyService {
 
     func callControllerInterface() -> Interface {
         Interface(Telephony1.Interface.callController) {
-            Method("RequestTransaction", in: ["actions": "a(sa{sv})"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+            Method("RequestTransaction", in: ["actions": "a(sa{sv})"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 guard case .array(_, let items)? = call.arguments.first else { return .values([]) }
                 var requests: [ActionRequest] = []
                 for item in items {
@@ -37,7 +40,8 @@ extension TelephonyService {
                 }
                 return .values([.string(try request(requests, from: call.sender))])
             }
-            Method("StartCall", in: ["handle": "s", "options": "a{sv}"], out: ["call_uuid": "s", "transaction_uuid": "s"]) { [unowned self] call in
+            Method("StartCall", in: ["handle": "s", "options": "a{sv}"], out: ["call_uuid": "s", "transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let (handle, options) = try call.decode(String.self, [String: DBusValue].self)
                 var args = options
                 args["Handle"] = .string(handle)
@@ -46,26 +50,32 @@ extension TelephonyService {
                 let transaction = try request([start], from: call.sender)
                 return .values([.string(start.callUUID.apiString), .string(transaction)])
             }
-            Method("AnswerCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
-                .values([.string(try request([.answer(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
+            Method("AnswerCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                return .values([.string(try request([.answer(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
             }
-            Method("EndCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
-                .values([.string(try request([.end(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
+            Method("EndCall", in: ["call_uuid": "s"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                return .values([.string(try request([.end(try Decode.uuid(try call.decode(String.self)))], from: call.sender))])
             }
-            Method("SetHeld", in: ["call_uuid": "s", "on_hold": "b"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+            Method("SetHeld", in: ["call_uuid": "s", "on_hold": "b"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let (uuid, onHold) = try call.decode(String.self, Bool.self)
                 return .values([.string(try request([.setHeld(try Decode.uuid(uuid), onHold)], from: call.sender))])
             }
-            Method("SetMuted", in: ["call_uuid": "s", "muted": "b"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+            Method("SetMuted", in: ["call_uuid": "s", "muted": "b"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let (uuid, muted) = try call.decode(String.self, Bool.self)
                 return .values([.string(try request([.setMuted(try Decode.uuid(uuid), muted)], from: call.sender))])
             }
-            Method("SetGroup", in: ["call_uuid": "s", "group_with": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+            Method("SetGroup", in: ["call_uuid": "s", "group_with": "s"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let (uuid, other) = try call.decode(String.self, String.self)
                 let action = try Decode.action(kind: "set-group", ["CallUUID": .string(uuid), "GroupWith": .string(other)])
                 return .values([.string(try request([action], from: call.sender))])
             }
-            Method("PlayDTMF", in: ["call_uuid": "s", "digits": "s", "type": "s"], out: ["transaction_uuid": "s"]) { [unowned self] call in
+            Method("PlayDTMF", in: ["call_uuid": "s", "digits": "s", "type": "s"], out: ["transaction_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
                 let (uuid, digits, type) = try call.decode(String.self, String.self, String.self)
                 let action = try Decode.action(kind: "play-dtmf", ["CallUUID": .string(uuid), "Digits": .string(digits), "Type": .string(type)])
                 return .values([.string(try request([action], from: call.sender))])

@@ -39,6 +39,9 @@ public final class TelephonyService: @unchecked Sendable {
         switchboard = Switchboard(clock: DispatchClock(queue: connection.queue), options: switchboardOptions)
     }
 
+    /// Handlers hold the service weakly: a call that arrives while it is being torn down gets this.
+    static let stopping = DBusError(name: DBusError.Name.serviceUnknown, message: "monkeycalld is stopping")
+
     public enum StartError: Error, CustomStringConvertible {
         case nameTaken(owner: String?)
         public var description: String {
@@ -53,7 +56,7 @@ public final class TelephonyService: @unchecked Sendable {
     /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
     public func start(replace: Bool = false) async throws {
         connection.onQueueSync {
-            switchboard.onEvent = { [unowned self] event in self.handle(event) }
+            switchboard.onEvent = { [weak self] event in self?.handle(event) }
             do {
                 try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface()])
             } catch {

@@ -1,0 +1,158 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import TelephonyService
+import Testing
+
+@Suite("Calls through the service over a real bus")
+struct CallFlowTests {
+    @Test("incoming call, answered through the controller, fulfilled by the provider, becomes active")
+    func answerFlow() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        #expect(await app.signals.next("DidBegin") != nil)
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: "org.freedesktop.DBus.ObjectManager"))
+        let uuid = try await app.reportIncoming("alice", uuid: UUID().uuidString.uppercased(), update: ["LocalizedCallerName": .string("Alice")])
+        #expect(await added.next("InterfacesAdded", where: { $0.first == .objectPath(Telephony1.callPath(uuid)) }) != nil)
+        #expect(await fixture.state(uuid) == "ringing")
+        #expect(try await fixture.callProperty(uuid, "CallerName") == .string("Alice"))
+        #expect(try await fixture.callProperty(uuid, "UUID") == .string(uuid))
+
+        let transaction = try await fixture.request([("answer", ["CallUUID": .string(uuid.uppercased())])])
+        let answer = try #require(await app.nextAction("answer"))
+        #expect(answer.call == uuid)
+        #expect(answer.args["TransactionUUID"] == .string(transaction))
+        try await app.fulfill(answer)
+        #expect(await fixture.completion(of: transaction)! == (true, ""))
+        #expect(await app.signals.next("DidActivateAudioSession") != nil)
+        #expect(await fixture.state(uuid) == "active")
+        #expect(try await fixture.callProperty(uuid, "HasConnected") == .bool(true))
+
+        // End: the call's object reports ended, then disappears.
+        let changes = try await SignalRecorder(fixture.controller, MatchRule(path: Telephony1.callPath(uuid), interface: "org.freedesktop.DBus.Properties"))
+        let end = try await fixture.request([("end", ["CallUUID": .string(uuid)])])
+        try await app.perform("end")
+        #expect(await fixture.completion(of: end)! == (true, ""))
+        #expect(await changes.next("PropertiesChanged", where: { $0.count > 1 && $0[1].vardict?["State"] == .string("ended") }) != nil)
+        #expect(await added.next("InterfacesRemoved", where: { $0.first == .objectPath(Telephony1.callPath(uuid)) }) != nil)
+        #expect(await app.signals.next("DidDeactivateAudioSession") != nil)
+        #expect(try await fixture.managedPaths() == [app.path])
+    }
+
+    @Test("answering a second provider's call holds the first provider's active call")
+    func holdAndAnswerAcrossProviders() async throws {
+        let fixture = try await ServiceFixture()
+        let first = try await fixture.provider("First")
+        let second = try await fixture.provider("Second")
+        let call1 = try await first.reportIncoming("alice")
+        let t1 = try await fixture.request([("answer", ["CallUUID": .string(call1)])])
+        try await first.perform("answer")
+        #expect(await fixture.completion(of: t1)?.0 == true)
+
+        let call2 = try await second.reportIncoming("bob")
+        let t2 = try await fixture.request([("answer", ["CallUUID": .string(call2)])])
+        let hold = try #require(await first.nextAction("set-held"))
+        #expect(hold.call == call1 && hold.args["OnHold"] == .bool(true))
+        let answer = try #require(await second.nextAction("answer"))
+        #expect(answer.call == call2)
+        // Each action is fulfilled on its own; the transaction completes after both.
+        try await second.fulfill(answer)
+        try await first.fulfill(hold)
+        #expect(await fixture.completion(of: t2)! == (true, ""))
+        #expect(await fixture.state(call1) == "held")
+        #expect(await fixture.state(call2) == "active")
+        #expect(await first.signals.next("DidDeactivateAudioSession") != nil)
+        #expect(await second.signals.next("DidActivateAudioSession") != nil)
+    }
+
+    @Test("outgoing call: start, connecting, connected; mute and DTMF reach the provider")
+    func outgoingMuteDTMF() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey", ["SupportsVideo": .bool(true)])
+        let reply = try await fixture.control("StartCall", [.string("carol"), .vardict(["Video": .bool(true)])])
+        guard case .string(let uuid) = reply[0], case .string(let transaction) = reply[1] else { Issue.record("bad reply"); return }
+        let start = try await app.perform("start")
+        #expect(start.args["Handle"] == .string("carol") && start.args["Video"] == .bool(true))
+        #expect(await fixture.completion(of: transaction)?.0 == true)
+        #expect(await fixture.state(uuid) == "dialing")
+        try await app.call("ReportOutgoingCallStartedConnecting", [.string(uuid), .uint64(0)])
+        #expect(await fixture.state(uuid) == "connecting")
+        try await app.call("ReportOutgoingCallConnected", [.string(uuid), .uint64(0)])
+        #expect(await fixture.state(uuid) == "active")
+
+        let mute = try await fixture.control("SetMuted", [.string(uuid), .bool(true)])
+        #expect(try await app.perform("set-muted").args["Muted"] == .bool(true))
+        #expect(await fixture.completion(of: mute.first.flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "")?.0 == true)
+        #expect(try await fixture.callProperty(uuid, "Muted") == .bool(true))
+
+        try await fixture.control("PlayDTMF", [.string(uuid), .string("12#"), .string("single-tone")])
+        let dtmf = try await app.perform("play-dtmf")
+        #expect(dtmf.args["Digits"] == .string("12#") && dtmf.args["Type"] == .string("single-tone"))
+
+        // The remote side hangs up.
+        try await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
+        #expect(await fixture.state(uuid) == nil)
+    }
+
+    @Test("an action left unfulfilled times out; the provider hears TimedOutPerformingAction")
+    func actionTimeout() async throws {
+        let fixture = try await ServiceFixture(actionTimeout: 0.3)
+        let app = try await fixture.provider("Slow")
+        let uuid = try await app.reportIncoming()
+        let transaction = try await fixture.request([("answer", ["CallUUID": .string(uuid)])])
+        let answer = try #require(await app.nextAction("answer"))
+        let timedOut = try #require(await app.signals.next("TimedOutPerformingAction"))
+        #expect(try timedOut.arguments() == [.string(answer.id), .string("answer"), .string(uuid)])
+        #expect(await fixture.completion(of: transaction)! == (false, Telephony1.errorPrefix + "ActionTimedOut"))
+        let late = await dbusError { try await app.fulfill(answer) }
+        #expect(late?.name == Telephony1.errorPrefix + "UnknownAction")
+    }
+
+    @Test("a failed action completes the transaction with ActionFailed")
+    func actionFailed() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        let uuid = try await app.reportIncoming()
+        let transaction = try await fixture.request([("answer", ["CallUUID": .string(uuid)])])
+        let answer = try #require(await app.nextAction("answer"))
+        try await app.call("FailAction", [.string(answer.id), .vardict([:])])
+        #expect(await fixture.completion(of: transaction)! == (false, Telephony1.errorPrefix + "ActionFailed"))
+    }
+
+    @Test("a provider that leaves the bus mid-call: its calls end, another provider's call is untouched")
+    func providerVanishes() async throws {
+        let fixture = try await ServiceFixture()
+        let stays = try await fixture.provider("Stays")
+        let leaves = try await fixture.provider("Leaves")
+        let kept = try await stays.reportIncoming("alice")
+        let lost = try await leaves.reportIncoming("bob")
+        let removed = try await SignalRecorder(fixture.controller, MatchRule(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+        leaves.connection.close()
+        #expect(await removed.next(where: { $0.first == .objectPath(Telephony1.callPath(lost)) }) != nil)
+        #expect(await removed.next(where: { $0.first == .objectPath(leaves.path) }) != nil)
+        #expect(await fixture.state(kept) == "ringing")
+        #expect(try await fixture.managedPaths().sorted() == [stays.path, Telephony1.callPath(kept)].sorted())
+    }
+
+    @Test("ringing calls end unanswered after the ring timeout with an end action")
+    func ringTimeout() async throws {
+        let fixture = try await ServiceFixture(ringTimeout: 0.3)
+        let app = try await fixture.provider("Monkey")
+        let uuid = try await app.reportIncoming()
+        try await app.perform("end")
+        let removed = try await SignalRecorder(fixture.controller, MatchRule(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
+        if await fixture.state(uuid) != nil {
+            #expect(await removed.next(where: { $0.first == .objectPath(Telephony1.callPath(uuid)) }) != nil)
+        }
+        #expect(await fixture.state(uuid) == nil)
+    }
+}
+
+func dbusError(_ body: () async throws -> Void) async -> DBusError? {
+    do {
+        try await body()
+        return nil
+    } catch {
+        return DBusError(error)
+    }
+}

@@ -1,0 +1,136 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import Logging
+import TelephonyCore
+import TelephonyService
+import Testing
+
+/// A private bus with the service running in this process, and helpers that
+/// play providers and the user's controller over real connections.
+final class ServiceFixture: @unchecked Sendable {
+    let bus: PrivateBus
+    let service: TelephonyService
+    let controller: Connection
+    let controllerSignals: SignalRecorder
+
+    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init()) async throws {
+        bus = try PrivateBus()
+        var options = ServiceOptions()
+        options.actionTimeout = actionTimeout
+        options.ringTimeout = ringTimeout
+        options.limits = limits
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        service = TelephonyService(connection: try Connection(address: bus.address), options: options, logger: logger)
+        try await service.start()
+        controller = try Connection(address: bus.address)
+        controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.Interface.callController))
+    }
+
+    deinit { bus.stop() }
+
+    func provider(_ name: String, _ configuration: [String: DBusValue] = [:]) async throws -> TestProvider {
+        try await TestProvider(bus: bus, name: name, configuration: configuration)
+    }
+
+    @discardableResult
+    func control(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+                                  member: member, arguments)
+    }
+
+    /// RequestTransaction with `(kind, args)` pairs.
+    @discardableResult
+    func request(_ actions: [(String, [String: DBusValue])]) async throws -> String {
+        let value = DBusValue.array(element: "(sa{sv})", actions.map { .structure([.string($0.0), .vardict($0.1)]) })
+        guard case .string(let id)? = try await control("RequestTransaction", [value]).first else { throw TestSupportError("no transaction id") }
+        return id
+    }
+
+    /// Waits for TransactionCompleted of `transaction` and returns (success, error name).
+    func completion(of transaction: String, timeout: Duration = .seconds(10)) async -> (Bool, String)? {
+        guard let message = await controllerSignals.next("TransactionCompleted", timeout: timeout, where: { $0.first == .string(transaction) }),
+              let args = try? message.arguments(), case .bool(let success) = args[1], case .string(let name) = args[2] else { return nil }
+        return (success, name)
+    }
+
+    func callProperty(_ uuid: String, _ name: String) async throws -> DBusValue? {
+        let reply = try await controller.call(destination: Telephony1.busName, path: Telephony1.callPath(uuid),
+                                              interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                              [.string(Telephony1.Interface.call), .string(name)])
+        return reply.first?.unwrappedVariant
+    }
+
+    func state(_ uuid: String) async -> String? {
+        guard case .string(let state)? = try? await callProperty(uuid, "State") else { return nil }
+        return state
+    }
+
+    func managedPaths() async throws -> [ObjectPath] {
+        let reply = try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                              interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        guard case .dictionary(_, _, let entries)? = reply.first else { return [] }
+        return entries.compactMap { if case .objectPath(let path) = $0.key { path } else { nil } }
+    }
+}
+
+/// A VOIP app played over its own connection: registers, reports calls and
+/// records the signals the service sends it.
+final class TestProvider: @unchecked Sendable {
+    let connection: Connection
+    let path: ObjectPath
+    let signals: SignalRecorder
+
+    init(bus: PrivateBus, name: String, configuration: [String: DBusValue]) async throws {
+        connection = try Connection(address: bus.address)
+        signals = try await SignalRecorder(connection, MatchRule(interface: Telephony1.Interface.provider))
+        var config = configuration
+        config["Name"] = .string(name)
+        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                              interface: Telephony1.Interface.manager, member: "RegisterProvider", [.vardict(config)])
+        guard case .objectPath(let path)? = reply.first else { throw TestSupportError("no provider path") }
+        self.path = path
+    }
+
+    @discardableResult
+    func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await connection.call(destination: Telephony1.busName, path: path, interface: Telephony1.Interface.provider,
+                                  member: member, arguments)
+    }
+
+    /// Reports an incoming call and returns its UUID (lower case).
+    @discardableResult
+    func reportIncoming(_ handle: String = "alice", uuid: String = UUID().uuidString, update: [String: DBusValue] = [:]) async throws -> String {
+        var fields = update
+        fields["Handle"] = fields["Handle"] ?? .string(handle)
+        try await call("ReportNewIncomingCall", [.string(uuid), .vardict(fields)])
+        return uuid.lowercased()
+    }
+
+    struct PerformedAction {
+        let id: String, kind: String, call: String, args: [String: DBusValue]
+    }
+
+    /// The next PerformAction (of `kind`, when given).
+    func nextAction(_ kind: String? = nil, timeout: Duration = .seconds(10)) async -> PerformedAction? {
+        guard let message = await signals.next("PerformAction", timeout: timeout, where: { kind == nil || $0[1] == .string(kind!) }),
+              let args = try? message.arguments(), args.count == 4,
+              case .string(let id) = args[0], case .string(let kind) = args[1], case .string(let call) = args[2],
+              let dict = args[3].vardict else { return nil }
+        return PerformedAction(id: id, kind: kind, call: call, args: dict)
+    }
+
+    func fulfill(_ action: PerformedAction?) async throws {
+        let id = try #require(action).id
+        try await call("FulfillAction", [.string(id), .vardict([:])])
+    }
+
+    /// The next `kind` action, fulfilled.
+    @discardableResult
+    func perform(_ kind: String) async throws -> PerformedAction {
+        let action = try #require(await nextAction(kind), "no \(kind) action arrived")
+        try await fulfill(action)
+        return action
+    }
+}

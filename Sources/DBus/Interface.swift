@@ -37,7 +37,7 @@ public struct Interface {
 }
 
 /// A named argument of a method or signal.
-public struct Argument: Sendable, Equatable {
+public struct NamedArgument: Sendable, Equatable {
     public let name: String
     public let signature: Signature
     public init(_ name: String, _ signature: Signature) {
@@ -58,16 +58,16 @@ public enum MethodReply: Sendable {
 
 public struct Method {
     public let name: String
-    public let inputs: [Argument]
-    public let outputs: [Argument]
+    public let inputs: [NamedArgument]
+    public let outputs: [NamedArgument]
     let handler: (MethodCall) throws -> MethodReply
 
     public init(_ name: String, in inputs: KeyValuePairs<String, Signature> = [:], out outputs: KeyValuePairs<String, Signature> = [:],
                 handler: @escaping (MethodCall) throws -> MethodReply) {
         precondition(Names.isValidMember(name), "invalid method name '\(name)'")
         self.name = name
-        self.inputs = inputs.map { Argument($0.key, $0.value) }
-        self.outputs = outputs.map { Argument($0.key, $0.value) }
+        self.inputs = inputs.map { NamedArgument($0.key, $0.value) }
+        self.outputs = outputs.map { NamedArgument($0.key, $0.value) }
         self.handler = handler
     }
 
@@ -104,12 +104,12 @@ public struct Property {
 
 public struct Signal {
     public let name: String
-    public let arguments: [Argument]
+    public let arguments: [NamedArgument]
 
     public init(_ name: String, _ arguments: KeyValuePairs<String, Signature> = [:]) {
         precondition(Names.isValidMember(name), "invalid signal name '\(name)'")
         self.name = name
-        self.arguments = arguments.map { Argument($0.key, $0.value) }
+        self.arguments = arguments.map { NamedArgument($0.key, $0.value) }
     }
 
     public var signature: Signature { Signature(concatenating: arguments.map(\.signature)) }

@@ -6,11 +6,11 @@ public final class MethodCall: @unchecked Sendable {
     public let arguments: [DBusValue]
     /// `Interface.Member`, for error messages.
     public let name: String
-    let outputs: [Argument]
+    let outputs: [NamedArgument]
     private let connection: Connection
     private var replied = false
 
-    init(message: Message, arguments: [DBusValue], name: String, outputs: [Argument], connection: Connection) {
+    init(message: Message, arguments: [DBusValue], name: String, outputs: [NamedArgument], connection: Connection) {
         self.message = message
         self.arguments = arguments
         self.name = name

@@ -1,0 +1,94 @@
+import ArgumentParser
+import DBus
+import Foundation
+import TelephonyService
+
+/// The CLI's view of the service: calls and providers read from the ObjectManager.
+struct ServiceClient {
+    let connection: Connection
+
+    init(_ options: BusOptions) async throws {
+        do {
+            connection = try options.address.map { try Connection(address: $0) } ?? Connection.sessionBus()
+        } catch let error as DBusError {
+            throw CLIError("cannot reach the session bus: \(error.message)")
+        }
+        guard try await connection.nameOwner(Telephony1.busName) != nil else {
+            throw CLIError("the MonkeyCall service is not running on this bus (nobody owns \(Telephony1.busName)); start it with scripts/run or monkeycalld")
+        }
+    }
+
+    struct CallInfo {
+        let path: ObjectPath
+        let properties: [String: DBusValue]
+        func string(_ key: String) -> String { if case .string(let value)? = properties[key] { value } else { "" } }
+        var uuid: String { string("UUID") }
+        var state: String { string("State") }
+    }
+
+    /// Objects below the root: (path, interface → properties).
+    func managedObjects() async throws -> [(ObjectPath, [String: [String: DBusValue]])] {
+        let reply = try await service(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
+        return objects.compactMap { entry in
+            guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value else { return nil }
+            var result: [String: [String: DBusValue]] = [:]
+            for interface in interfaces {
+                if case .string(let name) = interface.key { result[name] = interface.value.vardict ?? [:] }
+            }
+            return (path, result)
+        }
+    }
+
+    func calls() async throws -> [CallInfo] {
+        try await managedObjects().compactMap { path, interfaces in
+            interfaces[Telephony1.Interface.call].map { CallInfo(path: path, properties: $0) }
+        }.sorted { ($0.properties["StartedAt"].flatMap { if case .uint64(let t) = $0 { t } else { nil } } ?? 0)
+                 < ($1.properties["StartedAt"].flatMap { if case .uint64(let t) = $0 { t } else { nil } } ?? 0) }
+    }
+
+    func providers() async throws -> [(path: ObjectPath, name: String)] {
+        try await managedObjects().compactMap { path, interfaces in
+            guard let provider = interfaces[Telephony1.Interface.provider], case .string(let name)? = provider["Name"] else { return nil }
+            return (path, name)
+        }
+    }
+
+    /// The call the user means: the given UUID, or the only call (that fits `filter`).
+    func resolveCall(_ uuid: String?, purpose: String, filter: (CallInfo) -> Bool = { _ in true }) async throws -> String {
+        if let uuid { return uuid }
+        let candidates = try await calls().filter(filter)
+        switch candidates.count {
+        case 1: return candidates[0].uuid
+        case 0: throw CLIError("there is no call to \(purpose)")
+        default:
+            throw CLIError("there are \(candidates.count) calls to \(purpose); name one: " + candidates.map(\.uuid).joined(separator: ", "))
+        }
+    }
+
+    @discardableResult
+    func service(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        do {
+            return try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+
+    @discardableResult
+    func controller(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await service(Telephony1.rootPath, Telephony1.Interface.callController, member, arguments)
+    }
+}
+
+/// A message for the user; the process exits non-zero.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+
+    /// The service's error in plain words: its message, and the error's short name.
+    init(_ error: DBusError) {
+        let shortName = error.name.split(separator: ".").last.map(String.init) ?? error.name
+        description = "\(error.message.isEmpty ? shortName : error.message) (\(shortName))"
+    }
+}

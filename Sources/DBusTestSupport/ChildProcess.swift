@@ -19,7 +19,7 @@ public final class ChildProcess: @unchecked Sendable {
                               })
     }
 
-    deinit { spawned.signal(SIGKILL) }
+    deinit { spawned?.signal(SIGKILL) }
 
     public var pid: Int32 { spawned.pid }
     public var isRunning: Bool { spawned.exitStatus == nil }

@@ -68,7 +68,7 @@ struct WatchEvent {
     var json: String {
         var object: [String: Any] = ["event": event, "path": path]
         for (key, value) in fields { object[key] = Self.jsonValue(value) }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }
 

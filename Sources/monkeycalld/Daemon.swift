@@ -59,7 +59,8 @@ struct Daemon: AsyncParsableCommand {
         }
 
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: BusService(service: service, logger: logger))],
+            // BusService also returns on its own (bus lost, name taken over): that ends the daemon normally.
+            services: [.init(service: BusService(service: service, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

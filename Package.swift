@@ -31,15 +31,18 @@ let package = Package(
         // The telephony model in pure Swift: no D-Bus, takes a clock.
         .target(name: "TelephonyCore"),
 
+        // The names of the D-Bus API, shared by the service and its clients.
+        .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
+
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "TelephonyCore", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", logging]),
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", argumentParser, logging, serviceLifecycle]),
-        .executableTarget(name: "monkeycall", dependencies: ["DBus", "TelephonyService", argumentParser]),
-        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "TelephonyService", argumentParser]),
+        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
+        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "TelephonyService", "TelephonyCore"]),
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore"]),
     ]
 )

@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import TelephonyCore
 
 /// Core values as the API's D-Bus values.

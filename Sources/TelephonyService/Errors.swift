@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import TelephonyCore
 
 /// Core errors travel under the API's error names.

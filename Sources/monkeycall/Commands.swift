@@ -1,7 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
-import TelephonyService
+import MonkeyCallAPI
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Say whether the service runs, with its providers and calls.")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
-import TelephonyService
+import MonkeyCallAPI
 
 /// The CLI's view of the service: calls and providers read from the ObjectManager.
 struct ServiceClient {

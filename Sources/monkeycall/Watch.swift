@@ -1,7 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
-import TelephonyService
+import MonkeyCallAPI
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print calls and providers as they come, change and go.")

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Logging
 import ServiceLifecycle
+import MonkeyCallAPI
 import TelephonyService
 
 @main

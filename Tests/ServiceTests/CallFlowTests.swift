@@ -1,6 +1,7 @@
 import DBus
 import DBusTestSupport
 import Foundation
+import MonkeyCallAPI
 import TelephonyService
 import Testing
 

@@ -2,6 +2,7 @@ import DBus
 import DBusTestSupport
 import Foundation
 import TelephonyCore
+import MonkeyCallAPI
 import TelephonyService
 import Testing
 

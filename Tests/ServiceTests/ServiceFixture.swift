@@ -3,6 +3,7 @@ import DBusTestSupport
 import Foundation
 import Logging
 import TelephonyCore
+import MonkeyCallAPI
 import TelephonyService
 import Testing
 

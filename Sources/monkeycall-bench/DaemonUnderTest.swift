@@ -1,0 +1,109 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+
+/// A private bus with `monkeycalld` serving on it, stopped together.
+final class DaemonUnderTest: @unchecked Sendable {
+    let bus: PrivateBus
+    let process: ChildProcess
+    private let lock = NSLock()
+    private var stopped = false
+    private var killed = false
+
+    private init(bus: PrivateBus, process: ChildProcess) {
+        self.bus = bus
+        self.process = process
+    }
+
+    var address: String { bus.address }
+    var pid: Int32 { process.pid }
+
+    /// Starts the bus and the daemon, and returns once the daemon owns its name.
+    static func start(executable: String) async throws -> DaemonUnderTest {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw BenchError("no monkeycalld at \(executable); build it with `swift build -c release --product monkeycalld` or pass --daemon PATH")
+        }
+        let bus = try PrivateBus()
+        // Whatever the daemon persists (settings, recents) goes to the bus's
+        // scratch folder, not the user's home.
+        var environment = bus.environment
+        for variable in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] {
+            environment[variable] = bus.directory.appendingPathComponent(variable).path
+        }
+        let process: ChildProcess
+        do {
+            // Ringing calls of the memory phase must outlive the default 45 s ring timeout.
+            process = try ChildProcess(executable, ["--address", bus.address, "--log-level", "error", "--ring-timeout", "600"],
+                                       environment: environment)
+        } catch {
+            bus.stop()
+            throw error
+        }
+        let daemon = DaemonUnderTest(bus: bus, process: process)
+        do {
+            try await daemon.waitForName(timeout: .seconds(20))
+        } catch {
+            await daemon.stop()
+            throw error
+        }
+        return daemon
+    }
+
+    private func waitForName(timeout: Duration) async throws {
+        let connection = try Connection(address: bus.address)
+        defer { connection.close() }
+        let deadline = ContinuousClock.now + timeout
+        while try await connection.nameOwner(Telephony1.busName) == nil {
+            guard process.isRunning else { throw BenchError("monkeycalld exited during start-up\(outputNote)") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("monkeycalld did not take \(Telephony1.busName) within \(timeout)\(outputNote)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// The daemon's resident set size in bytes (VmRSS).
+    func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw BenchError("no VmRSS in /proc/\(pid)/status (has monkeycalld exited?)")
+        }
+        return kilobytes * 1024
+    }
+
+    /// What the daemon printed, for error messages; empty when it said nothing.
+    var outputNote: String {
+        let output = process.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let state = process.isRunning ? "" : " (monkeycalld has exited)"
+        guard !output.isEmpty else { return state }
+        return "\(state)\nmonkeycalld said:\n" + output.split(separator: "\n").suffix(20).joined(separator: "\n")
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL after 5 s) and the bus; only the first stop does anything.
+    func stop() async {
+        guard markStopped() else { return }
+        process.terminate()
+        if await process.waitForExit(timeout: .seconds(5)) == nil { process.kill() }
+        bus.stop()
+    }
+
+    /// Stops both at once, without waiting for a clean exit: for a signal handler.
+    func kill() {
+        guard markStopped() else { return }
+        lock.withLock { killed = true }
+        process.kill()
+        bus.stop()
+    }
+
+    /// Whether `kill()` stopped it: then errors that follow are its echo, not failures.
+    var wasKilled: Bool { lock.withLock { killed } }
+
+    private func markStopped() -> Bool {
+        lock.withLock {
+            defer { stopped = true }
+            return !stopped
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import DBusTestSupport
+import Foundation
+
+@main
+struct MonkeyCallBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monkeycall-bench",
+        abstract: "Measures monkeycalld on a private bus: round trips, call lifecycles and memory."
+    )
+
+    @Option(help: "Round trips of each kind, Ping and Get (default: 2000, or 200 with --quick).")
+    var iterations: Int?
+
+    @Flag(help: "Small counts, for a smoke run.")
+    var quick = false
+
+    @Option(help: "The monkeycalld to run (default: the one next to this program).")
+    var daemon: String?
+
+    func validate() throws {
+        if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
+    }
+
+    /// How much of everything.
+    struct Counts {
+        var roundTrips: Int
+        var lifecycles: [(providers: Int, count: Int)]
+        var memoryProviders: Int
+        var memoryCalls: Int
+
+        init(quick: Bool, iterations: Int?) {
+            roundTrips = iterations ?? (quick ? 200 : 2000)
+            lifecycles = quick ? [(1, 50), (50, 200)] : [(1, 500), (50, 2000)]
+            memoryProviders = quick ? 100 : 1000
+            memoryCalls = quick ? 1000 : 10_000
+        }
+    }
+
+    func run() async throws {
+        let counts = Counts(quick: quick, iterations: iterations)
+        let path = daemon ?? BuiltProducts.path("monkeycalld")
+        progress("starting \(path) on a private bus")
+        let service: DaemonUnderTest
+        do {
+            service = try await DaemonUnderTest.start(executable: path)
+        } catch {
+            throw failure(error)
+        }
+        let interrupts = Interrupts.install {
+            FileHandle.standardError.write(Data("monkeycall-bench: interrupted; stopping monkeycalld and the bus\n".utf8))
+            service.kill()
+        }
+        defer { interrupts.forEach { $0.cancel() } }
+
+        do {
+            let report = try await measure(service, counts, path: path)
+            await service.stop()
+            print(report.render())
+        } catch {
+            if service.wasKilled { throw ExitCode(130) }
+            let note = service.outputNote
+            await service.stop()
+            throw failure(error, note: note)
+        }
+    }
+
+    private func measure(_ service: DaemonUnderTest, _ counts: Counts, path: String) async throws -> Report {
+        let idle = try service.residentBytes()
+
+        progress("round trips: \(counts.roundTrips) Ping and \(counts.roundTrips) Get")
+        let roundTrips = try await RoundTrips.measure(address: service.address, iterations: counts.roundTrips)
+
+        var lifecycles: [LifecycleResult] = []
+        for (providers, count) in counts.lifecycles {
+            progress("call lifecycles: \(count) over \(providers) provider\(providers == 1 ? "" : "s")")
+            lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
+        }
+
+        progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
+        let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
+        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, memory: memory)
+    }
+
+    private func failure(_ error: Error, note: String = "") -> ExitCode {
+        FileHandle.standardError.write(Data("monkeycall-bench: failed: \(error)\(note)\n".utf8))
+        return .failure
+    }
+}
+
+/// Progress goes to stderr, so that stdout holds the report only.
+func progress(_ line: String) {
+    FileHandle.standardError.write(Data("• \(line)\n".utf8))
+}
+
+/// On SIGINT or SIGTERM, stops the daemon and the bus before exiting.
+enum Interrupts {
+    static func install(_ cleanup: @escaping @Sendable () -> Void) -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                cleanup()
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+}

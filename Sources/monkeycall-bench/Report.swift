@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The benchmark's results, printed as plain tables.
+struct Report {
+    let daemonPath: String
+    let roundTrips: RoundTripResult
+    let lifecycles: [LifecycleResult]
+    let memory: MemoryResult
+
+    func render() -> String {
+        var lines = ["MonkeyCall benchmark: \(Self.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                     "daemon: \(daemonPath)", ""]
+
+        var trips = Table(["round trip", "count", "median µs", "p99 µs"])
+        for (name, samples) in [("Peer.Ping", roundTrips.ping), ("Properties.Get(Manager, Version)", roundTrips.get)] {
+            trips.add([name, "\(samples.sorted.count)", fixed(samples.median, 1), fixed(samples.percentile(99), 1)])
+        }
+        lines += trips.render() + ["(\(roundTrips.rounds) interleaved rounds after \(roundTrips.warmUp) warm-up calls of each)", ""]
+
+        let ping = roundTrips.ping.median
+        var calls = Table(["call lifecycles", "count", "seconds", "lifecycles/s", "µs each", "ratio to Ping"])
+        for result in lifecycles {
+            calls.add(["\(result.providers) provider\(result.providers == 1 ? "" : "s")", "\(result.count)", fixed(result.elapsed.seconds, 2),
+                       fixed(result.perSecond, 1), fixed(result.microsecondsEach, 1), fixed(result.microsecondsEach / ping, 1)])
+        }
+        lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median)", ""]
+
+        var memory = Table(["daemon memory (VmRSS)", "value"])
+        memory.add(["idle after start", mebibytes(self.memory.idle)])
+        memory.add(["before the memory phase", mebibytes(self.memory.before)])
+        memory.add(["with \(self.memory.providers) providers", mebibytes(self.memory.withProviders)])
+        memory.add(["with \(self.memory.providers) providers + \(self.memory.calls) ringing calls", mebibytes(self.memory.withCalls)])
+        memory.add(["per provider", "\(Int(self.memory.bytesPerProvider.rounded())) bytes"])
+        memory.add(["per ringing call", "\(Int(self.memory.bytesPerCall.rounded())) bytes"])
+        lines += memory.render() + [""]
+
+        lines.append("ratio Get/Ping: \(fixed(roundTrips.ratio, 2)) (target <= 1.3)")
+        return lines.joined(separator: "\n")
+    }
+
+    /// `uname -m`.
+    static var machine: String {
+        var info = utsname()
+        guard uname(&info) == 0 else { return "unknown" }
+        return withUnsafeBytes(of: &info.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
+
+private func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+private func mebibytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
+
+/// Columns padded to their widest cell: the first left-aligned, the others right-aligned.
+struct Table {
+    private var rows: [[String]]
+    init(_ header: [String]) { rows = [header] }
+
+    mutating func add(_ row: [String]) { rows.append(row) }
+
+    func render() -> [String] {
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? cell + padding : padding + cell
+            }.joined(separator: "  ")
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import DBus
+import MonkeyCallAPI
+
+/// Latencies of one kind of round trip, in microseconds.
+struct Samples {
+    let sorted: [Double]
+    init(_ values: [Double]) { sorted = values.sorted() }
+
+    var median: Double {
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// Nearest rank.
+    func percentile(_ p: Double) -> Double {
+        sorted[max(0, Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1)]
+    }
+}
+
+struct RoundTripResult {
+    let ping: Samples
+    let get: Samples
+    let rounds: Int
+    let warmUp: Int
+    var ratio: Double { self.get.median / ping.median }
+}
+
+/// `Peer.Ping`, which libdbus answers inside the daemon before any of our
+/// code runs (the floor), against `Properties.Get(Manager, Version)`, which
+/// goes through the object server: the difference is our dispatch overhead.
+enum RoundTrips {
+    static func measure(address: String, iterations: Int, rounds: Int = 10) async throws -> RoundTripResult {
+        let connection = try Connection(address: address)
+        defer { connection.close() }
+        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.telephony("org.freedesktop.DBus.Peer", "Ping") }
+        let getVersion: @Sendable () async throws -> [DBusValue] = {
+            try await connection.telephony("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Interface.manager), .string("Version")])
+        }
+
+        guard case .string? = try await getVersion().first?.unwrappedVariant else {
+            throw BenchError("Properties.Get(Manager, Version) did not return a string")
+        }
+        let warmUp = max(100, iterations / 10)
+        for _ in 0..<warmUp {
+            _ = try await ping()
+            _ = try await getVersion()
+        }
+
+        // Interleaved rounds, the order flipping each round, so that noise on
+        // the machine (and any drift) falls on both kinds alike.
+        var pings: [Double] = [], gets: [Double] = []
+        pings.reserveCapacity(iterations)
+        gets.reserveCapacity(iterations)
+        for round in 0..<rounds {
+            let count = iterations / rounds + (round < iterations % rounds ? 1 : 0)
+            if round % 2 == 0 {
+                pings += try await time(count, ping)
+                gets += try await time(count, getVersion)
+            } else {
+                gets += try await time(count, getVersion)
+                pings += try await time(count, ping)
+            }
+        }
+        return RoundTripResult(ping: Samples(pings), get: Samples(gets), rounds: rounds, warmUp: warmUp)
+    }
+
+    private static func time(_ count: Int, _ operation: @Sendable () async throws -> [DBusValue]) async throws -> [Double] {
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        let clock = ContinuousClock()
+        for _ in 0..<count {
+            let start = clock.now
+            _ = try await operation()
+            samples.append((clock.now - start).microseconds)
+        }
+        return samples
+    }
+}

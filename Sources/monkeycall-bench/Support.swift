@@ -1,0 +1,42 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` for each of `0..<count` with at most `limit` in flight and
+/// returns the results in index order.
+func mapConcurrently<T: Sendable>(_ count: Int, limit: Int, _ body: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+    try await withThrowingTaskGroup(of: (Int, T).self) { group in
+        var results = [T?](repeating: nil, count: count)
+        var next = 0
+        func start() {
+            let index = next
+            next += 1
+            group.addTask { (index, try await body(index)) }
+        }
+        while next < min(limit, count) { start() }
+        while let (index, result) = try await group.next() {
+            results[index] = result
+            if next < count { start() }
+        }
+        return results.map { $0! }
+    }
+}
+
+extension Duration {
+    var microseconds: Double { Double(components.seconds) * 1e6 + Double(components.attoseconds) / 1e12 }
+    var seconds: Double { microseconds / 1e6 }
+}
+
+/// Calls to the service with the names spelled once.
+extension Connection {
+    @discardableResult
+    func telephony(_ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+                   at path: ObjectPath = Telephony1.rootPath) async throws -> [DBusValue] {
+        try await call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
+    }
+}

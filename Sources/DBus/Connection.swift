@@ -21,6 +21,8 @@ public final class Connection: @unchecked Sendable {
     private var subscriptions: [UInt64: SignalSubscription] = [:]
     private var nextSubscriptionID: UInt64 = 1
     private var disconnectHandlers: [(DBusError) -> Void] = []
+    /// Calls waiting for replies: failed when the connection closes, so no caller waits forever.
+    private var waiters: [ObjectIdentifier: ReplyWaiter] = [:]
     var nameWatches = NameWatches()
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -73,7 +75,10 @@ public final class Connection: @unchecked Sendable {
 
     /// Closes the connection; pending calls fail and handlers receive no more messages.
     public func close() {
-        onQueue { dbus_connection_close(self.raw) }
+        onQueue {
+            dbus_connection_close(self.raw)
+            self.handleDisconnect()
+        }
     }
 
     // MARK: Queue
@@ -103,13 +108,14 @@ public final class Connection: @unchecked Sendable {
         let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
         let reply: Message = try await withCheckedThrowingContinuation { continuation in
             onQueue {
-                let waiter = ReplyWaiter(continuation)
+                let waiter = ReplyWaiter(continuation) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
                 guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
                 var pending: OpaquePointer? = nil
                 guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
                     return waiter.finish(.failure(DBusError.noMemory))
                 }
                 guard let pending else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
+                self.waiters[ObjectIdentifier(waiter)] = waiter
                 dbus_pending_call_set_notify(pending, { pending, data in
                     Unmanaged<ReplyWaiter>.fromOpaque(data!).takeUnretainedValue().finish(pending: pending!)
                 }, Unmanaged.passRetained(waiter).toOpaque(), { data in Unmanaged<ReplyWaiter>.fromOpaque(data!).release() })
@@ -190,6 +196,9 @@ public final class Connection: @unchecked Sendable {
     private func handleDisconnect() {
         guard isConnected else { return }
         isConnected = false
+        let waiting = waiters.values
+        waiters = [:]
+        for waiter in waiting { waiter.finish(.failure(DBusError.disconnected("the connection to the bus at \(address) was closed"))) }
         let handlers = disconnectHandlers
         disconnectHandlers = []
         for handler in handlers { handler(DBusError.disconnected("the connection to the bus at \(address) was lost")) }
@@ -227,11 +236,17 @@ private final class WeakConnection {
 /// Resumes a continuation exactly once with the reply of a pending call.
 private final class ReplyWaiter {
     private var continuation: CheckedContinuation<Message, Error>?
-    init(_ continuation: CheckedContinuation<Message, Error>) { self.continuation = continuation }
+    private let onFinish: (ReplyWaiter) -> Void
+
+    init(_ continuation: CheckedContinuation<Message, Error>, onFinish: @escaping (ReplyWaiter) -> Void) {
+        self.continuation = continuation
+        self.onFinish = onFinish
+    }
 
     func finish(_ result: Result<Message, Error>) {
         guard let continuation else { return }
         self.continuation = nil
+        onFinish(self)
         continuation.resume(with: result)
     }
 

@@ -47,17 +47,21 @@ extension Connection {
     /// The interfaces reachable at `path`: the object's own and the standard
     /// ones, or only Introspectable and Peer for a node that merely has children.
     private func interfacesServed(at path: ObjectPath) -> [Interface] {
-        let introspect = StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" }
         if let object = objects.objects[path] {
+            let isManager = objects.managers.contains(path)
+            if let cached = object.served, cached.isManager == isManager { return cached.interfaces }
+            // Built once per object (and again only if it becomes an object manager): calls are the hot path.
             var interfaces = object.interfaces
-            interfaces.append(introspect)
+            interfaces.append(StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" })
             interfaces.append(StandardInterfaces.peerInterface)
             interfaces.append(StandardInterfaces.properties(of: object))
-            if objects.managers.contains(path) {
+            if isManager {
                 interfaces.append(StandardInterfaces.objectManager(at: path) { [weak self] in self?.objects ?? ObjectTree() })
             }
+            object.served = (isManager, interfaces)
             return interfaces
         }
+        let introspect = StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" }
         if path == .root || objects.hasDescendants(path) {
             return [introspect, StandardInterfaces.peerInterface]
         }

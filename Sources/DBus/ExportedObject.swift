@@ -4,6 +4,8 @@ public final class ExportedObject: @unchecked Sendable {
     public let path: ObjectPath
     public let interfaces: [Interface]
     private weak var connection: Connection?
+    /// The interfaces served at the path, standard ones included; built on first use, on the queue.
+    var served: (isManager: Bool, interfaces: [Interface])?
 
     init(path: ObjectPath, interfaces: [Interface], connection: Connection) {
         self.path = path

@@ -69,9 +69,11 @@ public struct Method {
         self.inputs = inputs.map { NamedArgument($0.key, $0.value) }
         self.outputs = outputs.map { NamedArgument($0.key, $0.value) }
         self.handler = handler
+        // Computed once: every incoming call is checked against it.
+        self.inputSignature = Signature(concatenating: self.inputs.map(\.signature))
     }
 
-    public var inputSignature: Signature { Signature(concatenating: inputs.map(\.signature)) }
+    public let inputSignature: Signature
     public var outputSignature: Signature { Signature(concatenating: outputs.map(\.signature)) }
 }
 

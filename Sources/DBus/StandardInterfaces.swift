@@ -21,8 +21,11 @@ enum StandardInterfaces {
         }
     }
 
+    /// Holds the object weakly: the object caches its standard interfaces.
     static func properties(of object: ExportedObject) -> Interface {
+        weak let object = object
         func find(_ call: MethodCall, _ interfaceName: String) throws -> Interface {
+            guard let object else { throw DBusError.unknownObject("the object is gone") }
             guard let interface = object.interface(interfaceName) else {
                 throw DBusError.unknownInterface("object \(object.path) has no interface '\(interfaceName)'")
             }
@@ -41,7 +44,8 @@ enum StandardInterfaces {
             }
             Method("GetAll", in: ["interface_name": "s"], out: ["properties": "a{sv}"]) { call in
                 let interfaceName = try call.decode(String.self)
-                return .values([try object.allProperties(of: try find(call, interfaceName))])
+                let interface = try find(call, interfaceName)
+                return .values([try object?.allProperties(of: interface) ?? .vardict([:])])
             }
             Method("Set", in: ["interface_name": "s", "property_name": "s", "value": "v"]) { call in
                 let (interfaceName, name, value) = try call.decode(String.self, String.self, DBusValue.self)
@@ -54,7 +58,7 @@ enum StandardInterfaces {
                 }
                 let before = try? property.getter()
                 try setter(value, call)
-                if before != (try? property.getter()) { object.propertiesChanged([name], on: interfaceName) }
+                if before != (try? property.getter()) { object?.propertiesChanged([name], on: interfaceName) }
                 return .empty
             }
             Signal("PropertiesChanged", ["interface_name": "s", "changed_properties": "a{sv}", "invalidated_properties": "as"])

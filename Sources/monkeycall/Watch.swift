@@ -23,6 +23,8 @@ struct Watch: AsyncParsableCommand {
         if let owner = try await client.connection.nameOwner(Telephony1.busName) {
             _ = client.connection.watchVanishing(of: owner) { line.yield(json ? #"{"event":"service-stopped"}"# : "service stopped"); line.finish() }
         }
+        // On stderr, so that JSON consumers read only events: anything after this line is seen.
+        FileHandle.standardError.write(Data("watching \(Telephony1.busName)\n".utf8))
         for await text in lines {
             // Written at once, not buffered: whoever reads the pipe sees each change as it happens.
             FileHandle.standardOutput.write(Data((text + "\n").utf8))

@@ -95,6 +95,7 @@ struct DaemonEndToEndTests {
 
         let watch = try ChildProcess(BuiltProducts.path("monkeycall"), ["watch", "--json"], environment: daemon.bus.environment)
         defer { watch.kill() }
+        #expect(await watch.waitForOutput(containing: "watching"), "\(watch.output)")
         let answer = try await daemon.cli("answer")
         #expect(answer.status == 0, "\(answer.stderr)")
         #expect(await app.waitForOutput(containing: "action answer \(incoming)"))

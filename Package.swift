@@ -28,6 +28,9 @@ let package = Package(
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus"]),
 
+        // Desktop notifications through libnotify, knowing nothing of telephony.
+        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", logging]),
+
         // The telephony model in pure Swift: no D-Bus, takes a clock.
         .target(name: "TelephonyCore"),
 
@@ -35,9 +38,9 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", logging]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", argumentParser]),
 

@@ -1,6 +1,7 @@
 import DBus
 import MonkeyCallAPI
 import Foundation
+import DesktopNotifications
 import Logging
 import TelephonyCore
 
@@ -29,8 +30,14 @@ public final class TelephonyService: @unchecked Sendable {
     var providerOwners: [ProviderID: String] = [:]
     /// One watch per connection that owns providers: when it leaves, they go.
     var ownerWatches: [String: Subscription] = [:]
+    /// Rings through desktop notifications, when the daemon has a notifier.
+    var ringer: Ringer?
+    private var notificationServerWatch: Subscription?
+    /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
+    var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
-    public init(connection: Connection, options: ServiceOptions = .init(), logger: Logger = Logger(label: "monkeycall")) {
+    public init(connection: Connection, options: ServiceOptions = .init(), notifier: Notifier? = nil,
+                logger: Logger = Logger(label: "monkeycall")) {
         self.connection = connection
         self.logger = logger
         var switchboardOptions = SwitchboardOptions()
@@ -38,6 +45,7 @@ public final class TelephonyService: @unchecked Sendable {
         switchboardOptions.ringTimeout = options.ringTimeout
         switchboardOptions.limits = options.limits
         switchboard = Switchboard(clock: DispatchClock(queue: connection.queue), options: switchboardOptions)
+        if let notifier { ringer = Ringer(notifier: notifier, service: self) }
     }
 
     /// Handlers hold the service weakly: a call that arrives while it is being torn down gets this.
@@ -66,6 +74,7 @@ public final class TelephonyService: @unchecked Sendable {
             connection.addObjectManager(at: Telephony1.rootPath)
         }
         try await connection.followNameOwners()
+        if ringer != nil { try await followNotificationServer() }
         let result = try await connection.requestName(Telephony1.busName, replace: replace, allowReplacement: true)
         guard result == .primaryOwner || result == .alreadyOwner else {
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
@@ -94,17 +103,21 @@ public final class TelephonyService: @unchecked Sendable {
             calls[call.uuid] = call
             exportCall(call)
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+            ringer?.update(call)
         case .callChanged(let call):
             let before = calls[call.uuid].map(Encode.properties(of:)) ?? [:]
             calls[call.uuid] = call
             let after = Encode.properties(of: call)
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
             callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
+            ringer?.update(call)
         case .callRemoved(let call):
             calls[call.uuid] = nil
             callObjects[call.uuid] = nil
             connection.unexport(Telephony1.callPath(call.uuid.apiString))
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+            if call.endReason == .unanswered && !call.outgoing { rememberMissed(call) }
+            ringer?.ended(call)
         case .performAction(let action):
             emitToProvider(action.provider, "PerformAction",
                            [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString), Encode.arguments(of: action)])
@@ -134,6 +147,31 @@ public final class TelephonyService: @unchecked Sendable {
         } catch {
             logger.error("cannot send \(signal) to provider \(id): \(error)")
         }
+    }
+
+    // MARK: Notifications
+
+    /// Follows org.freedesktop.Notifications coming and going, so that ringing resumes when a server appears.
+    private func followNotificationServer() async throws {
+        let name = "org.freedesktop.Notifications"
+        let rule = MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameOwnerChanged", arg0: name)
+        let watch = try await connection.subscribe(rule) { [weak self] message in
+            guard let self, let arguments = try? message.arguments(), arguments.count == 3, case .string(let newOwner) = arguments[2] else { return }
+            if newOwner.isEmpty { self.ringer?.serverVanished() } else { self.ringer?.serverAppeared() }
+        }
+        connection.onQueue { self.notificationServerWatch = watch }
+    }
+
+    private func rememberMissed(_ call: Call) {
+        // Bounded: a "Call back" on a very old missed call simply does nothing.
+        if missedCalls.count >= 256, let oldest = missedCalls.keys.first { missedCalls[oldest] = nil }
+        missedCalls[call.uuid.apiString] = (call.provider, call.handle)
+    }
+
+    /// "Call back" on a missed call: a call to the same handle through the same provider.
+    func callBack(missed uuid: String) throws {
+        guard let missed = missedCalls.removeValue(forKey: uuid) else { return }
+        _ = try switchboard.requestTransaction([.start(UUID(), handle: missed.handle, provider: missed.provider)], requester: nil)
     }
 
     /// Runs a transaction for `requester` and returns its UUID in the API's form.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import DBus
+import DesktopNotifications
+import Foundation
 import Logging
 import ServiceLifecycle
 import MonkeyCallAPI
@@ -23,6 +25,9 @@ struct Daemon: AsyncParsableCommand {
 
     @Option(help: "Seconds an incoming call rings before it is ended as unanswered.")
     var ringTimeout: Double = 45
+
+    @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
+    var notifications = true
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
@@ -51,7 +56,13 @@ struct Daemon: AsyncParsableCommand {
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
-        let service = TelephonyService(connection: connection, options: options, logger: logger)
+        var notifier: Notifier?
+        if notifications {
+            // libnotify talks over its own GDBus connection, which reads the address from the environment.
+            if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+            notifier = LibnotifyNotifier(appName: "MonkeyCall", logger: logger)
+        }
+        let service = TelephonyService(connection: connection, options: options, notifier: notifier, logger: logger)
         do {
             try await service.start(replace: replace)
         } catch let error as TelephonyService.StartError {

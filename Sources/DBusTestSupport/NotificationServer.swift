@@ -1,0 +1,70 @@
+import DBus
+import Foundation
+
+/// A notification server (org.freedesktop.Notifications) for tests: records
+/// every Notify and CloseNotification, and presses buttons on request.
+public final class NotificationServer: @unchecked Sendable {
+    public struct Notification: Sendable {
+        public let id: UInt32
+        public let appName: String
+        public let replacesID: UInt32
+        public let icon: String
+        public let summary: String
+        public let body: String
+        /// Action ids and labels, as sent: [id, label, id, label, ...].
+        public let actions: [String]
+        public let hints: [String: DBusValue]
+        public let timeout: Int32
+    }
+
+    public static let name = "org.freedesktop.Notifications"
+    public static let path: ObjectPath = "/org/freedesktop/Notifications"
+
+    public let notified = EventBuffer<Notification>()
+    public let closed = EventBuffer<UInt32>()
+    public let connection: Connection
+    private var nextID: UInt32 = 1
+    private let capabilities: [String]
+
+    public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"]) async throws {
+        connection = try Connection(address: address)
+        self.capabilities = capabilities
+        try connection.export(Self.path, [interface()])
+        guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("notification server name taken") }
+    }
+
+    /// Presses a button: the server's ActionInvoked signal.
+    public func invoke(_ id: UInt32, _ action: String) throws {
+        try connection.emit(path: Self.path, interface: Self.name, member: "ActionInvoked", [.uint32(id), .string(action)])
+    }
+
+    /// The server goes away, as if it crashed.
+    public func stop() { connection.close() }
+
+    private func interface() -> Interface {
+        Interface(Self.name) {
+            Method("GetCapabilities", out: ["capabilities": "as"]) { [unowned self] _ in .values([capabilities.dbusValue]) }
+            Method("GetServerInformation", out: ["name": "s", "vendor": "s", "version": "s", "spec_version": "s"]) { _ in
+                .values([.string("test"), .string("MonkeyCall"), .string("1"), .string("1.2")])
+            }
+            Method("Notify", in: ["app_name": "s", "replaces_id": "u", "app_icon": "s", "summary": "s", "body": "s",
+                                  "actions": "as", "hints": "a{sv}", "expire_timeout": "i"], out: ["id": "u"]) { [unowned self] call in
+                let (appName, replaces, icon, summary, body, actions, hints, timeout) =
+                    try call.decode(String.self, UInt32.self, String.self, String.self, String.self, [String].self, [String: DBusValue].self, Int32.self)
+                let id = replaces != 0 ? replaces : nextID
+                if replaces == 0 { nextID += 1 }
+                notified.append(Notification(id: id, appName: appName, replacesID: replaces, icon: icon, summary: summary, body: body,
+                                             actions: actions, hints: hints, timeout: timeout))
+                return .values([.uint32(id)])
+            }
+            Method("CloseNotification", in: ["id": "u"]) { [unowned self] call in
+                let id = try call.decode(UInt32.self)
+                closed.append(id)
+                try? connection.emit(path: Self.path, interface: Self.name, member: "NotificationClosed", [.uint32(id), .uint32(3)])
+                return .empty
+            }
+            Signal("NotificationClosed", ["id": "u", "reason": "u"])
+            Signal("ActionInvoked", ["id": "u", "action_key": "s"])
+        }
+    }
+}

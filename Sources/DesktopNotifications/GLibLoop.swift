@@ -1,0 +1,41 @@
+import CLibnotify
+import Foundation
+
+/// A GLib main loop on a thread of its own. libnotify (GDBus underneath)
+/// delivers its signals in the main context where its proxy was made, so
+/// every libnotify call is made here, through `perform`.
+final class GLibLoop: @unchecked Sendable {
+    private let context: OpaquePointer
+    private let loop: OpaquePointer
+
+    init(name: String) {
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+        let context = UncheckedPointer(self.context), loop = UncheckedPointer(self.loop)
+        let thread = Thread {
+            g_main_context_push_thread_default(context.pointer)
+            g_main_loop_run(loop.pointer)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Runs `work` on the loop's thread, in order.
+    func perform(_ work: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
+        g_main_context_invoke_full(context, 0, { data in
+            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+            return 0 // G_SOURCE_REMOVE
+        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+    }
+
+    private final class WorkBox {
+        let work: () -> Void
+        init(_ work: @escaping () -> Void) { self.work = work }
+    }
+}
+
+struct UncheckedPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

@@ -1,0 +1,117 @@
+import CLibnotify
+import Foundation
+import Logging
+
+/// Notifications through libnotify. All libnotify work happens on a GLib
+/// loop thread; a missing or crashed notification server costs one warning,
+/// never a blocked caller.
+public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
+    private let loop = GLibLoop(name: "notifications")
+    private let logger: Logger
+    // Only touched on the loop thread.
+    private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
+    private var capabilities: Set<String>?
+    private var warnedUnavailable = false
+
+    /// `appName` names us to libnotify; each notification carries its own app name too.
+    /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`.
+    public init(appName: String, logger: Logger) {
+        self.logger = logger
+        loop.perform {
+            if notify_is_initted() == 0 { _ = notify_init(appName) }
+        }
+    }
+
+    public func post(_ notification: DesktopNotification, onAction: @escaping @Sendable (String) -> Void) {
+        loop.perform { self.show(notification, onAction) }
+    }
+
+    public func withdraw(_ key: String) {
+        loop.perform {
+            guard let shown = self.shown.removeValue(forKey: key) else { return }
+            var error: UnsafeMutablePointer<GError>?
+            notify_notification_close(shown, &error)
+            if let error { g_error_free(error) }
+            g_object_unref(UnsafeMutableRawPointer(shown))
+        }
+    }
+
+    public func reset() {
+        loop.perform {
+            for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
+            self.shown = [:]
+            self.capabilities = nil
+        }
+    }
+
+    /// The server's capabilities, read once per server; empty when there is none.
+    private func serverCapabilities() -> Set<String> {
+        if let capabilities { return capabilities }
+        var result = Set<String>()
+        var list = notify_get_server_caps()
+        let head = list
+        while let node = list {
+            if let data = node.pointee.data { result.insert(String(cString: data.assumingMemoryBound(to: CChar.self))) }
+            list = node.pointee.next
+        }
+        g_list_free_full(head, g_free)
+        if !result.isEmpty { capabilities = result }
+        return result
+    }
+
+    private func show(_ notification: DesktopNotification, _ onAction: @escaping @Sendable (String) -> Void) {
+        let capabilities = serverCapabilities()
+        let body = capabilities.contains("body-markup") ? escapeMarkup(notification.body) : notification.body
+        let icon = notification.iconName.isEmpty ? nil : notification.iconName
+        let target: UnsafeMutablePointer<NotifyNotification>
+        if let existing = shown[notification.key] {
+            // Replace in place: same id at the server, so never two notifications for one call.
+            notify_notification_update(existing, notification.summary, body, icon)
+            notify_notification_clear_actions(existing)
+            notify_notification_clear_hints(existing)
+            target = existing
+        } else {
+            guard let created = notify_notification_new(notification.summary, body, icon) else { return }
+            target = created
+        }
+        notify_notification_set_app_name(target, notification.appName)
+        notify_notification_set_timeout(target, notification.expires ? NOTIFY_EXPIRES_DEFAULT : NOTIFY_EXPIRES_NEVER)
+        notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
+        if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
+        if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
+        for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
+                              ("desktop-entry", notification.desktopEntry)] where !value.isEmpty {
+            notify_notification_set_hint(target, hint, g_variant_new_string(value))
+        }
+        if capabilities.isEmpty || capabilities.contains("actions") {
+            for action in notification.actions {
+                let box = Unmanaged.passRetained(ActionBox(onAction)).toOpaque()
+                notify_notification_add_action(target, action.id, action.label, { _, action, data in
+                    guard let action, let data else { return }
+                    Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().handler(String(cString: action))
+                }, box, { data in Unmanaged<ActionBox>.fromOpaque(data!).release() })
+            }
+        }
+        var error: UnsafeMutablePointer<GError>?
+        if notify_notification_show(target, &error) != 0 {
+            shown[notification.key] = target
+            if warnedUnavailable { logger.info("notification server is back") }
+            warnedUnavailable = false
+        } else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+            if let error { g_error_free(error) }
+            if !warnedUnavailable {
+                logger.warning("cannot show notifications (calls still work): \(message)")
+                warnedUnavailable = true
+            }
+            shown[notification.key] = nil
+            self.capabilities = nil
+            g_object_unref(UnsafeMutableRawPointer(target))
+        }
+    }
+
+    private final class ActionBox {
+        let handler: @Sendable (String) -> Void
+        init(_ handler: @escaping @Sendable (String) -> Void) { self.handler = handler }
+    }
+}

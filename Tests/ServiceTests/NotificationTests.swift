@@ -1,0 +1,130 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// monkeycalld rings through real libnotify to a notification server on the test bus.
+@Suite("Incoming-call notifications")
+struct NotificationTests {
+    static func provider(_ daemon: RunningDaemon, _ configuration: [String: DBusValue] = [:]) async throws -> TestProvider {
+        try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: configuration)
+    }
+
+    static func actionIDs(_ notification: NotificationServer.Notification) -> [String] {
+        stride(from: 0, to: notification.actions.count, by: 2).map { notification.actions[$0] }
+    }
+
+    @Test("a ringing call: exact Notify arguments, hints and actions; escaped caller text")
+    func ringingNotification() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon, ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")])
+        try await app.reportIncoming("alice", update: ["LocalizedCallerName": .string("<b>&\"'")])
+        let shown = try #require(await server.notified.next())
+        #expect(shown.appName == "Monkey")
+        #expect(shown.summary == "Incoming call")
+        #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
+        #expect(shown.icon == "call-start")
+        #expect(shown.actions == ["answer", "Answer", "decline", "Decline"])
+        #expect(shown.timeout == 0)
+        #expect(shown.hints["category"] == .string("call.incoming"))
+        #expect(shown.hints["urgency"] == .byte(2))
+        #expect(shown.hints["resident"] == .bool(true))
+        #expect(shown.hints["sound-name"] == .string("phone-incoming-call"))
+        #expect(shown.hints["desktop-entry"] == .string("org.example.Monkey"))
+
+        let video = try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
+        #expect(await server.notified.next()?.summary == "Incoming video call")
+        _ = video
+    }
+
+    @Test("Answer on the notification answers the call; the notification closes")
+    func answerFromNotification() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon)
+        let uuid = try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        try server.invoke(shown.id, "answer")
+        let answer = try #require(await app.nextAction("answer"))
+        #expect(answer.call == uuid)
+        try await app.fulfill(answer)
+        #expect(await server.closed.next() == shown.id)
+    }
+
+    @Test("a second call while one is active offers Hold & Answer and End & Answer; End & Answer ends the first")
+    func secondCall() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon)
+        let first = try await app.reportIncoming("alice")
+        let firstShown = try #require(await server.notified.next())
+        try server.invoke(firstShown.id, "answer")
+        try await app.perform("answer")
+        #expect(await server.closed.next() == firstShown.id)
+
+        let second = try await app.reportIncoming("bob")
+        let shown = try #require(await server.notified.next())
+        #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer"])
+        try server.invoke(shown.id, "end-and-answer")
+        let end = try #require(await app.nextAction("end"))
+        #expect(end.call == first)
+        let answer = try #require(await app.nextAction("answer"))
+        #expect(answer.call == second)
+    }
+
+    @Test("a changed caller name replaces the notification in place")
+    func replacedInPlace() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon)
+        let uuid = try await app.reportIncoming("alice")
+        let first = try #require(await server.notified.next())
+        try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["LocalizedCallerName": .string("Alice")])])
+        let second = try #require(await server.notified.next())
+        #expect(second.replacesID == first.id)
+        #expect(second.body == "Alice\nalice")
+    }
+
+    @Test("an unanswered call leaves a Missed call notification whose Call back starts a call")
+    func missedCall() async throws {
+        let daemon = try await RunningDaemon(["--ring-timeout", "0.5"])
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon)
+        let uuid = try await app.reportIncoming("alice")
+        let ringing = try #require(await server.notified.next())
+        try await app.perform("end")
+        #expect(await server.closed.next() == ringing.id)
+        let missed = try #require(await server.notified.next())
+        #expect(missed.summary == "Missed call")
+        #expect(missed.hints["category"] == .string("call.unanswered"))
+        #expect(missed.actions == ["call-back", "Call back"])
+        try server.invoke(missed.id, "call-back")
+        let start = try #require(await app.nextAction("start"))
+        #expect(start.args["Handle"] == .string("alice"))
+        #expect(start.call != uuid)
+    }
+
+    @Test("no notification server: calls work and one warning is logged; a server that appears later rings")
+    func serverComesLater() async throws {
+        let daemon = try await RunningDaemon()
+        let app = try await Self.provider(daemon)
+        let early = try await app.reportIncoming("alice")
+        _ = try await app.reportIncoming("bob")
+        #expect(await daemon.daemon.waitForOutput(containing: "cannot show notifications"))
+        let answer = try await daemon.cli("answer", early)
+        #expect(answer.status == 0, "\(answer.stderr)")
+        try await app.perform("answer")
+        #expect(daemon.daemon.output.components(separatedBy: "cannot show notifications").count == 2, "one warning only")
+
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let shown = try #require(await server.notified.next())
+        #expect(shown.body == "bob")
+
+        // The server crashes mid-ring: the daemon carries on.
+        server.stop()
+        let status = try await daemon.cli("calls")
+        #expect(status.status == 0 && status.stdout.contains("ringing"))
+    }
+}

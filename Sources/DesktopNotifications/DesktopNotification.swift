@@ -19,6 +19,8 @@ public struct DesktopNotification: Sendable, Equatable {
     /// Plain text; escaped for servers that read markup.
     public var body: String
     public var iconName: String = ""
+    /// A PNG image sent as the `image-data` hint (an app's own icon).
+    public var imagePNG: [UInt8] = []
     public var actions: [Action] = []
     public var category: String = ""
     public var urgency: Urgency = .normal

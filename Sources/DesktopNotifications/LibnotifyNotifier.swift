@@ -78,6 +78,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         notify_notification_set_timeout(target, notification.expires ? NOTIFY_EXPIRES_DEFAULT : NOTIFY_EXPIRES_NEVER)
         notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
         if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
+        if !notification.imagePNG.isEmpty { setImage(notification.imagePNG, on: target) }
         if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
         for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
                               ("desktop-entry", notification.desktopEntry)] where !value.isEmpty {
@@ -108,6 +109,23 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             self.capabilities = nil
             g_object_unref(UnsafeMutableRawPointer(target))
         }
+    }
+
+    /// Decodes the PNG with gdk-pixbuf; libnotify sends it as `image-data`. A bad image is skipped.
+    private func setImage(_ png: [UInt8], on notification: UnsafeMutablePointer<NotifyNotification>) {
+        guard let loader = gdk_pixbuf_loader_new() else { return }
+        defer { g_object_unref(UnsafeMutableRawPointer(loader)) }
+        var error: UnsafeMutablePointer<GError>?
+        let written = png.withUnsafeBufferPointer { gdk_pixbuf_loader_write(loader, $0.baseAddress, gsize($0.count), &error) }
+        // Closing is required either way; its error only matters when the write went through.
+        let closed = error == nil ? gdk_pixbuf_loader_close(loader, &error) : gdk_pixbuf_loader_close(loader, nil)
+        if let error {
+            logger.debug("provider icon is not a usable PNG: \(String(cString: error.pointee.message))")
+            g_error_free(error)
+            return
+        }
+        guard written != 0, closed != 0, let pixbuf = gdk_pixbuf_loader_get_pixbuf(loader) else { return }
+        notify_notification_set_image_from_pixbuf(notification, pixbuf)
     }
 
     private final class ActionBox {

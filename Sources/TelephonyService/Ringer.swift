@@ -94,6 +94,7 @@ final class Ringer {
         notification.resident = true
         notification.expires = false
         notification.iconName = configuration?.iconName ?? ""
+        notification.imagePNG = configuration?.iconData ?? []
         notification.desktopEntry = configuration?.desktopEntry ?? ""
         let ringtone = configuration?.ringtoneSound ?? ""
         if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {

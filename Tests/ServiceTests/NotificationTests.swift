@@ -34,9 +34,29 @@ struct NotificationTests {
         #expect(shown.hints["sound-name"] == .string("phone-incoming-call"))
         #expect(shown.hints["desktop-entry"] == .string("org.example.Monkey"))
 
-        let video = try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
+        try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
         #expect(await server.notified.next()?.summary == "Incoming video call")
-        _ = video
+    }
+
+    /// A 1×1 red PNG.
+    static let png: [UInt8] = [
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
+        0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53, 0xDE, 0x00, 0x00, 0x00, 0x0C, 0x49, 0x44, 0x41,
+        0x54, 0x08, 0xD7, 0x63, 0xF8, 0xCF, 0xC0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, 0x18, 0xDD, 0x8D, 0xB0, 0x00, 0x00, 0x00,
+        0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    ]
+
+    @Test("the provider's IconData goes out as image-data; a ringtone path as sound-file")
+    func iconDataAndRingtone() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await Self.provider(daemon, ["IconData": Self.png.dbusValue, "RingtoneSound": .string("/usr/share/sounds/ring.oga")])
+        try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        guard case .structure(let image)? = shown.hints["image-data"] else { Issue.record("no image-data: \(shown.hints.keys.sorted())"); return }
+        #expect(Array(image.prefix(2)) == [.int32(1), .int32(1)])
+        #expect(shown.hints["sound-file"] == .string("/usr/share/sounds/ring.oga"))
+        #expect(shown.hints["sound-name"] == nil)
     }
 
     @Test("Answer on the notification answers the call; the notification closes")

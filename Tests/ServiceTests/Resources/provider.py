@@ -4,7 +4,7 @@
 Registers as PyPhone, optionally reports an incoming call, and fulfils every
 action it receives, printing one line per event.
 
-usage: provider.py BUS_ADDRESS [--incoming UUID HANDLE]
+usage: provider.py BUS_ADDRESS [--incoming UUID HANDLE [CALLER_NAME]]
 """
 import sys
 
@@ -30,7 +30,10 @@ def perform(action, kind, call, args):
 bus.add_signal_receiver(perform, "PerformAction", NAME + ".Provider", None, path)
 bus.add_signal_receiver(lambda: print("audio on", flush=True), "DidActivateAudioSession", NAME + ".Provider", None, path)
 print(f"registered {path}", flush=True)
-if len(sys.argv) == 5 and sys.argv[2] == "--incoming":
-    provider.ReportNewIncomingCall(sys.argv[3], {"Handle": sys.argv[4]})
+if len(sys.argv) >= 5 and sys.argv[2] == "--incoming":
+    update = {"Handle": sys.argv[4]}
+    if len(sys.argv) == 6:
+        update["LocalizedCallerName"] = sys.argv[5]
+    provider.ReportNewIncomingCall(sys.argv[3], update)
     print(f"ringing {sys.argv[3]}", flush=True)
 GLib.MainLoop().run()

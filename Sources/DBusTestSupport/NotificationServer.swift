@@ -15,6 +15,8 @@ public final class NotificationServer: @unchecked Sendable {
         public let actions: [String]
         public let hints: [String: DBusValue]
         public let timeout: Int32
+        /// When the server received it, for latency measurements.
+        public let receivedAt: ContinuousClock.Instant
     }
 
     public static let name = "org.freedesktop.Notifications"
@@ -54,7 +56,7 @@ public final class NotificationServer: @unchecked Sendable {
                 let id = replaces != 0 ? replaces : nextID
                 if replaces == 0 { nextID += 1 }
                 notified.append(Notification(id: id, appName: appName, replacesID: replaces, icon: icon, summary: summary, body: body,
-                                             actions: actions, hints: hints, timeout: timeout))
+                                             actions: actions, hints: hints, timeout: timeout, receivedAt: .now))
                 return .values([.uint32(id)])
             }
             Method("CloseNotification", in: ["id": "u"]) { [unowned self] call in

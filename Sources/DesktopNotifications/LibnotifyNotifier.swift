@@ -12,6 +12,12 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
     private var capabilities: Set<String>?
     private var warnedUnavailable = false
+    /// The newest request for each key. The loop thread may fall behind (a slow
+    /// or absent server); it then shows only the newest version of a
+    /// notification, and nothing for one already withdrawn.
+    private let requests = NSLock()
+    private var newest: [String: UInt64] = [:]
+    private var generation: UInt64 = 0
 
     /// `appName` names us to libnotify; each notification carries its own app name too.
     /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`.
@@ -23,10 +29,19 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func post(_ notification: DesktopNotification, onAction: @escaping @Sendable (String) -> Void) {
-        loop.perform { self.show(notification, onAction) }
+        let mine: UInt64 = requests.withLock {
+            generation += 1
+            newest[notification.key] = generation
+            return generation
+        }
+        loop.perform {
+            guard self.requests.withLock({ self.newest[notification.key] == mine }) else { return }
+            self.show(notification, onAction)
+        }
     }
 
     public func withdraw(_ key: String) {
+        requests.withLock { _ = newest.removeValue(forKey: key) }
         loop.perform {
             guard let shown = self.shown.removeValue(forKey: key) else { return }
             var error: UnsafeMutablePointer<GError>?
@@ -37,6 +52,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func reset() {
+        requests.withLock { newest = [:] }
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]

@@ -28,12 +28,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var lifecycles: [(providers: Int, count: Int)]
         var memoryProviders: Int
         var memoryCalls: Int
+        var notifications: Int
 
         init(quick: Bool, iterations: Int?) {
             roundTrips = iterations ?? (quick ? 200 : 2000)
             lifecycles = quick ? [(1, 50), (50, 200)] : [(1, 500), (50, 2000)]
             memoryProviders = quick ? 100 : 1000
             memoryCalls = quick ? 1000 : 10_000
+            notifications = quick ? 50 : 500
         }
     }
 
@@ -77,9 +79,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
 
+        progress("notification latency: \(counts.notifications) incoming calls")
+        let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications)
+
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, memory: memory)
+        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, memory: memory)
     }
 
     private func failure(_ error: Error, note: String = "") -> ExitCode {

@@ -8,6 +8,7 @@ struct Report {
     let daemonPath: String
     let roundTrips: RoundTripResult
     let lifecycles: [LifecycleResult]
+    let notifications: Samples
     let memory: MemoryResult
 
     func render() -> String {
@@ -27,6 +28,11 @@ struct Report {
                        fixed(result.perSecond, 1), fixed(result.microsecondsEach, 1), fixed(result.microsecondsEach / ping, 1)])
         }
         lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median)", ""]
+
+        var ringing = Table(["incoming call → Notify at the server", "count", "median µs", "p99 µs", "median / Ping"])
+        ringing.add(["ReportNewIncomingCall to Notify", "\(notifications.sorted.count)", fixed(notifications.median, 1),
+                     fixed(notifications.percentile(99), 1), fixed(notifications.median / ping, 1)])
+        lines += ringing.render() + [""]
 
         var memory = Table(["daemon memory (VmRSS)", "value"])
         memory.add(["idle after start", mebibytes(self.memory.idle)])

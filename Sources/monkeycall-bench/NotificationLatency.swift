@@ -1,0 +1,36 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+
+/// From `ReportNewIncomingCall` leaving the provider to the `Notify` call
+/// arriving at a notification server on the same bus: the path a ringing call
+/// takes through the service, libnotify's thread and GDBus.
+enum NotificationLatency {
+    static func measure(address: String, count: Int) async throws -> Samples {
+        let server = try await NotificationServer(address: address)
+        defer { server.stop() }
+        let app = try Connection(address: address)
+        defer { app.close() }
+        let reply = try await app.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("Latency")])])
+        guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+
+        let warmUp = 10
+        var samples: [Double] = []
+        for index in 0..<(warmUp + count) {
+            let uuid = UUID().uuidString.lowercased()
+            let start = ContinuousClock.now
+            try await app.telephony(Telephony1.Interface.provider, "ReportNewIncomingCall",
+                                    [.string(uuid), .vardict(["Handle": .string("caller\(index)")])], at: path)
+            // The notification of this call (a server that appeared may first get the calls still ringing).
+            guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body == "caller\(index)" }) else {
+                throw BenchError("no Notify reached the notification server within 10 s")
+            }
+            if index >= warmUp { samples.append((shown.receivedAt - start).microseconds) }
+            try await app.telephony(Telephony1.Interface.provider, "ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)], at: path)
+            // One notification at a time: wait for this one to close.
+            guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
+        }
+        return Samples(samples)
+    }
+}

@@ -24,13 +24,14 @@ extension Connection {
             }
             (method, interfaceName) = (found, interface.name)
         }
-        let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
-        if let mismatch = Self.signatureMismatch(method: method, shortName: shortName, actual: message.signature) {
-            return replyError(to: message, mismatch)
+        let signature = message.signature
+        if signature != method.inputSignature {
+            let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
+            return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
         }
         let call: MethodCall
         do {
-            call = MethodCall(message: message, arguments: try message.arguments(), name: shortName, outputs: method.outputs, connection: self)
+            call = MethodCall(message: message, arguments: try message.arguments(), interface: interfaceName, method: method, connection: self)
         } catch {
             return replyError(to: message, DBusError(error))
         }
@@ -74,9 +75,8 @@ extension Connection {
                                       children: objects.children(of: path))
     }
 
-    /// An `InvalidArgs` error naming the first argument that does not fit, or nil.
-    static func signatureMismatch(method: Method, shortName: String, actual: Signature) -> DBusError? {
-        guard actual != method.inputSignature else { return nil }
+    /// An `InvalidArgs` error naming the first argument that does not fit.
+    static func signatureMismatch(method: Method, shortName: String, actual: Signature) -> DBusError {
         let expected = method.inputs
         let got = actual.completeTypes
         let wanted = "(" + expected.map { "\($0.signature) \($0.name)" }.joined(separator: ", ") + ")"

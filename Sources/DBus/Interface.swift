@@ -71,10 +71,11 @@ public struct Method {
         self.handler = handler
         // Computed once: every incoming call is checked against it.
         self.inputSignature = Signature(concatenating: self.inputs.map(\.signature))
+        self.outputSignature = Signature(concatenating: self.outputs.map(\.signature))
     }
 
     public let inputSignature: Signature
-    public var outputSignature: Signature { Signature(concatenating: outputs.map(\.signature)) }
+    public let outputSignature: Signature
 }
 
 public struct Property {

@@ -4,19 +4,23 @@
 public final class MethodCall: @unchecked Sendable {
     public let message: Message
     public let arguments: [DBusValue]
-    /// `Interface.Member`, for error messages.
-    public let name: String
+    private let interfaceName: String
     let outputs: [NamedArgument]
+    private let outputSignature: Signature
     private let connection: Connection
     private var replied = false
 
-    init(message: Message, arguments: [DBusValue], name: String, outputs: [NamedArgument], connection: Connection) {
+    init(message: Message, arguments: [DBusValue], interface: String, method: Method, connection: Connection) {
         self.message = message
         self.arguments = arguments
-        self.name = name
-        self.outputs = outputs
+        self.interfaceName = interface
+        self.outputs = method.outputs
+        self.outputSignature = method.outputSignature
         self.connection = connection
     }
+
+    /// `Interface.Member` (the interface's last element), for error messages.
+    public var name: String { "\(interfaceName.split(separator: ".").last ?? "").\(message.member ?? "")" }
 
     deinit {
         if !replied { sendError(DBusError.failed("\(name) ended without a reply")) }
@@ -38,10 +42,9 @@ public final class MethodCall: @unchecked Sendable {
 
     /// Sends the reply. The values must match the method's declared outputs.
     public func reply(_ values: [DBusValue] = []) {
-        let signature = Signature(concatenating: values.map(\.signature))
-        let expected = Signature(concatenating: outputs.map(\.signature))
-        guard signature == expected else {
-            return fail(DBusError.failed("\(name) produced a reply of type '\(signature)' instead of '\(expected)'"))
+        guard values.count == outputs.count, zip(values, outputs).allSatisfy({ $0.signatureString == $1.signature.rawValue }) else {
+            let signature = Signature(concatenating: values.map(\.signature))
+            return fail(DBusError.failed("\(name) produced a reply of type '\(signature)' instead of '\(outputSignature)'"))
         }
         guard claimReply(), message.expectsReply else { return }
         do {

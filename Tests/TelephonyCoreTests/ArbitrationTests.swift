@@ -4,11 +4,7 @@ import Testing
 
 @Suite struct ArbitrationTests {
     @Test func holdAndAnswerAcrossProviders() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, a, b) = try Fixture.activeAndRinging()
         f.log.clear()
         let t = try f.request(.answer(.n(2)))
         #expect(t.actions.map(\.kind) == [.setHeld(true), .answer])
@@ -33,11 +29,7 @@ import Testing
     }
 
     @Test func answerFulfilledBeforeHoldMovesAudioOnce() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, a, b) = try Fixture.activeAndRinging()
         let t = try f.request(.answer(.n(2)))
         f.log.clear()
         try f.board.fulfillAction(provider: b.id, action: t.actions[1].id, at: 0)
@@ -49,11 +41,7 @@ import Testing
     }
 
     @Test func failedHoldFailsTheTransactionOnceButTheAnswerStillApplies() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, a, b) = try Fixture.activeAndRinging()
         let t = try f.request(.answer(.n(2)))
         f.log.clear()
         try f.board.failAction(provider: a.id, action: t.actions[0].id)
@@ -108,11 +96,7 @@ import Testing
     }
 
     @Test func explicitEndAndAnswerAddsNothing() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, _, _) = try Fixture.activeAndRinging()
         let t = try f.request(.end(.n(1)), .answer(.n(2)))
         #expect(t.actions.map(\.kind) == [.end, .answer])
     }

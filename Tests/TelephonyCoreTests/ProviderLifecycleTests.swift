@@ -4,11 +4,7 @@ import Testing
 
 @Suite struct ProviderLifecycleTests {
     @Test func vanishingProviderEndsItsCallsAndResumesTheHeldCall() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, a, b) = try Fixture.activeAndRinging()
         try f.request(.answer(.n(2)))
         try f.fulfil("set-held", .n(1))
         try f.fulfil("answer", .n(2))
@@ -63,11 +59,7 @@ import Testing
     }
 
     @Test func pendingActionsOfAVanishedProviderFailTheirTransactions() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, _, b) = try Fixture.activeAndRinging()
         let t = try f.request(.answer(.n(2)))
         f.log.clear()
         f.board.invalidateProvider(b.id)
@@ -127,11 +119,7 @@ import Testing
     }
 
     @Test func failedAnswerResumesTheCallHeldForIt() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
-        try f.activeIncoming(a, .n(1))
-        try f.incoming(b, .n(2))
+        let (f, _, _) = try Fixture.activeAndRinging()
         try f.request(.answer(.n(2)))
         try f.fulfil("set-held", .n(1))
         f.log.clear()

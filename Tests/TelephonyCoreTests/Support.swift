@@ -115,6 +115,16 @@ struct Fixture {
     }
 
     /// An incoming call answered and fulfilled: active.
+    /// The common scene of arbitration: provider A with an active call n(1), provider B with n(2) ringing.
+    static func activeAndRinging() throws -> (Fixture, Provider, Provider) {
+        let f = Fixture()
+        let a = try f.register("A", owner: ":1.1")
+        let b = try f.register("B", owner: ":1.2")
+        try f.activeIncoming(a, .n(1))
+        try f.incoming(b, .n(2))
+        return (f, a, b)
+    }
+
     func activeIncoming(_ provider: Provider, _ uuid: UUID, _ update: CallUpdate = CallUpdate()) throws {
         try incoming(provider, uuid, update)
         try request(.answer(uuid))

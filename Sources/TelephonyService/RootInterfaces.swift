@@ -24,8 +24,30 @@ extension TelephonyService {
                 emitToProvider(provider.id, "DidBegin", [])
                 return .later
             }
+            Method("OpenURL", in: ["url": "s"], out: ["call_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                return .values([.string(try openURL(try call.decode(String.self), from: call.sender))])
+            }
             Property("Version", "s") { .string(Telephony1.version) }
         }
+    }
+
+    /// A link becomes a start action at the app that handles its scheme.
+    func openURL(_ url: String, from requester: String) throws -> String {
+        let link: CallLink
+        do {
+            link = try CallLink(parsing: url)
+        } catch {
+            throw DBusError(name: Telephony1.errorPrefix + "InvalidURL", message: error.description)
+        }
+        guard let provider = switchboard.provider(for: link) else {
+            let wanted = link.scheme == "tel" ? "takes phone numbers or declares URLSchemes [\"tel\"]" : "declares URLSchemes [\"\(link.scheme)\"]"
+            throw DBusError(name: Telephony1.errorPrefix + "NoProvider", message: "no app for \(link.scheme): links is running (none \(wanted))")
+        }
+        let uuid = UUID()
+        _ = try request([.start(uuid, handle: link.handle, video: link.video, provider: provider.id)], from: requester)
+        logger.info("link \(link.scheme): to \(provider.name)")
+        return uuid.apiString
     }
 
     func callControllerInterface() -> Interface {

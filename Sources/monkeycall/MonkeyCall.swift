@@ -6,7 +6,7 @@ struct MonkeyCall: AsyncParsableCommand {
         commandName: "monkeycall",
         abstract: "Place, answer and watch calls through the MonkeyCall service.",
         subcommands: [
-            Status.self, Calls.self, Watch.self, Dial.self,
+            Status.self, Calls.self, Watch.self, Dial.self, Open.self,
             Answer.self, Decline.self, End.self, Hold.self, Resume.self, Mute.self, Unmute.self, DTMF.self,
         ]
     )

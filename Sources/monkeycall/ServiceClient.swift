@@ -13,9 +13,18 @@ struct ServiceClient {
         } catch let error as DBusError {
             throw CLIError("cannot reach the session bus: \(error.message)")
         }
-        guard try await connection.nameOwner(Telephony1.busName) != nil else {
+        // Not running is fine when the bus can start it (D-Bus activation after scripts/install).
+        var available = try await connection.nameOwner(Telephony1.busName) != nil
+        if !available { available = try await isActivatable() }
+        guard available else {
             throw CLIError("the MonkeyCall service is not running on this bus (nobody owns \(Telephony1.busName)); start it with scripts/run or monkeycalld")
         }
+    }
+
+    private func isActivatable() async throws -> Bool {
+        let reply = try await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
+                                              member: "ListActivatableNames")
+        return (try? [String](dbusValue: reply.first ?? .array(element: "s", [])))?.contains(Telephony1.busName) ?? false
     }
 
     struct CallInfo {

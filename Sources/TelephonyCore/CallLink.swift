@@ -1,0 +1,111 @@
+import Foundation
+
+/// A link that starts a call: `monkeycall://HANDLE`, `monkeycall:HANDLE`
+/// (optionally `?video=1`), or an RFC 3966 `tel:` number.
+public struct CallLink: Equatable, Sendable {
+    public var scheme: String
+    public var handle: Handle
+    public var video: Bool
+
+    public static let maximumLength = 2048
+
+    public enum ParseError: Error, Equatable, CustomStringConvertible {
+        case tooLong(Int), noScheme, unsupportedScheme(String), malformedEncoding, controlCharacter, emptyHandle, invalidNumber(String)
+
+        public var description: String {
+            switch self {
+            case .tooLong(let length): "the link is \(length) bytes long; links are at most \(CallLink.maximumLength)"
+            case .noScheme: "the link has no scheme: expected monkeycall: or tel:"
+            case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall: or tel:"
+            case .malformedEncoding: "the link has malformed percent-encoding"
+            case .controlCharacter: "the link contains control characters"
+            case .emptyHandle: "the link names nobody to call"
+            case .invalidNumber(let number): "'\(number.prefix(64))' is not a telephone number"
+            }
+        }
+    }
+
+    public init(scheme: String, handle: Handle, video: Bool = false) {
+        self.scheme = scheme
+        self.handle = handle
+        self.video = video
+    }
+
+    public init(parsing text: String) throws(ParseError) {
+        guard text.utf8.count <= Self.maximumLength else { throw .tooLong(text.utf8.count) }
+        guard !text.unicodeScalars.contains(where: Self.isControl) else { throw .controlCharacter }
+        guard let colon = text.firstIndex(of: ":") else { throw .noScheme }
+        let scheme = text[..<colon].lowercased()
+        var rest = Substring(text[text.index(after: colon)...])
+        switch scheme {
+        case "monkeycall":
+            if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            var query: Substring = ""
+            if let mark = rest.firstIndex(of: "?") {
+                query = rest[rest.index(after: mark)...]
+                rest = rest[..<mark]
+            }
+            if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+            while rest.hasSuffix("/") { rest = rest.dropLast() }
+            let value = try Self.percentDecoded(rest).trimmingCharacters(in: .whitespaces)
+            guard !value.isEmpty else { throw .emptyHandle }
+            var video = false
+            for parameter in query.split(separator: "&") {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, try Self.percentDecoded(pair[0]).lowercased() == "video" else { continue }
+                video = ["1", "true", "yes"].contains(try Self.percentDecoded(pair[1]).lowercased())
+            }
+            self.init(scheme: scheme, handle: Handle(type: Self.guessType(value), value: value), video: video)
+        case "tel":
+            // RFC 3966: the number comes before any ';parameters'; visual separators are dropped.
+            if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            let number = try Self.percentDecoded(rest.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            let digits = number.filter { !"-.() ".contains($0) }
+            guard !digits.isEmpty else { throw .emptyHandle }
+            let body = digits.hasPrefix("+") ? digits.dropFirst() : Substring(digits)
+            guard !body.isEmpty, body.allSatisfy({ $0.isASCII && ($0.isHexDigit || "*#".contains($0)) }),
+                  body.contains(where: { $0.isNumber }) else { throw .invalidNumber(number) }
+            self.init(scheme: scheme, handle: Handle(type: .phoneNumber, value: digits))
+        case "":
+            throw .noScheme
+        default:
+            throw .unsupportedScheme(scheme)
+        }
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Percent-decoding that refuses bad escapes, invalid UTF-8 and decoded control characters.
+    static func percentDecoded(_ text: Substring) throws(ParseError) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { throw .malformedEncoding }
+            bytes.append(high << 4 | low)
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw .malformedEncoding }
+        guard !decoded.unicodeScalars.contains(where: isControl) else { throw .controlCharacter }
+        return decoded
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// A handle that reads as a number is a phone number; one with an `@` an address.
+    static func guessType(_ value: String) -> HandleType {
+        if value.contains("@") { return .emailAddress }
+        let digits = value.filter { !"-.() ".contains($0) }
+        let body = digits.hasPrefix("+") ? digits.dropFirst() : Substring(digits)
+        if !body.isEmpty, body.allSatisfy({ $0.isASCII && $0.isNumber }) { return .phoneNumber }
+        return .generic
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// The handler of `monkeycall:` links (see desktop/): the link becomes a call.
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start the call a monkeycall: or tel: link names, and print its UUID.")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The link, e.g. monkeycall://alice or tel:+1-555-0123.") var url: String
+
+    func run() async throws {
+        let client = try await ServiceClient(bus)
+        do {
+            let reply = try await client.connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                                         interface: Telephony1.Interface.manager, member: "OpenURL", [.string(url)])
+            if case .string(let uuid)? = reply.first { print(uuid) }
+        } catch let error as DBusError where error.name == Telephony1.errorPrefix + "NoProvider" {
+            // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
+            await notify(summary: "No app can make this call", body: error.message, on: client.connection)
+            throw CLIError("\(error.message); start the app that handles these links and try again")
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+
+    private func notify(summary: String, body: String, on connection: Connection) async {
+        let hints = DBusValue.vardict(["category": .string("call"), "urgency": .byte(1)])
+        _ = try? await connection.call(destination: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+                                       interface: "org.freedesktop.Notifications", member: "Notify",
+                                       [.string("MonkeyCall"), .uint32(0), .string("call-start"), .string(summary), .string(body),
+                                        .array(element: "s", []), hints, .int32(-1)], timeout: .seconds(2))
+    }
+}

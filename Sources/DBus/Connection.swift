@@ -60,9 +60,11 @@ public final class Connection: @unchecked Sendable {
         onQueue { self.loop.install() }
     }
 
-    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS`.
+    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS` (or, for a
+    /// program the bus started by activation, `DBUS_STARTER_ADDRESS`).
     public static func sessionBus(queue: DispatchQueue? = nil) throws(DBusError) -> Connection {
-        guard let address = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+        let environment = ProcessInfo.processInfo.environment
+        guard let address = [environment["DBUS_SESSION_BUS_ADDRESS"], environment["DBUS_STARTER_ADDRESS"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             throw DBusError(name: DBusError.Name.disconnected, message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set")
         }
         return try Connection(address: address, queue: queue)

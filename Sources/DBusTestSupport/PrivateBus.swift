@@ -9,12 +9,14 @@ public final class PrivateBus: @unchecked Sendable {
     public let directory: URL
     private let process: Spawned
 
-    public init(environment extra: [String: String] = [:]) throws {
+    /// `servicesDirectory`: where the bus looks for `.service` files (default: a fresh folder of its own).
+    public init(environment extra: [String: String] = [:], servicesDirectory: URL? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-bus-\(UUID().uuidString.prefix(8))")
-        servicesDirectory = directory.appendingPathComponent("services")
-        try FileManager.default.createDirectory(at: servicesDirectory, withIntermediateDirectories: true)
+        self.servicesDirectory = servicesDirectory ?? directory.appendingPathComponent("services")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: self.servicesDirectory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("bus.conf")
-        try Self.configuration(socketDirectory: directory.path, servicesDirectory: servicesDirectory.path)
+        try Self.configuration(socketDirectory: directory.path, servicesDirectory: self.servicesDirectory.path)
             .write(to: config, atomically: true, encoding: .utf8)
 
         let reader = FirstLineReader()

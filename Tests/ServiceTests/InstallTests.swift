@@ -1,0 +1,61 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// scripts/install in a throw-away home: D-Bus activation starts monkeycalld,
+/// `gio open` and `xdg-open` hand links to `monkeycall open`, uninstall cleans up.
+@Suite("Install, links and D-Bus activation")
+struct InstallTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func linksStartCallsThroughAnActivatedDaemon() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-home-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let data = home.appendingPathComponent("share"), config = home.appendingPathComponent("config"), prefix = home.appendingPathComponent("prefix")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_DATA_HOME"] = data.path
+        environment["XDG_CONFIG_HOME"] = config.path
+        environment["XDG_DATA_DIRS"] = "/usr/share"
+        let install = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
+                                                  ["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
+        #expect(install.status == 0, "\(install.stderr)")
+
+        // A bus that knows the installed service file, and no daemon running yet.
+        let bus = try PrivateBus(servicesDirectory: data.appendingPathComponent("dbus-1/services"))
+        defer { bus.stop() }
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let probe = try Connection(address: bus.address)
+        #expect(try await probe.nameOwner(Telephony1.busName) == nil)
+
+        // The app's first call starts monkeycalld.
+        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
+        #expect(try await probe.nameOwner(Telephony1.busName) != nil)
+
+        let gio = try await ChildProcess.run("/usr/bin/gio", ["open", "monkeycall://alice"], environment: environment)
+        #expect(gio.status == 0, "\(gio.stderr)")
+        let fromGio = try #require(await app.nextAction("start"))
+        #expect(fromGio.args["Handle"] == .string("alice") && fromGio.args["HandleType"] == .string("generic"))
+
+        // xdg-open consults x-scheme-handler only in a graphical session: it checks that a display is named.
+        environment["DISPLAY"] = environment["DISPLAY"] ?? ":99"
+        let xdg = try await ChildProcess.run("/usr/bin/xdg-open", ["monkeycall:+1%20555%20123"], environment: environment)
+        #expect(xdg.status == 0, "\(xdg.stderr)")
+        let fromXdg = try #require(await app.nextAction("start"))
+        #expect(fromXdg.args["Handle"] == .string("+1 555 123") && fromXdg.args["HandleType"] == .string("phone-number"))
+
+        // With no app for the link: a clear error and a non-zero status.
+        try await app.call("Invalidate")
+        let orphan = try await ChildProcess.run(prefix.appendingPathComponent("bin/monkeycall").path, ["open", "monkeycall:bob"], environment: environment)
+        #expect(orphan.status != 0)
+        #expect(orphan.stderr.contains("no app for monkeycall: links"), "\(orphan.stderr)")
+
+        let uninstall = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
+                                                    ["--prefix", prefix.path, "--uninstall"], environment: environment)
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        let left = FileManager.default.enumerator(atPath: home.path)?.allObjects.compactMap { $0 as? String } ?? []
+        #expect(left.filter { !["share", "config", "prefix"].contains($0) }.isEmpty, "left behind: \(left)")
+    }
+}

@@ -4,6 +4,7 @@ import PackageDescription
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 let package = Package(
     name: "MonkeyCall",
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // C shims: the system libraries, found through pkg-config.
@@ -31,6 +33,9 @@ let package = Package(
         // Desktop notifications through libnotify, knowing nothing of telephony.
         .target(name: "DesktopNotifications", dependencies: ["CLibnotify", logging]),
 
+        // Recents and Favorites in SQLite, knowing nothing of D-Bus.
+        .target(name: "CallHistory", dependencies: [grdb]),
+
         // The telephony model in pure Swift: no D-Bus, takes a clock.
         .target(name: "TelephonyCore"),
 
@@ -38,7 +43,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "CallHistory", logging]),
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
@@ -46,6 +51,7 @@ let package = Package(
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore"]),
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"]),
+        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", grdb]),
     ]
 )

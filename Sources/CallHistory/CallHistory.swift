@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+
+/// Recents and Favorites in one SQLite database (WAL, versioned migrations).
+/// Knows nothing of D-Bus. Safe to use from any thread; GRDB serialises writes.
+public final class CallHistory: Sendable {
+    private let database: DatabaseQueue
+    public let path: String
+
+    /// Opens (creating and migrating as needed) the database at `path`.
+    public init(path: String) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        // Another process holding a lock: wait a little rather than fail at once.
+        configuration.busyMode = .timeout(2)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        database = try DatabaseQueue(path: path, configuration: configuration)
+        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        self.path = path
+        try Self.migrator.migrate(database)
+    }
+
+    /// Each schema change is a new migration, never an edit of an old one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: recents") { db in
+            try db.create(table: "recent") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("callUUID", .text).notNull()
+                t.column("providerName", .text).notNull()
+                t.column("handle", .text).notNull()
+                t.column("handleType", .text).notNull()
+                t.column("callerName", .text).notNull()
+                t.column("outgoing", .boolean).notNull()
+                t.column("status", .text).notNull()
+                t.column("endReason", .text).notNull()
+                t.column("startedAt", .integer).notNull()
+                t.column("connectedAt", .integer).notNull()
+                t.column("endedAt", .integer).notNull()
+                t.column("hasVideo", .boolean).notNull()
+                t.column("seen", .boolean).notNull()
+            }
+            try db.create(index: "recent_unseen_missed", on: "recent", columns: ["status", "seen"])
+        }
+        migrator.registerMigration("v2: favorites") { db in
+            try db.create(table: "favorite") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("handle", .text).notNull()
+                t.column("handleType", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("providerName", .text).notNull()
+            }
+            try db.create(index: "favorite_handle", on: "favorite", columns: ["handle"])
+        }
+        return migrator
+    }
+
+    /// Only the first migration: lets tests build a database of the previous schema.
+    static func migrateToFirstVersion(_ path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue, upTo: "v1: recents")
+    }
+
+    // MARK: Recents
+
+    /// Records a call; returns it with its id.
+    @discardableResult
+    public func record(_ entry: RecentCall) throws -> RecentCall {
+        try database.write { db in
+            var entry = entry
+            try entry.insert(db)
+            return entry
+        }
+    }
+
+    /// Newest first.
+    public func recents(limit: Int, offset: Int = 0, missedOnly: Bool = false) throws -> [RecentCall] {
+        try database.read { db in
+            var request = RecentCall.order(Column("endedAt").desc, Column("id").desc)
+            if missedOnly { request = request.filter(Column("status") == RecentCall.Status.missed.rawValue) }
+            return try request.limit(limit, offset: offset).fetchAll(db)
+        }
+    }
+
+    public func recent(id: Int64) throws -> RecentCall? {
+        try database.read { db in try RecentCall.fetchOne(db, key: id) }
+    }
+
+    /// True when an entry was deleted.
+    @discardableResult
+    public func deleteRecent(id: Int64) throws -> Bool {
+        try database.write { db in try RecentCall.deleteOne(db, key: id) }
+    }
+
+    public func clearRecents() throws {
+        _ = try database.write { db in try RecentCall.deleteAll(db) }
+    }
+
+    public func markAllSeen() throws {
+        try database.write { db in try db.execute(sql: "UPDATE recent SET seen = 1 WHERE seen = 0") }
+    }
+
+    /// Missed calls not yet seen.
+    public func missedCount() throws -> Int {
+        try database.read { db in
+            try RecentCall.filter(Column("status") == RecentCall.Status.missed.rawValue && Column("seen") == false).fetchCount(db)
+        }
+    }
+
+    /// Whether this handle has called or been called before (for silencing unknown callers).
+    public func knows(handle: String) throws -> Bool {
+        try database.read { db in try RecentCall.filter(Column("handle") == handle).fetchCount(db) > 0 }
+    }
+
+    // MARK: Favorites
+
+    @discardableResult
+    public func addFavorite(_ favorite: Favorite) throws -> Favorite {
+        try database.write { db in
+            var favorite = favorite
+            try favorite.insert(db)
+            return favorite
+        }
+    }
+
+    @discardableResult
+    public func removeFavorite(id: Int64) throws -> Bool {
+        try database.write { db in try Favorite.deleteOne(db, key: id) }
+    }
+
+    public func favorites() throws -> [Favorite] {
+        try database.read { db in try Favorite.order(Column("name"), Column("id")).fetchAll(db) }
+    }
+
+    public func favorite(id: Int64) throws -> Favorite? {
+        try database.read { db in try Favorite.fetchOne(db, key: id) }
+    }
+
+    /// The name of the favorite with this handle, if any.
+    public func favoriteName(for handle: String) throws -> String? {
+        try database.read { db in try Favorite.filter(Column("handle") == handle).order(Column("id")).fetchOne(db)?.name }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    public func integrityCheck() throws -> String {
+        try database.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+    }
+}

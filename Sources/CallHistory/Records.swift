@@ -1,0 +1,67 @@
+import GRDB
+
+/// One call in Recents.
+public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "recent"
+
+    public enum Status: String, Codable, Sendable, CaseIterable {
+        case answered, missed, declined, blocked, filtered, failed, cancelled
+    }
+
+    public var id: Int64?
+    public var callUUID: String
+    public var providerName: String
+    public var handle: String
+    public var handleType: String
+    public var callerName: String
+    public var outgoing: Bool
+    public var status: Status
+    public var endReason: String
+    public var startedAt: UInt64
+    public var connectedAt: UInt64
+    public var endedAt: UInt64
+    public var hasVideo: Bool
+    public var seen: Bool
+
+    public init(id: Int64? = nil, callUUID: String, providerName: String, handle: String, handleType: String, callerName: String,
+                outgoing: Bool, status: Status, endReason: String, startedAt: UInt64, connectedAt: UInt64, endedAt: UInt64,
+                hasVideo: Bool, seen: Bool = false) {
+        self.id = id
+        self.callUUID = callUUID
+        self.providerName = providerName
+        self.handle = handle
+        self.handleType = handleType
+        self.callerName = callerName
+        self.outgoing = outgoing
+        self.status = status
+        self.endReason = endReason
+        self.startedAt = startedAt
+        self.connectedAt = connectedAt
+        self.endedAt = endedAt
+        self.hasVideo = hasVideo
+        self.seen = seen
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// A person the user calls often: names callers and lets them through Do Not Disturb.
+public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "favorite"
+
+    public var id: Int64?
+    public var handle: String
+    public var handleType: String
+    public var name: String
+    public var providerName: String
+
+    public init(id: Int64? = nil, handle: String, handleType: String, name: String, providerName: String) {
+        self.id = id
+        self.handle = handle
+        self.handleType = handleType
+        self.name = name
+        self.providerName = providerName
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}

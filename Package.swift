@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "monkeycall", targets: ["monkeycall"]),
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,12 +38,16 @@ let package = Package(
         // The service: the telephony core published on D-Bus.
         .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", logging]),
 
+        // CallKit's shapes and names over the D-Bus API, for Swift apps.
+        .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
+
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
+        .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore"]),
     ]
 )

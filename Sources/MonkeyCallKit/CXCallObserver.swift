@@ -40,7 +40,7 @@ public final class CXCallObserver: @unchecked Sendable {
 
     deinit { link?.removeOwnerListener(self) }
 
-    /// The calls known now: live calls, in the order they appeared.
+    /// The live calls, in the order they appeared; an ended call is reported once and leaves the list.
     public var calls: [CXCall] { lock.withLock { snapshot } }
 
     /// Sets the delegate and the queue `callObserver(_:callChanged:)` runs on (nil: a private serial queue).
@@ -125,6 +125,14 @@ public final class CXCallObserver: @unchecked Sendable {
     private func update(_ path: ObjectPath) {
         guard let values = properties[path], let call = CXCall(properties: values) else { return }
         guard known[call.uuid] != call else { return }
+        if call.hasEnded {
+            // An ended call leaves the list as it is reported.
+            properties[path] = nil
+            known[call.uuid] = nil
+            order.removeAll { $0 == call.uuid }
+            publish(call)
+            return
+        }
         if known[call.uuid] == nil { order.append(call.uuid) }
         known[call.uuid] = call
         publish(call)

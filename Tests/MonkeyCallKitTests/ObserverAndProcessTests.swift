@@ -44,6 +44,8 @@ struct ObserverAndProcessTests {
         let fixture = try await KitFixture()
         let (provider, delegate) = try await fixture.provider()
         let elsewhere = try fixture.controller(ownConnection: true)
+        let recorder = RecordingObserver()
+        elsewhere.callObserver.setDelegate(recorder, queue: nil)
         let uuid = UUID()
         try await elsewhere.requestTransaction(with: CXStartCallAction(call: uuid, handle: CXHandle(type: .phoneNumber, value: "+15551234")))
         let start = try #require(await delegate.next(CXStartCallAction.self))
@@ -51,8 +53,6 @@ struct ObserverAndProcessTests {
         provider.reportOutgoingCall(with: uuid, connectedAt: nil)
         #expect(await fixture.waitFor(uuid, state: "active"))
         // The other process's observer sees the outgoing call connected.
-        let recorder = RecordingObserver()
-        elsewhere.callObserver.setDelegate(recorder, queue: nil)
         let call = try #require(await recorder.next(uuid) { $0.hasConnected })
         #expect(call.isOutgoing)
         // And its requests are performed here too.

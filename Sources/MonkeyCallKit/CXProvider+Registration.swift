@@ -12,10 +12,17 @@ extension CXProvider {
             let subscription = try? await link.connection.subscribe(MatchRule(interface: Telephony1.Interface.provider)) { [weak self] message in
                 self?.receive(message)
             }
+            let removals = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath,
+                                     interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved")
+            let removalSubscription = try? await link.connection.subscribe(removals) { [weak self] message in
+                guard case .objectPath(let path)? = try? message.arguments().first else { return }
+                self?.objectRemoved(path)
+            }
             link.addOwnerListener(self) { [weak self] old, new in self?.ownerChanged(from: old, to: new) }
             link.connection.onQueue {
                 guard !self.isInvalidating else { return }
                 self.signalSubscription = subscription
+                self.removalSubscription = removalSubscription
                 self.register()
             }
         }
@@ -77,6 +84,14 @@ extension CXProvider {
         case .starting, .invalidated:
             break
         }
+    }
+
+    /// On the queue: an object of the service went away. When it is this
+    /// provider's, the registration was lost while the service runs on.
+    func objectRemoved(_ path: ObjectPath) {
+        guard !isInvalidating, case .registered(let mine) = state, mine == path else { return }
+        reset()
+        register()
     }
 
     /// On the queue: drops the actions in flight and tells the app to drop its calls.

@@ -6,9 +6,10 @@ import MonkeyCallAPI
 /// through the system (incoming calls, connection progress, remote ends) and
 /// receives the user's actions through its delegate (CallKit's `CXProvider`).
 ///
-/// Creating a provider registers it with monkeycalld. When the service
-/// restarts, the provider registers again by itself: the delegate hears
-/// `providerDidReset` and then `providerDidBegin`.
+/// Creating a provider registers it with monkeycalld (started by D-Bus
+/// activation where it is installed so). When the service restarts, or the
+/// registration is lost, the provider registers again by itself with the same
+/// configuration: the delegate hears `providerDidReset` and then `providerDidBegin`.
 ///
 /// State lives on the bus connection's queue; the methods may be called from any thread.
 public final class CXProvider: @unchecked Sendable {
@@ -36,6 +37,7 @@ public final class CXProvider: @unchecked Sendable {
     /// Actions handed to the app and not complete yet, by action UUID.
     var pendingActions: [UUID: CXCallAction] = [:]
     var signalSubscription: Subscription?
+    var removalSubscription: Subscription?
 
     /// Provider methods run one after the other, in the order the app called them.
     struct Job: Sendable {
@@ -150,6 +152,8 @@ public final class CXProvider: @unchecked Sendable {
             self.link?.removeOwnerListener(self)
             self.signalSubscription?.cancel()
             self.signalSubscription = nil
+            self.removalSubscription?.cancel()
+            self.removalSubscription = nil
         }
         submit("Invalidate", []) { [weak self] _ in
             guard let self else { return }

@@ -3,6 +3,8 @@ import DBusTestSupport
 import Foundation
 import MonkeyCallAPI
 @testable import MonkeyCallKit
+@testable import TelephonyService
+import TelephonyCore
 import Testing
 
 @Suite("MonkeyCallKit error codes for the service's errors")
@@ -94,4 +96,21 @@ struct ErrorCodeTests {
 /// Strings heard from a completion handler.
 final class EventBufferBox: Sendable {
     let buffer = EventBuffer<String>()
+}
+
+@Suite("MonkeyCallKit when the registration is lost")
+struct RegistrationLostTests {
+    @Test("the service drops the provider: providerDidReset, a new registration, providerDidBegin")
+    func registrationLost() async throws {
+        let fixture = try await KitFixture()
+        let (provider, delegate) = try await fixture.provider()
+        let path = try await provider.registeredPath()
+        let service = try #require(fixture.service)
+        let id = try #require(Telephony1.providerID(from: path))
+        service.connection.queue.async { service.switchboard.invalidateProvider(ProviderID(id)) }
+        #expect(await delegate.waitFor("reset"))
+        #expect(await delegate.waitFor("began"))
+        #expect(try await provider.registeredPath() != path)
+        try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate())
+    }
 }

@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "monkeycalld", targets: ["monkeycalld"]),
         .executable(name: "monkeycall", targets: ["monkeycall"]),
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
+        .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -43,6 +44,8 @@ let package = Package(
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
+        // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
+        .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),

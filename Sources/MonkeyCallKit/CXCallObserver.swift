@@ -22,6 +22,8 @@ public final class CXCallObserver: @unchecked Sendable {
     private var known: [UUID: CXCall] = [:]
     private var order: [UUID] = []
     private var subscriptions: [Subscription] = []
+    private var refreshing = 0
+    private var heldBack: [Message] = []
 
     /// Observes the calls on the session bus.
     public convenience init() {
@@ -60,10 +62,10 @@ public final class CXCallObserver: @unchecked Sendable {
                                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let objects = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager")
             var subscriptions: [Subscription] = []
-            if let subscription = try? await link.connection.subscribe(changes, handler: { [weak self] in self?.propertiesChanged($0) }) {
+            if let subscription = try? await link.connection.subscribe(changes, handler: { [weak self] in self?.handle($0) }) {
                 subscriptions.append(subscription)
             }
-            if let subscription = try? await link.connection.subscribe(objects, handler: { [weak self] in self?.objectsChanged($0) }) {
+            if let subscription = try? await link.connection.subscribe(objects, handler: { [weak self] in self?.handle($0) }) {
                 subscriptions.append(subscription)
             }
             guard let self else { return }
@@ -76,26 +78,51 @@ public final class CXCallObserver: @unchecked Sendable {
         }
     }
 
-    /// Reads every call from the ObjectManager.
+    /// Reads every call from the ObjectManager. Signals that come meanwhile
+    /// are held back and applied on top of the snapshot, in order.
     private func refresh() {
         guard let link else { return }
+        link.connection.onQueue { self.refreshing += 1 }
         Task { [weak self] in
-            guard let reply = try? await link.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"),
-                  case .dictionary(_, _, let entries)? = reply.first else { return }
-            link.connection.onQueue {
-                for entry in entries {
-                    guard case .objectPath(let path) = entry.key, let call = Self.callProperties(entry.value) else { continue }
-                    self?.properties[path] = call
-                    self?.update(path)
-                }
+            let reply = try? await link.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+            link.connection.onQueue { self?.applySnapshot(reply) }
+        }
+    }
+
+    private func applySnapshot(_ reply: [DBusValue]?) {
+        refreshing -= 1
+        if case .dictionary(_, _, let entries)? = reply?.first {
+            var seen = Set<UUID>()
+            for entry in entries {
+                guard case .objectPath(let path) = entry.key, let call = Self.callProperties(entry.value) else { continue }
+                properties[path] = call
+                if let uuid = CXCall(properties: call)?.uuid { seen.insert(uuid) }
+                update(path)
+            }
+            for uuid in order where !seen.contains(uuid) {
+                properties = properties.filter { CXCall(properties: $0.value)?.uuid != uuid }
+                remove(uuid)
             }
         }
+        guard refreshing == 0 else { return }
+        let held = heldBack
+        heldBack = []
+        for message in held { handle(message) }
     }
 
     private static func callProperties(_ interfaces: DBusValue) -> [String: DBusValue]? {
         guard case .dictionary(_, _, let entries) = interfaces else { return nil }
         for entry in entries where entry.key == .string(Telephony1.Interface.call) { return entry.value.vardict }
         return nil
+    }
+
+    /// On the queue: a signal about the calls.
+    private func handle(_ message: Message) {
+        if refreshing > 0 {
+            heldBack.append(message)
+            return
+        }
+        if message.interface == "org.freedesktop.DBus.Properties" { propertiesChanged(message) } else { objectsChanged(message) }
     }
 
     private func propertiesChanged(_ message: Message) {

@@ -59,3 +59,31 @@ struct RestartTests {
         #expect(await observer.next(again) { !$0.hasEnded } != nil)
     }
 }
+
+@Suite("MonkeyCallKit and D-Bus activation")
+struct ActivationTests {
+    @Test("where monkeycalld is installed for activation, a new provider starts it")
+    func activation() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let serviceFile = """
+            [D-BUS Service]
+            Name=\(Telephony1.busName)
+            Exec=\(BuiltProducts.path("monkeycalld")) --address \(bus.address)
+
+            """
+        try serviceFile.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
+        let link = try ServiceLink(address: bus.address)
+        // The bus reads its service folder again.
+        try await link.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                       interface: "org.freedesktop.DBus", member: "ReloadConfig")
+        #expect(try await link.connection.nameOwner(Telephony1.busName) == nil)
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Activated"), link: link)
+        let delegate = RecordingDelegate(queue: nil)
+        provider.setDelegate(delegate, queue: nil)
+        #expect(await delegate.waitFor("began", timeout: .seconds(30)))
+        #expect(try await link.connection.nameOwner(Telephony1.busName) != nil)
+        try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate())
+        provider.invalidate()
+    }
+}

@@ -25,6 +25,12 @@ final class ServiceLink: @unchecked Sendable {
         }
         let rule = MatchRule(sender: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
                              member: "NameOwnerChanged", arg0: Telephony1.busName)
+        connection.onDisconnect { [weak self] _ in
+            // The bus is gone, and the service with it for us. A later link gets a new connection.
+            guard let self else { return }
+            ServiceLink.forget(self)
+            for listener in self.ownerListeners.values { listener("", "") }
+        }
         watching = Task { [connection] in
             let subscription = try? await connection.subscribe(rule) { [weak self] message in
                 guard let self, let args = try? message.arguments(), args.count == 3,
@@ -52,6 +58,10 @@ final class ServiceLink: @unchecked Sendable {
         let link = try ServiceLink(address: address)
         links[key] = link
         return link
+    }
+
+    private static func forget(_ link: ServiceLink) {
+        lock.withLock { links = links.filter { $0.value !== link } }
     }
 
     /// Waits until changes of the service's owner are followed.

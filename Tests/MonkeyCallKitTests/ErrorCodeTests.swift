@@ -114,3 +114,16 @@ struct RegistrationLostTests {
         try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate())
     }
 }
+
+@Suite("MonkeyCallKit when the bus goes away")
+struct BusLostTests {
+    @Test("the provider hears providerDidReset and later calls fail with a CXError")
+    func busLost() async throws {
+        let fixture = try await KitFixture()
+        let (provider, delegate) = try await fixture.provider()
+        fixture.bus.stop()
+        #expect(await delegate.waitFor("reset"))
+        let error = await caught { try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate()) }
+        #expect(error is CXError, "\(String(describing: error))")
+    }
+}

@@ -56,6 +56,7 @@ public final class CXCallController: @unchecked Sendable {
     /// Requests `transaction`; returns once the service accepted it.
     public func request(_ transaction: CXTransaction) async throws {
         guard let link else { throw linkError ?? CXError.serviceNotRunning }
+        await link.registrationsSettled()
         let actions = DBusValue.array(element: "(sa{sv})", transaction.actions.map {
             .structure([.string($0.apiKind), .vardict($0.apiArguments)])
         })

@@ -20,7 +20,7 @@ extension CXProvider {
             }
             link.addOwnerListener(self) { [weak self] old, new in self?.ownerChanged(from: old, to: new) }
             link.connection.onQueue {
-                guard !self.isInvalidating else { return }
+                guard !self.isInvalidating else { return self.setRegistering(false) }
                 self.signalSubscription = subscription
                 self.removalSubscription = removalSubscription
                 self.register()
@@ -32,6 +32,7 @@ extension CXProvider {
     func register() {
         guard let link else { return }
         state = .registering
+        setRegistering(true)
         retryRegistration = false
         let configuration = configuration.dbusValue
         Task { [weak self] in
@@ -47,6 +48,7 @@ extension CXProvider {
 
     private func registered(at path: ObjectPath) {
         state = .registered(path)
+        setRegistering(false)
         let waiters = pathWaiters
         pathWaiters = []
         waiters.forEach { $0.resume(returning: path) }
@@ -62,6 +64,7 @@ extension CXProvider {
             return
         }
         state = .unavailable(failure)
+        setRegistering(false)
         earlySignals = []
         let waiters = pathWaiters
         pathWaiters = []
@@ -104,6 +107,7 @@ extension CXProvider {
 
     func becomeInvalidated() {
         state = .invalidated
+        setRegistering(false)
         let waiters = pathWaiters
         pathWaiters = []
         waiters.forEach { $0.resume(throwing: CXError.invalidated) }

@@ -37,6 +37,8 @@ public final class CXProvider: @unchecked Sendable {
     /// Actions handed to the app and not complete yet, by action UUID.
     var pendingActions: [UUID: CXCallAction] = [:]
     var signalSubscription: Subscription?
+    /// Whether the link counts this provider among those registering.
+    var countsAsRegistering = false
     var removalSubscription: Subscription?
 
     /// Provider methods run one after the other, in the order the app called them.
@@ -77,10 +79,16 @@ public final class CXProvider: @unchecked Sendable {
                 await self.run(job)
             }
         }
-        if let error { state = .unavailable(error) } else { start() }
+        if let error {
+            state = .unavailable(error)
+        } else {
+            setRegistering(true)
+            start()
+        }
     }
 
     deinit {
+        if countsAsRegistering { link?.endRegistering() }
         jobs.finish()
         link?.removeOwnerListener(self)
     }
@@ -149,6 +157,7 @@ public final class CXProvider: @unchecked Sendable {
         link.connection.onQueue {
             guard !self.isInvalidating else { return }
             self.isInvalidating = true
+            if case .starting = self.state { self.setRegistering(false) }
             self.link?.removeOwnerListener(self)
             self.signalSubscription?.cancel()
             self.signalSubscription = nil
@@ -174,6 +183,13 @@ public final class CXProvider: @unchecked Sendable {
         if link.connection.isOnQueue { return collect() }
         let box = Unchecked(collect)
         return link.queue.sync { box.value() }
+    }
+
+    /// Tells the link whether this provider is on its way to being registered.
+    func setRegistering(_ registering: Bool) {
+        guard registering != countsAsRegistering else { return }
+        countsAsRegistering = registering
+        if registering { link?.beginRegistering() } else { link?.endRegistering() }
     }
 
     // MARK: Jobs

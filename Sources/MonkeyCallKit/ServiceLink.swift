@@ -64,6 +64,36 @@ final class ServiceLink: @unchecked Sendable {
         lock.withLock { links = links.filter { $0.value !== link } }
     }
 
+    // MARK: Registrations in flight
+
+    /// On the queue: providers of this process on their way to being registered.
+    private var registering = 0
+    private var settledWaiters: [CheckedContinuation<Void, Never>] = []
+
+    func beginRegistering() {
+        connection.onQueue { self.registering += 1 }
+    }
+
+    func endRegistering() {
+        connection.onQueue {
+            self.registering -= 1
+            guard self.registering == 0 else { return }
+            let waiters = self.settledWaiters
+            self.settledWaiters = []
+            waiters.forEach { $0.resume() }
+        }
+    }
+
+    /// Waits until no provider of this process is registering, so that a
+    /// request made right after creating a provider finds it, as in CallKit.
+    func registrationsSettled() async {
+        await withCheckedContinuation { continuation in
+            connection.onQueue {
+                if self.registering == 0 { continuation.resume() } else { self.settledWaiters.append(continuation) }
+            }
+        }
+    }
+
     /// Waits until changes of the service's owner are followed.
     func ready() async { await watching.value }
 

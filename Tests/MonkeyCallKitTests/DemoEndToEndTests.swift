@@ -7,7 +7,7 @@ import Testing
 /// monkeycalld, the monkeycall CLI and monkeycall-demo as separate processes on a private bus.
 final class DemoSetup: @unchecked Sendable {
     let bus: PrivateBus
-    let daemon: ChildProcess
+    private(set) var daemon: ChildProcess
     let demo: ChildProcess
 
     init(_ demoArguments: [String]) async throws {
@@ -26,6 +26,16 @@ final class DemoSetup: @unchecked Sendable {
         demo.kill()
         daemon.kill()
         bus.stop()
+    }
+
+    /// Kills monkeycalld and starts a new one on the same bus.
+    func restartDaemon() async throws {
+        daemon.kill()
+        _ = await daemon.waitForExit()
+        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
+            throw TestSupportError("monkeycalld did not start again: \(daemon.output)")
+        }
     }
 
     func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
@@ -67,5 +77,20 @@ struct DemoEndToEndTests {
         #expect(await setup.demo.waitForOutput(containing: "Audio is on"))
         let calls = try await setup.cli("calls")
         #expect(calls.stdout.contains("active  incoming  MonkeyCall  bob"), "\(calls.stdout)")
+    }
+
+    @Test("a monkeycall: link places a call; after monkeycalld restarts the demo drops its calls and is ready again")
+    func openURLAndRestart() async throws {
+        let setup = try await DemoSetup(["--open-url", "monkeycall://carol", "--connect-after", "0.1", "--connected-after", "0.1"])
+        #expect(await setup.demo.waitForOutput(containing: "Starting an outgoing call to carol"), "\(setup.demo.output)")
+        #expect(await setup.demo.waitForOutput(containing: "The call to carol is connected."), "\(setup.demo.output)")
+        try await setup.restartDaemon()
+        #expect(await setup.demo.waitForOutput(containing: "The MonkeyCall service was reset: dropping all 1 call(s)."), "\(setup.demo.output)")
+        let readyAgain = await setup.demo.waitForOutput(containing: "MonkeyCall is ready") &&
+            setup.demo.output.components(separatedBy: "MonkeyCall is ready").count == 3
+        #expect(readyAgain, "\(setup.demo.output)")
+        let dial = try await setup.cli("dial", "dave")
+        #expect(dial.status == 0, "\(dial.stderr)")
+        #expect(await setup.demo.waitForOutput(containing: "Starting an outgoing call to dave"), "\(setup.demo.output)")
     }
 }

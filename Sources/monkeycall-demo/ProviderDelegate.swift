@@ -26,8 +26,12 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
         provider.setDelegate(self, queue: queue)
     }
 
+    private var hasBegun = false
+
     func providerDidBegin(_ provider: CXProvider) {
-        Log.say("MonkeyCall is ready: the MonkeyCall service knows us now.")
+        Log.say(hasBegun ? "MonkeyCall is ready again: the MonkeyCall service knows us now."
+                         : "MonkeyCall is ready: the MonkeyCall service knows us now.")
+        hasBegun = true
     }
 
     func providerDidReset(_ provider: CXProvider) {

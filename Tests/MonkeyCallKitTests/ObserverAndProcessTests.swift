@@ -59,4 +59,17 @@ struct ObserverAndProcessTests {
         try await elsewhere.requestTransaction(with: CXSetMutedCallAction(call: uuid, muted: true))
         #expect(await delegate.next(CXSetMutedCallAction.self)?.isMuted == true)
     }
+
+    @Test("a call started right after the provider was created goes to that provider")
+    func requestRightAfterCreation() async throws {
+        let fixture = try await KitFixture()
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Eager"), link: fixture.link)
+        let delegate = RecordingDelegate(queue: nil)
+        provider.setDelegate(delegate, queue: nil)
+        let controller = try fixture.controller()
+        let uuid = UUID()
+        try await controller.requestTransaction(with: CXStartCallAction(call: uuid, handle: CXHandle(type: .generic, value: "frank")))
+        #expect(await delegate.next(CXStartCallAction.self)?.callUUID == uuid)
+        _ = provider
+    }
 }

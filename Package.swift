@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "monkeycalld", targets: ["monkeycalld"]),
         .executable(name: "monkeycall", targets: ["monkeycall"]),
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
+        .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,13 +47,21 @@ let package = Package(
         // The service: the telephony core published on D-Bus.
         .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "CallHistory", logging]),
 
+        // CallKit's shapes and names over the D-Bus API, for Swift apps.
+        .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
+
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
+        // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
+        .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"]),
+        .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
+        // Resources/ holds a Python provider that the end-to-end tests run.
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"],
+                    exclude: ["Resources"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", grdb]),
     ]
 )

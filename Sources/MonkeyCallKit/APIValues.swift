@@ -1,0 +1,13 @@
+import Foundation
+
+/// Conversions between Swift values and the API's forms.
+enum APIValue {
+    /// Microseconds since the Unix epoch; nil is 0, "now".
+    static func time(_ date: Date?) -> UInt64 {
+        guard let date else { return 0 }
+        return UInt64(max(0, date.timeIntervalSince1970 * 1_000_000))
+    }
+
+    /// UUIDs go out in lower case.
+    static func uuid(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+}

@@ -1,0 +1,36 @@
+import DBus
+import Foundation
+
+/// Actions as the service sends them in `PerformAction`.
+enum ActionDecoding {
+    /// The action for `PerformAction(action_uuid, kind, call_uuid, args)`, or nil when malformed or unknown.
+    static func action(_ arguments: [DBusValue]) -> CXCallAction? {
+        guard arguments.count == 4, case .string(let id) = arguments[0], case .string(let kind) = arguments[1],
+              case .string(let call) = arguments[2], let args = arguments[3].vardict,
+              let uuid = UUID(uuidString: id), let callUUID = UUID(uuidString: call) else { return nil }
+        func string(_ key: String) -> String? { if case .string(let value)? = args[key] { value } else { nil } }
+        func bool(_ key: String) -> Bool { if case .bool(let value)? = args[key] { value } else { false } }
+        let action: CXCallAction
+        switch kind {
+        case "start":
+            let type = string("HandleType").flatMap(CXHandle.HandleType.init(apiName:)) ?? .generic
+            let start = CXStartCallAction(uuid: uuid, call: callUUID, handle: CXHandle(type: type, value: string("Handle") ?? ""))
+            start.isVideo = bool("Video")
+            start.contactIdentifier = string("ContactIdentifier").flatMap { $0.isEmpty ? nil : $0 }
+            action = start
+        case "answer": action = CXAnswerCallAction(uuid: uuid, call: callUUID)
+        case "end": action = CXEndCallAction(uuid: uuid, call: callUUID)
+        case "set-held": action = CXSetHeldCallAction(uuid: uuid, call: callUUID, onHold: bool("OnHold"))
+        case "set-muted": action = CXSetMutedCallAction(uuid: uuid, call: callUUID, muted: bool("Muted"))
+        case "set-group":
+            action = CXSetGroupCallAction(uuid: uuid, call: callUUID, callUUIDToGroupWith: string("GroupWith").flatMap { UUID(uuidString: $0) })
+        case "play-dtmf":
+            let type = CXPlayDTMFCallAction.ActionType.allCases.first { $0.apiName == string("Type") } ?? .singleTone
+            action = CXPlayDTMFCallAction(uuid: uuid, call: callUUID, digits: string("Digits") ?? "", type: type)
+        default:
+            return nil
+        }
+        action.transactionUUID = string("TransactionUUID").flatMap { UUID(uuidString: $0) }
+        return action
+    }
+}

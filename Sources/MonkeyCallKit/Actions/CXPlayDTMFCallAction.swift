@@ -1,0 +1,39 @@
+import DBus
+import Foundation
+
+/// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).
+public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
+    public enum ActionType: Int, Sendable, CaseIterable {
+        case singleTone = 1
+        case softPause = 2
+        case hardPause = 3
+
+        var apiName: String {
+            switch self {
+            case .singleTone: "single-tone"
+            case .softPause: "soft-pause"
+            case .hardPause: "hard-pause"
+            }
+        }
+    }
+
+    public var digits: String
+    public var type: ActionType
+
+    public init(call callUUID: UUID, digits: String, type: ActionType) {
+        self.digits = digits
+        self.type = type
+        super.init(call: callUUID)
+    }
+
+    init(uuid: UUID, call callUUID: UUID, digits: String, type: ActionType) {
+        self.digits = digits
+        self.type = type
+        super.init(uuid: uuid, call: callUUID)
+    }
+
+    override var apiKind: String { "play-dtmf" }
+    override var apiArguments: [String: DBusValue] {
+        super.apiArguments.merging(["Digits": .string(digits), "Type": .string(type.apiName)]) { $1 }
+    }
+}

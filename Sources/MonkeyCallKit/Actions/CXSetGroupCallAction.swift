@@ -1,0 +1,23 @@
+import DBus
+import Foundation
+
+/// Merge a call into another call's group, or take it out of its group
+/// with nil (CallKit's `CXSetGroupCallAction`).
+public final class CXSetGroupCallAction: CXCallAction, @unchecked Sendable {
+    public var callUUIDToGroupWith: UUID?
+
+    public init(call callUUID: UUID, callUUIDToGroupWith: UUID?) {
+        self.callUUIDToGroupWith = callUUIDToGroupWith
+        super.init(call: callUUID)
+    }
+
+    init(uuid: UUID, call callUUID: UUID, callUUIDToGroupWith: UUID?) {
+        self.callUUIDToGroupWith = callUUIDToGroupWith
+        super.init(uuid: uuid, call: callUUID)
+    }
+
+    override var apiKind: String { "set-group" }
+    override var apiArguments: [String: DBusValue] {
+        super.apiArguments.merging(["GroupWith": .string(callUUIDToGroupWith.map(APIValue.uuid) ?? "")]) { $1 }
+    }
+}

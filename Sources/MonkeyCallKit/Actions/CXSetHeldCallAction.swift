@@ -1,0 +1,20 @@
+import DBus
+import Foundation
+
+/// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).
+public final class CXSetHeldCallAction: CXCallAction, @unchecked Sendable {
+    public var isOnHold: Bool
+
+    public init(call callUUID: UUID, onHold: Bool) {
+        self.isOnHold = onHold
+        super.init(call: callUUID)
+    }
+
+    init(uuid: UUID, call callUUID: UUID, onHold: Bool) {
+        self.isOnHold = onHold
+        super.init(uuid: uuid, call: callUUID)
+    }
+
+    override var apiKind: String { "set-held" }
+    override var apiArguments: [String: DBusValue] { super.apiArguments.merging(["OnHold": .bool(isOnHold)]) { $1 } }
+}

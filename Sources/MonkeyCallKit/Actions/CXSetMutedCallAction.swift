@@ -1,0 +1,20 @@
+import DBus
+import Foundation
+
+/// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).
+public final class CXSetMutedCallAction: CXCallAction, @unchecked Sendable {
+    public var isMuted: Bool
+
+    public init(call callUUID: UUID, muted: Bool) {
+        self.isMuted = muted
+        super.init(call: callUUID)
+    }
+
+    init(uuid: UUID, call callUUID: UUID, muted: Bool) {
+        self.isMuted = muted
+        super.init(uuid: uuid, call: callUUID)
+    }
+
+    override var apiKind: String { "set-muted" }
+    override var apiArguments: [String: DBusValue] { super.apiArguments.merging(["Muted": .bool(isMuted)]) { $1 } }
+}

@@ -1,0 +1,32 @@
+import DBus
+import Foundation
+
+/// Start an outgoing call (CallKit's `CXStartCallAction`).
+public final class CXStartCallAction: CXCallAction, @unchecked Sendable {
+    public var handle: CXHandle
+    public var isVideo: Bool = false
+    public var contactIdentifier: String?
+
+    public init(call callUUID: UUID, handle: CXHandle) {
+        self.handle = handle
+        super.init(call: callUUID)
+    }
+
+    init(uuid: UUID, call callUUID: UUID, handle: CXHandle) {
+        self.handle = handle
+        super.init(uuid: uuid, call: callUUID)
+    }
+
+    /// Fulfils the action, noting when the call started.
+    public func fulfill(withDateStarted date: Date) { finish(fulfilled: true, at: date) }
+
+    override var apiKind: String { "start" }
+    override var apiArguments: [String: DBusValue] {
+        var args = super.apiArguments
+        args["Handle"] = .string(handle.value)
+        args["HandleType"] = .string(handle.type.apiName)
+        args["Video"] = .bool(isVideo)
+        if let contactIdentifier { args["ContactIdentifier"] = .string(contactIdentifier) }
+        return args
+    }
+}

@@ -1,0 +1,190 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// Told of each change to any call (CallKit's `CXCallObserverDelegate`).
+public protocol CXCallObserverDelegate: AnyObject {
+    func callObserver(_ callObserver: CXCallObserver, callChanged call: CXCall)
+}
+
+/// The calls of every provider, kept up to date from the service's objects
+/// (CallKit's `CXCallObserver`). When the service goes away its calls are
+/// reported as ended.
+public final class CXCallObserver: @unchecked Sendable {
+    let link: ServiceLink?
+    private let lock = NSLock()
+    private var snapshot: [CXCall] = []
+    private weak var delegateObject: (any CXCallObserverDelegate)?
+    private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.observer.delegate")
+
+    // On the link's queue:
+    private var properties: [ObjectPath: [String: DBusValue]] = [:]
+    private var known: [UUID: CXCall] = [:]
+    private var order: [UUID] = []
+    private var subscriptions: [Subscription] = []
+    private var refreshing = 0
+    private var heldBack: [Message] = []
+
+    /// Observes the calls on the session bus.
+    public convenience init() {
+        self.init(link: try? ServiceLink.shared(address: nil))
+    }
+
+    /// Observes the calls on the bus at `busAddress`.
+    public convenience init(busAddress: String) {
+        self.init(link: try? ServiceLink.shared(address: busAddress))
+    }
+
+    init(link: ServiceLink?) {
+        self.link = link
+        start()
+    }
+
+    deinit { link?.removeOwnerListener(self) }
+
+    /// The live calls, in the order they appeared; an ended call is reported once and leaves the list.
+    public var calls: [CXCall] { lock.withLock { snapshot } }
+
+    /// Sets the delegate and the queue `callObserver(_:callChanged:)` runs on (nil: a private serial queue).
+    public func setDelegate(_ delegate: (any CXCallObserverDelegate)?, queue: DispatchQueue?) {
+        lock.withLock {
+            delegateObject = delegate
+            delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.observer.delegate")
+        }
+    }
+
+    private func start() {
+        guard let link else { return }
+        Task { [weak self] in
+            await link.ready()
+            let callRoot = Telephony1.rootPath.appending("Call")
+            let changes = MatchRule(sender: Telephony1.busName, pathNamespace: callRoot,
+                                    interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+            let objects = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager")
+            var subscriptions: [Subscription] = []
+            if let subscription = try? await link.connection.subscribe(changes, handler: { [weak self] in self?.handle($0) }) {
+                subscriptions.append(subscription)
+            }
+            if let subscription = try? await link.connection.subscribe(objects, handler: { [weak self] in self?.handle($0) }) {
+                subscriptions.append(subscription)
+            }
+            guard let self else { return }
+            link.addOwnerListener(self) { [weak self] _, new in
+                self?.serviceGone()
+                if !new.isEmpty { self?.refresh() }
+            }
+            link.connection.onQueue { self.subscriptions = subscriptions }
+            self.refresh()
+        }
+    }
+
+    /// Reads every call from the ObjectManager. Signals that come meanwhile
+    /// are held back and applied on top of the snapshot, in order.
+    private func refresh() {
+        guard let link else { return }
+        link.connection.onQueue { self.refreshing += 1 }
+        Task { [weak self] in
+            let reply = try? await link.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+            link.connection.onQueue { self?.applySnapshot(reply) }
+        }
+    }
+
+    private func applySnapshot(_ reply: [DBusValue]?) {
+        refreshing -= 1
+        if case .dictionary(_, _, let entries)? = reply?.first {
+            var seen = Set<UUID>()
+            for entry in entries {
+                guard case .objectPath(let path) = entry.key, let call = Self.callProperties(entry.value) else { continue }
+                properties[path] = call
+                if let uuid = CXCall(properties: call)?.uuid { seen.insert(uuid) }
+                update(path)
+            }
+            for uuid in order where !seen.contains(uuid) {
+                properties = properties.filter { CXCall(properties: $0.value)?.uuid != uuid }
+                remove(uuid)
+            }
+        }
+        guard refreshing == 0 else { return }
+        let held = heldBack
+        heldBack = []
+        for message in held { handle(message) }
+    }
+
+    private static func callProperties(_ interfaces: DBusValue) -> [String: DBusValue]? {
+        guard case .dictionary(_, _, let entries) = interfaces else { return nil }
+        for entry in entries where entry.key == .string(Telephony1.Interface.call) { return entry.value.vardict }
+        return nil
+    }
+
+    /// On the queue: a signal about the calls.
+    private func handle(_ message: Message) {
+        if refreshing > 0 {
+            heldBack.append(message)
+            return
+        }
+        if message.interface == "org.freedesktop.DBus.Properties" { propertiesChanged(message) } else { objectsChanged(message) }
+    }
+
+    private func propertiesChanged(_ message: Message) {
+        guard let path = message.path, let args = try? message.arguments(), args.count >= 2,
+              args[0] == .string(Telephony1.Interface.call), let changed = args[1].vardict,
+              properties[path] != nil else { return }
+        properties[path]?.merge(changed) { $1 }
+        update(path)
+    }
+
+    private func objectsChanged(_ message: Message) {
+        guard let args = try? message.arguments(), case .objectPath(let path)? = args.first, args.count == 2 else { return }
+        switch message.member {
+        case "InterfacesAdded":
+            guard let call = Self.callProperties(args[1]) else { return }
+            properties[path] = call
+            update(path)
+        case "InterfacesRemoved":
+            guard let call = properties.removeValue(forKey: path).flatMap(CXCall.init(properties:)) else { return }
+            remove(call.uuid)
+        default:
+            break
+        }
+    }
+
+    /// On the queue: publishes the call at `path` when it changed.
+    private func update(_ path: ObjectPath) {
+        guard let values = properties[path], let call = CXCall(properties: values) else { return }
+        guard known[call.uuid] != call else { return }
+        if call.hasEnded {
+            // An ended call leaves the list as it is reported.
+            properties[path] = nil
+            known[call.uuid] = nil
+            order.removeAll { $0 == call.uuid }
+            publish(call)
+            return
+        }
+        if known[call.uuid] == nil { order.append(call.uuid) }
+        known[call.uuid] = call
+        publish(call)
+    }
+
+    /// On the queue: the call is gone; it is reported ended if it was not yet.
+    private func remove(_ uuid: UUID) {
+        guard let call = known.removeValue(forKey: uuid) else { return }
+        order.removeAll { $0 == uuid }
+        publish(call.hasEnded ? nil : call.ended())
+    }
+
+    private func serviceGone() {
+        properties = [:]
+        for uuid in order { remove(uuid) }
+    }
+
+    private func publish(_ changed: CXCall?) {
+        let calls = order.compactMap { known[$0] }
+        let (delegate, queue) = lock.withLock { () -> ((any CXCallObserverDelegate)?, DispatchQueue) in
+            snapshot = calls
+            return (delegateObject, delegateQueue)
+        }
+        guard let changed, let delegate else { return }
+        let target = Unchecked(delegate)
+        queue.async { target.value.callObserver(self, callChanged: changed) }
+    }
+}

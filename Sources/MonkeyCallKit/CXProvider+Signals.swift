@@ -1,0 +1,50 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// The signals the service sends the provider, turned into delegate calls.
+extension CXProvider {
+    /// On the queue.
+    func receive(_ message: Message) {
+        guard !isInvalidating, let member = message.member, let path = message.path else { return }
+        switch state {
+        case .registered(let mine):
+            guard path == mine else { return }
+        case .registering:
+            if earlySignals.count < 1000 { earlySignals.append(message) }
+            return
+        default:
+            return
+        }
+        let arguments = (try? message.arguments()) ?? []
+        switch member {
+        case "DidBegin":
+            deliver { $0.providerDidBegin(self) }
+        case "PerformAction":
+            guard let action = ActionDecoding.action(arguments) else { return }
+            action.performer = self
+            pendingActions[action.uuid] = action
+            deliver { $0.dispatch(action, from: self) }
+        case "TimedOutPerformingAction":
+            guard case .string(let id)? = arguments.first, let uuid = UUID(uuidString: id) else { return }
+            let action: CXAction
+            if let pending = pendingActions.removeValue(forKey: uuid) {
+                action = pending
+            } else if arguments.count == 3, case .string(let call) = arguments[2], let callUUID = UUID(uuidString: call) {
+                action = CXCallAction(uuid: uuid, call: callUUID)
+            } else {
+                return
+            }
+            action.markComplete()
+            deliver { $0.provider(self, timedOutPerforming: action) }
+        case "DidReset":
+            reset()
+        case "DidActivateAudioSession":
+            deliver { $0.provider(self, didActivate: AudioSession(isActive: true)) }
+        case "DidDeactivateAudioSession":
+            deliver { $0.provider(self, didDeactivate: AudioSession(isActive: false)) }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,219 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// The app's side of the service: it reports calls the app did not start
+/// through the system (incoming calls, connection progress, remote ends) and
+/// receives the user's actions through its delegate (CallKit's `CXProvider`).
+///
+/// Creating a provider registers it with monkeycalld (started by D-Bus
+/// activation where it is installed so). When the service restarts, or the
+/// registration is lost, the provider registers again by itself with the same
+/// configuration: the delegate hears `providerDidReset` and then `providerDidBegin`.
+///
+/// State lives on the bus connection's queue; the methods may be called from any thread.
+public final class CXProvider: @unchecked Sendable {
+    /// The configuration the provider registers with (also on every re-registration).
+    public let configuration: CXProviderConfiguration
+
+    let link: ServiceLink?
+    let linkError: CXError?
+
+    private let delegateLock = NSLock()
+    private weak var delegateObject: (any CXProviderDelegate)?
+    private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+
+    // On the link's queue:
+    enum State {
+        case starting, registering, registered(ObjectPath), unavailable(CXError), invalidated
+    }
+    var state: State = .starting
+    var pathWaiters: [CheckedContinuation<ObjectPath, any Error>] = []
+    /// The owner appeared while a registration was on its way: retry it if it failed for want of a service.
+    var retryRegistration = false
+    /// Signals that came while registering, replayed when the path is known.
+    var earlySignals: [Message] = []
+    var isInvalidating = false
+    /// Actions handed to the app and not complete yet, by action UUID.
+    var pendingActions: [UUID: CXCallAction] = [:]
+    var signalSubscription: Subscription?
+    /// Whether the link counts this provider among those registering.
+    var countsAsRegistering = false
+    var removalSubscription: Subscription?
+
+    /// Provider methods run one after the other, in the order the app called them.
+    struct Job: Sendable {
+        let member: String
+        let arguments: [DBusValue]
+        let completion: @Sendable (Result<[DBusValue], any Error>) -> Void
+    }
+    private let jobs: AsyncStream<Job>.Continuation
+    private var worker: Task<Void, Never>?
+
+    /// Registers a provider with the service on the session bus.
+    public convenience init(configuration: CXProviderConfiguration) {
+        self.init(configuration: configuration, busAddress: nil)
+    }
+
+    /// Registers a provider with the service on the bus at `busAddress` (nil: the session bus).
+    public convenience init(configuration: CXProviderConfiguration, busAddress: String?) {
+        do {
+            self.init(configuration: configuration, link: try ServiceLink.shared(address: busAddress), error: nil)
+        } catch {
+            self.init(configuration: configuration, link: nil, error: CXError(code: .noBus, name: error.name, message: error.message))
+        }
+    }
+
+    init(configuration: CXProviderConfiguration, link: ServiceLink?, error: CXError? = nil) {
+        self.configuration = configuration
+        self.link = link
+        self.linkError = error
+        let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
+        jobs = continuation
+        worker = Task { [weak self] in
+            for await job in stream {
+                guard let self else {
+                    job.completion(.failure(CXError.invalidated))
+                    continue
+                }
+                await self.run(job)
+            }
+        }
+        if let error {
+            state = .unavailable(error)
+        } else {
+            setRegistering(true)
+            start()
+        }
+    }
+
+    deinit {
+        if countsAsRegistering { link?.endRegistering() }
+        jobs.finish()
+        link?.removeOwnerListener(self)
+    }
+
+    // MARK: Delegate
+
+    /// Sets the delegate and the queue its methods are called on (nil: a private serial queue).
+    public func setDelegate(_ delegate: (any CXProviderDelegate)?, queue: DispatchQueue?) {
+        delegateLock.withLock {
+            delegateObject = delegate
+            delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+        }
+    }
+
+    /// Calls `body` with the delegate on the delegate's queue.
+    func deliver(_ body: @escaping (any CXProviderDelegate) -> Void) {
+        let (delegate, queue) = delegateLock.withLock { (delegateObject, delegateQueue) }
+        guard let delegate else { return }
+        let work = Unchecked((delegate, body))
+        queue.async { work.value.1(work.value.0) }
+    }
+
+    // MARK: Reporting
+
+    /// Tells the service of a new incoming call; it rings unless refused
+    /// (`CXErrorCodeIncomingCallError`). The completion runs on the delegate's queue.
+    public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate, completion: @escaping @Sendable ((any Error)?) -> Void) {
+        submit("ReportNewIncomingCall", [.string(APIValue.uuid(UUID)), update.dbusValue]) { [weak self] result in
+            let error: (any Error)? = if case .failure(let error) = result { ErrorMapping.incoming(error) } else { nil }
+            let queue = self?.delegateLock.withLock { self?.delegateQueue } ?? DispatchQueue.global()
+            queue.async { completion(error) }
+        }
+    }
+
+    /// Tells the service of a new incoming call; throws `CXErrorCodeIncomingCallError` when it is refused.
+    public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate) async throws {
+        let result: Result<[DBusValue], any Error> = await withCheckedContinuation { continuation in
+            submit("ReportNewIncomingCall", [.string(APIValue.uuid(UUID)), update.dbusValue]) { continuation.resume(returning: $0) }
+        }
+        if case .failure(let error) = result { throw ErrorMapping.incoming(error) }
+    }
+
+    /// Reports changed details of a call; properties the update did not set stay as they are.
+    public func reportCall(with UUID: UUID, updated update: CXCallUpdate) {
+        submit("ReportCallUpdated", [.string(APIValue.uuid(UUID)), update.dbusValue])
+    }
+
+    /// Reports that a call ended for a reason other than the user's End action.
+    public func reportCall(with UUID: UUID, endedAt dateEnded: Date?, reason endedReason: CXCallEndedReason) {
+        submit("ReportCallEnded", [.string(APIValue.uuid(UUID)), .string(endedReason.apiName), .uint64(APIValue.time(dateEnded))])
+    }
+
+    /// Reports that an outgoing call started connecting (nil: now).
+    public func reportOutgoingCall(with UUID: UUID, startedConnectingAt dateStartedConnecting: Date?) {
+        submit("ReportOutgoingCallStartedConnecting", [.string(APIValue.uuid(UUID)), .uint64(APIValue.time(dateStartedConnecting))])
+    }
+
+    /// Reports that an outgoing call connected (nil: now).
+    public func reportOutgoingCall(with UUID: UUID, connectedAt dateConnected: Date?) {
+        submit("ReportOutgoingCallConnected", [.string(APIValue.uuid(UUID)), .uint64(APIValue.time(dateConnected))])
+    }
+
+    /// Ends the provider's calls as failed and removes it from the service; it does nothing more.
+    public func invalidate() {
+        guard let link else { return }
+        link.connection.onQueue {
+            guard !self.isInvalidating else { return }
+            self.isInvalidating = true
+            if case .starting = self.state { self.setRegistering(false) }
+            self.link?.removeOwnerListener(self)
+            self.signalSubscription?.cancel()
+            self.signalSubscription = nil
+            self.removalSubscription?.cancel()
+            self.removalSubscription = nil
+        }
+        submit("Invalidate", []) { [weak self] _ in
+            guard let self else { return }
+            link.connection.onQueue { self.becomeInvalidated() }
+        }
+    }
+
+    /// The transactions whose actions the app has not completed yet.
+    public var pendingTransactions: [CXTransaction] {
+        guard let link else { return [] }
+        let collect = { () -> [CXTransaction] in
+            var byTransaction: [UUID: [CXAction]] = [:]
+            for action in self.pendingActions.values where !action.isComplete {
+                byTransaction[action.transactionUUID ?? action.uuid, default: []].append(action)
+            }
+            return byTransaction.map { CXTransaction(uuid: $0.key, actions: $0.value) }
+        }
+        if link.connection.isOnQueue { return collect() }
+        let box = Unchecked(collect)
+        return link.queue.sync { box.value() }
+    }
+
+    /// Tells the link whether this provider is on its way to being registered.
+    func setRegistering(_ registering: Bool) {
+        guard registering != countsAsRegistering else { return }
+        countsAsRegistering = registering
+        if registering { link?.beginRegistering() } else { link?.endRegistering() }
+    }
+
+    // MARK: Jobs
+
+    func submit(_ member: String, _ arguments: [DBusValue],
+                completion: @escaping @Sendable (Result<[DBusValue], any Error>) -> Void = { _ in }) {
+        jobs.yield(Job(member: member, arguments: arguments, completion: completion))
+    }
+
+    private func run(_ job: Job) async {
+        do {
+            guard let link else { throw linkError ?? CXError.serviceNotRunning }
+            let path = try await registeredPath()
+            job.completion(.success(try await link.call(path, Telephony1.Interface.provider, job.member, job.arguments)))
+        } catch {
+            job.completion(.failure(error))
+        }
+    }
+}
+
+extension CXProvider: ActionPerformer {
+    func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
+        link?.connection.onQueue { self.pendingActions[action.uuid] = nil }
+        let info: [String: DBusValue] = date.map { ["Date": .uint64(APIValue.time($0))] } ?? [:]
+        submit(fulfilled ? "FulfillAction" : "FailAction", [.string(APIValue.uuid(action.uuid)), .vardict(info)])
+    }
+}

@@ -1,0 +1,116 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// One bus connection per process and bus, shared by the app's providers,
+/// call controllers and observers, so that the service sees them as one app
+/// (a `start` action then goes to the app's own provider). Everything that
+/// uses it keeps its state on the connection's queue.
+final class ServiceLink: @unchecked Sendable {
+    let connection: Connection
+    var queue: DispatchQueue { connection.queue }
+    /// Done once `NameOwnerChanged` of the service is followed.
+    private var watching: Task<Void, Never>!
+    /// On the queue: who wants to hear that the service's owner changed.
+    private var ownerSubscription: Subscription?
+    private var ownerListeners: [ObjectIdentifier: (_ old: String, _ new: String) -> Void] = [:]
+
+    /// A link of its own (tests use it to play a second process).
+    init(address: String?) throws(DBusError) {
+        let queue = DispatchQueue(label: "MonkeyCallKit.link")
+        if let address {
+            connection = try Connection(address: address, queue: queue)
+        } else {
+            connection = try Connection.sessionBus(queue: queue)
+        }
+        let rule = MatchRule(sender: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
+                             member: "NameOwnerChanged", arg0: Telephony1.busName)
+        connection.onDisconnect { [weak self] _ in
+            // The bus is gone, and the service with it for us. A later link gets a new connection.
+            guard let self else { return }
+            ServiceLink.forget(self)
+            for listener in self.ownerListeners.values { listener("", "") }
+        }
+        watching = Task { [connection] in
+            let subscription = try? await connection.subscribe(rule) { [weak self] message in
+                guard let self, let args = try? message.arguments(), args.count == 3,
+                      case .string(let old) = args[1], case .string(let new) = args[2] else { return }
+                for listener in self.ownerListeners.values { listener(old, new) }
+            }
+            await withCheckedContinuation { continuation in
+                connection.onQueue { [weak self] in
+                    self?.ownerSubscription = subscription
+                    continuation.resume()
+                }
+            }
+        }
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var links: [String: ServiceLink] = [:]
+
+    /// The process's link to the bus at `address`, or to the session bus.
+    static func shared(address: String? = nil) throws(DBusError) -> ServiceLink {
+        lock.lock()
+        defer { lock.unlock() }
+        let key = address ?? ""
+        if let link = links[key] { return link }
+        let link = try ServiceLink(address: address)
+        links[key] = link
+        return link
+    }
+
+    private static func forget(_ link: ServiceLink) {
+        lock.withLock { links = links.filter { $0.value !== link } }
+    }
+
+    // MARK: Registrations in flight
+
+    /// On the queue: providers of this process on their way to being registered.
+    private var registering = 0
+    private var settledWaiters: [CheckedContinuation<Void, Never>] = []
+
+    func beginRegistering() {
+        connection.onQueue { self.registering += 1 }
+    }
+
+    func endRegistering() {
+        connection.onQueue {
+            self.registering -= 1
+            guard self.registering == 0 else { return }
+            let waiters = self.settledWaiters
+            self.settledWaiters = []
+            waiters.forEach { $0.resume() }
+        }
+    }
+
+    /// Waits until no provider of this process is registering, so that a
+    /// request made right after creating a provider finds it, as in CallKit.
+    func registrationsSettled() async {
+        await withCheckedContinuation { continuation in
+            connection.onQueue {
+                if self.registering == 0 { continuation.resume() } else { self.settledWaiters.append(continuation) }
+            }
+        }
+    }
+
+    /// Waits until changes of the service's owner are followed.
+    func ready() async { await watching.value }
+
+    /// On the queue: `listener(old, new)` runs there for each change of the service's owner.
+    func addOwnerListener(_ owner: AnyObject, _ listener: @escaping (_ old: String, _ new: String) -> Void) {
+        let id = ObjectIdentifier(owner)
+        connection.onQueue { self.ownerListeners[id] = listener }
+    }
+
+    func removeOwnerListener(_ owner: AnyObject) {
+        let id = ObjectIdentifier(owner)
+        connection.onQueue { self.ownerListeners[id] = nil }
+    }
+
+    /// Calls the service; D-Bus errors come back as they are.
+    @discardableResult
+    func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
+    }
+}

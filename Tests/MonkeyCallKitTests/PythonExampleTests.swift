@@ -1,0 +1,53 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+@Suite("examples/python-provider.py")
+struct PythonExampleTests {
+    @Test("registers, rings, is answered, dials out (connecting, connected), ends, and registers again after a restart")
+    func pythonProvider() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        func startDaemon() async throws -> ChildProcess {
+            let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+            guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
+                throw TestSupportError("monkeycalld did not start: \(daemon.output)")
+            }
+            return daemon
+        }
+        func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        }
+        let daemon = try await startDaemon()
+        defer { daemon.kill() }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/python-provider.py").path
+        let app = try ChildProcess("/usr/bin/python3", [script, "--incoming", "bob", "--connect-after", "0.1"], environment: bus.environment)
+        defer { app.kill() }
+        #expect(await app.waitForOutput(containing: "began"), "\(app.output)")
+        #expect(await app.waitForOutput(containing: "ringing"), "\(app.output)")
+
+        let answer = try await cli("answer")
+        #expect(answer.status == 0, "\(answer.stderr)")
+        #expect(await app.waitForOutput(containing: "action answer"), "\(app.output)")
+        #expect(await app.waitForOutput(containing: "audio on"))
+
+        let dial = try await cli("dial", "alice")
+        #expect(dial.status == 0, "\(dial.stderr)")
+        let outgoing = dial.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(await app.waitForOutput(containing: "action start \(outgoing)"), "\(app.output)")
+        #expect(await app.waitForOutput(containing: "connected \(outgoing)"), "\(app.output)")
+        let calls = try await cli("calls")
+        #expect(calls.stdout.contains("\(outgoing)  active  outgoing  PyPhone  alice"), "\(calls.stdout)")
+        #expect(try await cli("end", outgoing).status == 0)
+        #expect(await app.waitForOutput(containing: "action end \(outgoing)"))
+
+        daemon.kill()
+        #expect(await app.waitForOutput(containing: "the service went away"), "\(app.output)")
+        let second = try await startDaemon()
+        defer { second.kill() }
+        #expect(await app.waitForOutput(containing: "(registration 2)"), "\(app.output)")
+    }
+}

@@ -1,0 +1,89 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+@testable import MonkeyCallKit
+import Testing
+
+@Suite("MonkeyCallKit when the real monkeycalld is killed and restarted")
+struct RestartTests {
+    private func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
+        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
+            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
+        }
+        return daemon
+    }
+
+    @Test("the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end")
+    func killAndRestart() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let first = try await startDaemon(bus)
+        defer { first.kill() }
+        let link = try ServiceLink(address: bus.address)
+        let configuration = CXProviderConfiguration(localizedName: "Survivor")
+        configuration.urlSchemes = ["survivor"]
+        let provider = CXProvider(configuration: configuration, link: link)
+        let delegate = RecordingDelegate(queue: nil)
+        provider.setDelegate(delegate, queue: nil)
+        #expect(await delegate.waitFor("began"))
+        let controller = CXCallController(link: link, error: nil, queue: nil)
+        let observer = RecordingObserver()
+        controller.callObserver.setDelegate(observer, queue: nil)
+        let uuid = UUID()
+        try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
+        #expect(await observer.next(uuid) { !$0.hasEnded } != nil)
+
+        first.kill()
+        #expect(await delegate.waitFor("reset"))
+        #expect(await observer.next(uuid) { $0.hasEnded } != nil)
+        #expect(controller.callObserver.calls.isEmpty)
+        // While the service is away, calls fail with a clear error.
+        let refused = await caught { try await controller.requestTransaction(with: CXEndCallAction(call: uuid)) }
+        #expect((refused as? CXError)?.code == .serviceNotRunning, "\(String(describing: refused))")
+
+        let second = try await startDaemon(bus)
+        defer { second.kill() }
+        #expect(await delegate.waitFor("began"))
+        // Registered again with the same configuration.
+        let path = try await provider.registeredPath()
+        let reply = try await link.call(path, "org.freedesktop.DBus.Properties", "Get",
+                                        [.string(Telephony1.Interface.provider), .string("Configuration")])
+        let saved = reply.first?.unwrappedVariant.vardict
+        #expect(saved?["Name"] == .string("Survivor") && saved?["URLSchemes"] == ["survivor"].dbusValue)
+        try await controller.requestTransaction(with: CXStartCallAction(call: UUID(), handle: CXHandle(type: .generic, value: "erin")))
+        #expect(await delegate.next(CXStartCallAction.self)?.handle.value == "erin")
+        let again = UUID()
+        try await provider.reportNewIncomingCall(with: again, update: CXCallUpdate())
+        #expect(await observer.next(again) { !$0.hasEnded } != nil)
+    }
+}
+
+@Suite("MonkeyCallKit and D-Bus activation")
+struct ActivationTests {
+    @Test("where monkeycalld is installed for activation, a new provider starts it")
+    func activation() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let serviceFile = """
+            [D-BUS Service]
+            Name=\(Telephony1.busName)
+            Exec=\(BuiltProducts.path("monkeycalld")) --address \(bus.address)
+
+            """
+        try serviceFile.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
+        let link = try ServiceLink(address: bus.address)
+        // The bus reads its service folder again.
+        try await link.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                       interface: "org.freedesktop.DBus", member: "ReloadConfig")
+        #expect(try await link.connection.nameOwner(Telephony1.busName) == nil)
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Activated"), link: link)
+        let delegate = RecordingDelegate(queue: nil)
+        provider.setDelegate(delegate, queue: nil)
+        #expect(await delegate.waitFor("began", timeout: .seconds(30)))
+        #expect(try await link.connection.nameOwner(Telephony1.busName) != nil)
+        try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate())
+        provider.invalidate()
+    }
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""A MonkeyCall provider in Python: the smallest VOIP app that works.
+
+It shows the whole provider side of the D-Bus API (see API.md) with nothing
+but dbus-python and GLib from Debian (apt install python3-dbus python3-gi):
+
+- registers with the service (RegisterProvider) and waits for DidBegin;
+- reports an incoming call when asked to (ReportNewIncomingCall);
+- fulfils every action the user asks for (PerformAction -> FulfillAction);
+  an outgoing call ("start") then starts connecting and connects, as a real
+  network would, after short delays;
+- notes audio sessions, timed-out actions and a restart of the service, after
+  which it registers again.
+
+usage: python-provider.py [--address BUS_ADDRESS] [--name NAME]
+                          [--incoming HANDLE] [--connect-after SECONDS]
+"""
+import argparse
+import uuid
+
+import dbus
+import dbus.mainloop.glib
+from gi.repository import GLib
+
+SERVICE = "org.monkeycall.Telephony1"
+ROOT = "/org/monkeycall/Telephony1"
+PROVIDER = SERVICE + ".Provider"
+
+
+def say(text):
+    print(text, flush=True)
+
+
+class Provider:
+    def __init__(self, bus, name, connect_after):
+        self.bus = bus
+        self.name = name
+        self.connect_after = connect_after
+        self.path = None
+        self.object = None
+        self.registrations = 0
+        # The service's provider signals come only to us; one receiver each.
+        for signal, handler in [("DidBegin", self.did_begin), ("PerformAction", self.perform),
+                                ("TimedOutPerformingAction", self.timed_out),
+                                ("DidActivateAudioSession", self.audio_on),
+                                ("DidDeactivateAudioSession", self.audio_off)]:
+            bus.add_signal_receiver(handler, signal, PROVIDER, path_keyword="path")
+        # When the service restarts, register again.
+        bus.watch_name_owner(SERVICE, self.owner_changed)
+
+    def register(self):
+        manager = dbus.Interface(self.bus.get_object(SERVICE, ROOT), SERVICE + ".Manager")
+        configuration = {
+            "Name": self.name,
+            "SupportedHandleTypes": dbus.Array(["generic", "phone-number"], signature="s"),
+            "MaximumCallGroups": dbus.UInt32(2),
+        }
+        self.path = manager.RegisterProvider(configuration)
+        self.object = dbus.Interface(self.bus.get_object(SERVICE, self.path), PROVIDER)
+        self.registrations += 1
+        say(f"registered as {self.name} at {self.path} (registration {self.registrations})")
+
+    def owner_changed(self, owner):
+        if not owner:
+            if self.path:
+                say("the service went away; every call has ended")
+            self.path = None
+        elif self.path is None:
+            self.register()
+
+    # Signals. Each handler checks that the signal is for this registration.
+
+    def did_begin(self, path=None):
+        if path == self.path:
+            say("began")
+
+    def perform(self, action, kind, call, args, path=None):
+        if path != self.path:
+            return
+        say(f"action {kind} {call}")
+        self.object.FulfillAction(action, {})
+        if kind == "start":
+            GLib.timeout_add(int(self.connect_after * 1000), self.connecting, call)
+
+    def connecting(self, call):
+        self.object.ReportOutgoingCallStartedConnecting(call, dbus.UInt64(0))
+        say(f"connecting {call}")
+        GLib.timeout_add(int(self.connect_after * 1000), self.connected, call)
+        return False
+
+    def connected(self, call):
+        self.object.ReportOutgoingCallConnected(call, dbus.UInt64(0))
+        say(f"connected {call}")
+        return False
+
+    def audio_on(self, path=None):
+        if path == self.path:
+            say("audio on")
+
+    def audio_off(self, path=None):
+        if path == self.path:
+            say("audio off")
+
+    def timed_out(self, action, kind, call, path=None):
+        if path == self.path:
+            say(f"timed out {kind} {call}")
+
+    def report_incoming(self, handle):
+        call = str(uuid.uuid4())
+        try:
+            self.object.ReportNewIncomingCall(call, {"Handle": handle, "LocalizedCallerName": handle.title()})
+            say(f"ringing {call} from {handle}")
+        except dbus.DBusException as error:
+            say(f"refused: {error.get_dbus_name()}: {error.get_dbus_message()}")
+        return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description="A MonkeyCall provider in Python.")
+    parser.add_argument("--address", help="bus address (default: the session bus)")
+    parser.add_argument("--name", default="PyPhone", help="the name the user sees")
+    parser.add_argument("--incoming", metavar="HANDLE", help="report an incoming call from HANDLE")
+    parser.add_argument("--connect-after", type=float, default=1.0, metavar="SECONDS",
+                        help="delay before an outgoing call connects, and again before connected")
+    options = parser.parse_args()
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.bus.BusConnection(options.address) if options.address else dbus.SessionBus()
+    provider = Provider(bus, options.name, options.connect_after)
+    if options.incoming:
+        # Once registered (watch_name_owner calls back from the main loop).
+        def incoming():
+            if provider.path is None:
+                return True
+            return provider.report_incoming(options.incoming)
+        GLib.timeout_add(50, incoming)
+    GLib.MainLoop().run()
+
+
+if __name__ == "__main__":
+    main()

@@ -71,6 +71,8 @@ public final class Connection: @unchecked Sendable {
     }
 
     deinit {
+        // Nobody else holds the connection now, so its queue state is ours to read.
+        for waiter in waiters.values { waiter.finish(.failure(DBusError.disconnected("the connection was released"))) }
         let loop = self.loop
         queue.async { loop.release() }
     }

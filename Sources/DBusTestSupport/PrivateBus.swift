@@ -45,6 +45,8 @@ public final class PrivateBus: @unchecked Sendable {
     public var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = address
+        // Programs on this bus keep their data (a daemon's Recents) with the bus, not in the user's home.
+        env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
         return env
     }
 

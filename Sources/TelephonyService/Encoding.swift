@@ -5,14 +5,14 @@ import TelephonyCore
 /// Core values as the API's D-Bus values.
 enum Encode {
     /// The `Call` object's properties, by name.
-    static func properties(of call: Call) -> [String: DBusValue] {
+    static func properties(of call: Call, callerName: String? = nil) -> [String: DBusValue] {
         [
             "UUID": .string(call.uuid.apiString),
             "Provider": .objectPath(Telephony1.providerPath(call.provider.rawValue)),
             "ProviderName": .string(call.providerName),
             "Handle": .string(call.handle.value),
             "HandleType": .string(call.handle.type.rawValue),
-            "CallerName": .string(call.callerName),
+            "CallerName": .string(callerName ?? call.callerName),
             "Outgoing": .bool(call.outgoing),
             "State": .string(call.state.rawValue),
             "OnHold": .bool(call.onHold),

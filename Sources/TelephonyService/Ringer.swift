@@ -53,7 +53,7 @@ final class Ringer {
         guard !call.outgoing, !call.wasAnswered, call.endReason == .unanswered else { return }
         let provider = service.switchboard.provider(call.provider)
         var notification = DesktopNotification(key: "missed-" + call.uuid.apiString, appName: call.providerName,
-                                               summary: "Missed call", body: Self.caller(call))
+                                               summary: "Missed call", body: caller(call))
         notification.category = "call.unanswered"
         notification.iconName = provider?.configuration.iconName ?? ""
         notification.desktopEntry = provider?.configuration.desktopEntry ?? ""
@@ -88,7 +88,7 @@ final class Ringer {
         let configuration = service.switchboard.provider(call.provider)?.configuration
         var notification = DesktopNotification(key: call.uuid.apiString, appName: call.providerName,
                                                summary: call.hasVideo ? "Incoming video call" : "Incoming call",
-                                               body: Self.caller(call))
+                                               body: caller(call))
         notification.category = "call.incoming"
         notification.urgency = .critical
         notification.resident = true
@@ -110,8 +110,9 @@ final class Ringer {
     }
 
     /// "Name\nhandle", or the handle alone.
-    private static func caller(_ call: Call) -> String {
-        call.callerName.isEmpty ? call.handle.value : "\(call.callerName)\n\(call.handle.value)"
+    private func caller(_ call: Call) -> String {
+        let name = service.callerName(of: call)
+        return name.isEmpty ? call.handle.value : "\(name)\n\(call.handle.value)"
     }
 
     private func post(_ notification: DesktopNotification) {

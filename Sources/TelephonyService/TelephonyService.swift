@@ -1,6 +1,7 @@
 import DBus
 import MonkeyCallAPI
 import Foundation
+import CallHistory
 import DesktopNotifications
 import Logging
 import TelephonyCore
@@ -33,13 +34,31 @@ public final class TelephonyService: @unchecked Sendable {
     /// Rings through desktop notifications, when the daemon has a notifier.
     var ringer: Ringer?
     private var notificationServerWatch: Subscription?
+    /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
+    let history: CallHistory?
+    let historyProblem: String?
+    /// Favorite names by handle, kept in memory: caller names are read on every call change.
+    var favoriteNames: [String: String] = [:]
     /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
     var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
-    public init(connection: Connection, options: ServiceOptions = .init(), notifier: Notifier? = nil,
+    /// `databasePath`: Recents and Favorites; when it cannot be opened the service runs without them and says why.
+    public init(connection: Connection, options: ServiceOptions = .init(), notifier: Notifier? = nil, databasePath: String? = nil,
                 logger: Logger = Logger(label: "monkeycall")) {
         self.connection = connection
         self.logger = logger
+        var history: CallHistory?
+        var problem: String? = databasePath == nil ? "the service runs without a database" : nil
+        if let databasePath {
+            do {
+                history = try CallHistory(path: databasePath)
+            } catch {
+                problem = "cannot open \(databasePath): \(error)"
+                logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")
+            }
+        }
+        self.history = history
+        self.historyProblem = problem
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -66,8 +85,9 @@ public final class TelephonyService: @unchecked Sendable {
     public func start(replace: Bool = false) async throws {
         connection.onQueueSync {
             switchboard.onEvent = { [weak self] event in self?.handle(event) }
+            loadFavoriteNames()
             do {
-                try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface()])
+                try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface(), recentsInterface(), favoritesInterface()])
             } catch {
                 preconditionFailure("root object exported twice: \(error)")
             }
@@ -105,9 +125,9 @@ public final class TelephonyService: @unchecked Sendable {
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
             ringer?.update(call)
         case .callChanged(let call):
-            let before = calls[call.uuid].map(Encode.properties(of:)) ?? [:]
+            let before = calls[call.uuid].map { Encode.properties(of: $0, callerName: callerName(of: $0)) } ?? [:]
             calls[call.uuid] = call
-            let after = Encode.properties(of: call)
+            let after = Encode.properties(of: call, callerName: callerName(of: call))
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
             callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
             ringer?.update(call)
@@ -117,6 +137,7 @@ public final class TelephonyService: @unchecked Sendable {
             connection.unexport(Telephony1.callPath(call.uuid.apiString))
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
             if call.endReason == .unanswered && !call.outgoing { rememberMissed(call) }
+            recordEnded(call)
             ringer?.ended(call)
         case .performAction(let action):
             emitToProvider(action.provider, "PerformAction",

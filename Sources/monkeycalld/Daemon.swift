@@ -26,11 +26,20 @@ struct Daemon: AsyncParsableCommand {
     @Option(help: "Seconds an incoming call rings before it is ended as unanswered.")
     var ringTimeout: Double = 45
 
+    @Option(help: "The Recents and Favorites database (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite).")
+    var database: String?
+
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+
+    static var defaultDatabasePath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "/tmp") + "/.local/share"
+        return data + "/monkeycall/monkeycall.sqlite"
+    }
 
     func validate() throws {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
@@ -62,7 +71,8 @@ struct Daemon: AsyncParsableCommand {
             if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
             notifier = LibnotifyNotifier(appName: "MonkeyCall", logger: logger)
         }
-        let service = TelephonyService(connection: connection, options: options, notifier: notifier, logger: logger)
+        let service = TelephonyService(connection: connection, options: options, notifier: notifier,
+                                       databasePath: database ?? Self.defaultDatabasePath, logger: logger)
         do {
             try await service.start(replace: replace)
         } catch let error as TelephonyService.StartError {

@@ -10,10 +10,15 @@ import Testing
 final class RunningDaemon: @unchecked Sendable {
     let bus: PrivateBus
     let daemon: ChildProcess
+    /// A bus passed in belongs to the test, which may start more daemons on it.
+    private let ownsBus: Bool
 
-    init(_ extra: [String] = []) async throws {
-        bus = try PrivateBus()
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address] + extra)
+    init(bus: PrivateBus? = nil, _ extra: [String] = []) async throws {
+        self.bus = try bus ?? PrivateBus()
+        ownsBus = bus == nil
+        // The database, like the bus, lives in the bus's folder unless the test names one.
+        let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
+        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", self.bus.address] + database + extra, environment: self.bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }
@@ -21,7 +26,7 @@ final class RunningDaemon: @unchecked Sendable {
 
     deinit {
         daemon.kill()
-        bus.stop()
+        if ownsBus { bus.stop() }
     }
 
     /// Runs a command with this bus as the session bus.
@@ -59,7 +64,8 @@ struct DaemonEndToEndTests {
         #expect(second.status != 0)
         #expect(second.stderr.contains("already owned") && second.stderr.contains("--replace"), "\(second.stderr)")
 
-        let replacement = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", first.bus.address, "--replace"])
+        let replacement = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", first.bus.address, "--replace"],
+                                           environment: first.bus.environment)
         #expect(await replacement.waitForOutput(containing: "serving \(Telephony1.busName)"))
         #expect(await first.daemon.waitForExit() == 0)
         #expect(first.daemon.output.contains("another instance took over"))

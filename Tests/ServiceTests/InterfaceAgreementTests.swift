@@ -17,7 +17,6 @@ struct InterfaceAgreementTests {
     ]
     static let pendingInterfaces: Set<String> = [
         "org.monkeycall.Telephony1.CallDirectoryUpdate", "org.monkeycall.Telephony1.CallDirectory",
-        "org.monkeycall.Telephony1.Recents", "org.monkeycall.Telephony1.Favorites",
     ]
 
     static func contract() throws -> IntrospectionDocument {

@@ -15,15 +15,18 @@ final class ServiceFixture: @unchecked Sendable {
     let controller: Connection
     let controllerSignals: SignalRecorder
 
+    let databasePath: String
+
     init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init()) async throws {
         bus = try PrivateBus()
+        databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
         options.limits = limits
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        service = TelephonyService(connection: try Connection(address: bus.address), options: options, logger: logger)
+        service = TelephonyService(connection: try Connection(address: bus.address), options: options, databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)
         controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.Interface.callController))
@@ -54,6 +57,12 @@ final class ServiceFixture: @unchecked Sendable {
         guard let message = await controllerSignals.next("TransactionCompleted", timeout: timeout, where: { $0.first == .string(transaction) }),
               let args = try? message.arguments(), case .bool(let success) = args[1], case .string(let name) = args[2] else { return nil }
         return (success, name)
+    }
+
+    /// A method of the root object's Recents or Favorites interface.
+    @discardableResult
+    func root(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+        try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: interface, member: member, arguments)
     }
 
     func callProperty(_ uuid: String, _ name: String) async throws -> DBusValue? {

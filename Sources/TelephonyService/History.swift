@@ -1,0 +1,169 @@
+import CallHistory
+import DBus
+import Foundation
+import MonkeyCallAPI
+import TelephonyCore
+
+/// Recents and Favorites on D-Bus: calls are recorded as they end; favorites
+/// name callers. Without a database the service still handles calls, and these
+/// interfaces say why they cannot answer.
+extension TelephonyService {
+    static func unavailable(_ reason: String) -> DBusError {
+        DBusError(name: Telephony1.errorPrefix + "RecentsUnavailable", message: "Recents and Favorites are unavailable: \(reason)")
+    }
+
+    func requireHistory() throws -> CallHistory {
+        guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
+        return history
+    }
+
+    /// What Recents calls the way a call ended.
+    static func status(of call: Call) -> RecentCall.Status {
+        if call.outgoing {
+            if call.hasConnected { return .answered }
+            return call.endReason == .failed ? .failed : .cancelled
+        }
+        if call.wasAnswered || call.hasConnected { return .answered }
+        switch call.endReason {
+        case .unanswered?, .remoteEnded?: return .missed
+        case .failed?: return .failed
+        case .answeredElsewhere?: return .answered
+        case .declinedElsewhere?, nil: return .declined
+        }
+    }
+
+    /// Records a call that ended, unless its provider keeps its calls out of Recents.
+    func recordEnded(_ call: Call) {
+        guard let history else { return }
+        if let provider = switchboard.provider(call.provider), !provider.configuration.includesCallsInRecents { return }
+        let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.providerName, handle: call.handle.value,
+                               handleType: call.handle.type.rawValue, callerName: callerName(of: call), outgoing: call.outgoing,
+                               status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
+                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo)
+        do {
+            let recorded = try history.record(entry)
+            let root = connection.exportedObject(at: Telephony1.rootPath)
+            try root?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+            if recorded.status == .missed { root?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+        } catch {
+            logger.error("cannot record call \(call.uuid.apiString) in Recents: \(error)")
+        }
+    }
+
+    /// The name to show: the provider's, else a favorite's.
+    func callerName(of call: Call) -> String {
+        call.callerName.isEmpty ? (favoriteNames[call.handle.value] ?? "") : call.callerName
+    }
+
+    func loadFavoriteNames() {
+        guard let favorites = try? history?.favorites() else { return }
+        favoriteNames = [:]
+        for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
+    }
+
+    static func encode(_ entry: RecentCall) -> DBusValue {
+        .vardict([
+            "Id": .uint64(UInt64(entry.id ?? 0)), "CallUUID": .string(entry.callUUID), "ProviderName": .string(entry.providerName),
+            "Handle": .string(entry.handle), "HandleType": .string(entry.handleType), "CallerName": .string(entry.callerName),
+            "Outgoing": .bool(entry.outgoing), "Status": .string(entry.status.rawValue), "EndReason": .string(entry.endReason),
+            "StartedAt": .uint64(entry.startedAt), "ConnectedAt": .uint64(entry.connectedAt), "EndedAt": .uint64(entry.endedAt),
+            "HasVideo": .bool(entry.hasVideo), "Seen": .bool(entry.seen),
+        ])
+    }
+
+    static func encode(_ favorite: Favorite) -> DBusValue {
+        .vardict(["Id": .uint64(UInt64(favorite.id ?? 0)), "Handle": .string(favorite.handle), "HandleType": .string(favorite.handleType),
+                  "Name": .string(favorite.name), "ProviderName": .string(favorite.providerName)])
+    }
+
+    /// A call to `handle` through the registered provider called `providerName`.
+    func startCall(to handle: Handle, through providerName: String, from requester: String) throws -> String {
+        guard let provider = switchboard.orderedProviders.last(where: { $0.name == providerName }) else {
+            throw DBusError(name: Telephony1.errorPrefix + "NoProvider", message: "\(providerName) is not running, so it cannot place the call")
+        }
+        let uuid = UUID()
+        _ = try request([.start(uuid, handle: handle, provider: provider.id)], from: requester)
+        return uuid.apiString
+    }
+
+    private func id(_ value: UInt64, _ what: String) throws -> Int64 {
+        guard let id = Int64(exactly: value), id > 0 else { throw DBusError.invalidArgs("\(value) is not a \(what) id") }
+        return id
+    }
+
+    func recentsInterface() -> Interface {
+        Interface(Telephony1.Interface.recents) {
+            Method("List", in: ["limit": "u", "offset": "u"], out: ["entries": "aa{sv}"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let (limit, offset) = try call.decode(UInt32.self, UInt32.self)
+                let entries = try requireHistory().recents(limit: Int(min(limit, 10_000)), offset: Int(offset))
+                return .values([.array(element: "a{sv}", entries.map(Self.encode))])
+            }
+            Method("Delete", in: ["id": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let id = try id(try call.decode(UInt64.self), "recent call")
+                guard try requireHistory().deleteRecent(id: id) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                return .empty
+            }
+            Method("Clear") { [weak self] _ in
+                guard let self else { throw TelephonyService.stopping }
+                try requireHistory().clearRecents()
+                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                return .empty
+            }
+            Method("MarkAllSeen") { [weak self] _ in
+                guard let self else { throw TelephonyService.stopping }
+                try requireHistory().markAllSeen()
+                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                return .empty
+            }
+            Method("CallBack", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let id = try id(try call.decode(UInt64.self), "recent call")
+                guard let entry = try requireHistory().recent(id: id) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
+                return .values([.string(try startCall(to: handle, through: entry.providerName, from: call.sender))])
+            }
+            Property("MissedCount", "u") { [weak self] in
+                guard let self else { throw TelephonyService.stopping }
+                return .uint32(UInt32(clamping: (try? requireHistory().missedCount()) ?? 0))
+            }
+            Signal("EntryAdded", ["entry": "a{sv}"])
+        }
+    }
+
+    func favoritesInterface() -> Interface {
+        Interface(Telephony1.Interface.favorites) {
+            Method("Add", in: ["handle": "s", "handle_type": "s", "name": "s", "provider_name": "s"], out: ["id": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let (handle, type, name, providerName) = try call.decode(String.self, String.self, String.self, String.self)
+                guard !handle.isEmpty, handle.utf8.count <= 1024, name.utf8.count <= 1024, providerName.utf8.count <= 64 else {
+                    throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
+                }
+                _ = try Decode.handleType(type)
+                let favorite = try requireHistory().addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName))
+                loadFavoriteNames()
+                return .values([.uint64(UInt64(favorite.id ?? 0))])
+            }
+            Method("Remove", in: ["id": "t"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let id = try id(try call.decode(UInt64.self), "favorite")
+                guard try requireHistory().removeFavorite(id: id) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                loadFavoriteNames()
+                return .empty
+            }
+            Method("List", out: ["favorites": "aa{sv}"]) { [weak self] _ in
+                guard let self else { throw TelephonyService.stopping }
+                return .values([.array(element: "a{sv}", try requireHistory().favorites().map(Self.encode))])
+            }
+            Method("Call", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let id = try id(try call.decode(UInt64.self), "favorite")
+                guard let favorite = try requireHistory().favorite(id: id) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
+                return .values([.string(try startCall(to: handle, through: favorite.providerName, from: call.sender))])
+            }
+        }
+    }
+}

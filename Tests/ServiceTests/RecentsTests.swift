@@ -1,0 +1,170 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+@Suite("Recents and Favorites over the bus")
+struct RecentsTests {
+    static let recents = Telephony1.Interface.recents
+    static let favorites = Telephony1.Interface.favorites
+
+    func entries(_ fixture: ServiceFixture, limit: UInt32 = 50, offset: UInt32 = 0) async throws -> [[String: DBusValue]] {
+        let reply = try await fixture.root(Self.recents, "List", [.uint32(limit), .uint32(offset)])
+        guard case .array(_, let items)? = reply.first else { return [] }
+        return items.compactMap(\.vardict)
+    }
+
+    func missedCount(_ fixture: ServiceFixture) async throws -> DBusValue? {
+        try await fixture.controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
+                                          member: "Get", [.string(Self.recents), .string("MissedCount")]).first?.unwrappedVariant
+    }
+
+    @Test("each status comes from a real call flow, newest first, with EntryAdded")
+    func statuses() async throws {
+        let fixture = try await ServiceFixture(ringTimeout: 0.3)
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        let app = try await fixture.provider("Monkey")
+        func nextStatus() async -> DBusValue? { try? await added.next()?.arguments().first?.vardict?["Status"] }
+
+        // answered: answered, then ended by the user.
+        let answered = try await app.reportIncoming("alice")
+        try await fixture.control("AnswerCall", [.string(answered)])
+        try await app.perform("answer")
+        try await fixture.control("EndCall", [.string(answered)])
+        try await app.perform("end")
+        #expect(await nextStatus() == .string("answered"))
+        // declined: ended while it rang.
+        let declined = try await app.reportIncoming("bob")
+        try await fixture.control("EndCall", [.string(declined)])
+        try await app.perform("end")
+        #expect(await nextStatus() == .string("declined"))
+        // missed: the ring timeout.
+        try await app.reportIncoming("carol")
+        try await app.perform("end")
+        #expect(await nextStatus() == .string("missed"))
+        // cancelled: an outgoing call ended before it connected.
+        let reply = try await fixture.control("StartCall", [.string("dave"), .vardict([:])])
+        try await app.perform("start")
+        guard case .string(let outgoing) = reply[0] else { return }
+        try await fixture.control("EndCall", [.string(outgoing)])
+        try await app.perform("end")
+        #expect(await nextStatus() == .string("cancelled"))
+        // failed: the provider reports a failure.
+        let failed = try await app.reportIncoming("erin")
+        try await app.call("ReportCallEnded", [.string(failed), .string("failed"), .uint64(0)])
+        #expect(await nextStatus() == .string("failed"))
+
+        let list = try await entries(fixture)
+        #expect(list.map { $0["Handle"] } == ["erin", "dave", "carol", "bob", "alice"].map { DBusValue.string($0) })
+        #expect(list[2]["EndReason"] == .string("unanswered"))
+        #expect(list[1]["Outgoing"] == .bool(true))
+        #expect(try await entries(fixture, limit: 2, offset: 1).map { $0["Handle"] } == [.string("dave"), .string("carol")])
+        #expect(try await missedCount(fixture) == .uint32(1))
+        try await fixture.root(Self.recents, "MarkAllSeen")
+        #expect(try await missedCount(fixture) == .uint32(0))
+        try await fixture.root(Self.recents, "Delete", [list[0]["Id"]!])
+        #expect(try await entries(fixture).count == 4)
+        try await fixture.root(Self.recents, "Clear")
+        #expect(try await entries(fixture).isEmpty)
+    }
+
+    @Test("a provider that keeps its calls out of Recents is not recorded")
+    func includesCallsInRecents() async throws {
+        let fixture = try await ServiceFixture()
+        let quiet = try await fixture.provider("Quiet", ["IncludesCallsInRecents": .bool(false)])
+        let uuid = try await quiet.reportIncoming()
+        try await quiet.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
+        let loud = try await fixture.provider("Loud")
+        let other = try await loud.reportIncoming()
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        try await loud.call("ReportCallEnded", [.string(other), .string("remote-ended"), .uint64(0)])
+        #expect(await added.next() != nil)
+        #expect(try await entries(fixture).map { $0["ProviderName"] } == [.string("Loud")])
+    }
+
+    @Test("CallBack and Favorites.Call reach the provider as a start; favorites name callers")
+    func callBackAndFavorites() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        let uuid = try await app.reportIncoming("+15551234", update: ["HandleType": .string("phone-number")])
+        try await app.call("ReportCallEnded", [.string(uuid), .string("unanswered"), .uint64(0)])
+        let entry = try #require(try await entries(fixture).first)
+        #expect(entry["Status"] == .string("missed"))
+        let back = try await fixture.root(Self.recents, "CallBack", [entry["Id"]!])
+        let start = try #require(await app.nextAction("start"))
+        #expect(back == [.string(start.call)])
+        #expect(start.args["Handle"] == .string("+15551234") && start.args["HandleType"] == .string("phone-number"))
+
+        let id = try await fixture.root(Self.favorites, "Add", [.string("+15559876"), .string("phone-number"), .string("Mum"), .string("Monkey")])
+        let ringing = try await app.reportIncoming("+15559876")
+        #expect(try await fixture.callProperty(ringing, "CallerName") == .string("Mum"))
+        let list = try await fixture.root(Self.favorites, "List")
+        guard case .array(_, let favorites)? = list.first else { Issue.record("no list"); return }
+        #expect(favorites.first?.vardict?["Name"] == .string("Mum"))
+        try await fixture.root(Self.favorites, "Call", [id[0]])
+        #expect(try await app.nextAction("start")?.args["Handle"] == .string("+15559876"))
+
+        // Without the provider: NoProvider. Unknown ids: InvalidArgs.
+        try await app.call("Invalidate")
+        let noProvider = await dbusError { try await fixture.root(Self.favorites, "Call", [id[0]]) }
+        #expect(noProvider?.name == Telephony1.errorPrefix + "NoProvider")
+        let unknown = await dbusError { try await fixture.root(Self.recents, "CallBack", [.uint64(999_999)]) }
+        #expect(unknown?.name == DBusError.Name.invalidArgs)
+        try await fixture.root(Self.favorites, "Remove", [id[0]])
+        let removedTwice = await dbusError { try await fixture.root(Self.favorites, "Remove", [id[0]]) }
+        #expect(removedTwice?.name == DBusError.Name.invalidArgs)
+    }
+
+    @Test("a database that cannot be opened: calls still work, Recents says why")
+    func unusableDatabase() async throws {
+        let bus = try PrivateBus()
+        let notADatabase = bus.directory.appendingPathComponent("corrupt.sqlite")
+        try Data(repeating: 0x42, count: 8192).write(to: notADatabase)
+        let daemon = try await RunningDaemon(bus: bus, ["--database", notADatabase.path])
+        #expect(daemon.daemon.output.contains("Recents and Favorites are unavailable"))
+        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
+        let uuid = try await app.reportIncoming()
+        let answer = try await daemon.cli("answer", uuid)
+        #expect(answer.status == 0, "\(answer.stderr)")
+        let probe = try Connection(address: bus.address)
+        let error = await dbusError {
+            _ = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.recents, member: "List", [.uint32(5), .uint32(0)])
+        }
+        #expect(error?.name == Telephony1.errorPrefix + "RecentsUnavailable")
+    }
+
+    @Test("SIGKILL while calls end: every entry announced by EntryAdded survives, and the file is sound")
+    func durability() async throws {
+        let bus = try PrivateBus()
+        let database = bus.directory.appendingPathComponent("durable.sqlite").path
+        let daemon = try await RunningDaemon(bus: bus, ["--database", database])
+        let watcher = try Connection(address: bus.address)
+        let added = try await SignalRecorder(watcher, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
+        // End calls in a loop from another task; kill the daemon in the middle of it.
+        let ender = Task {
+            for index in 0..<10_000 {
+                guard let uuid = try? await app.reportIncoming("caller\(index)") else { return }
+                _ = try? await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
+            }
+        }
+        for _ in 0..<20 { _ = await added.next() }
+        daemon.daemon.kill()
+        _ = await daemon.daemon.waitForExit()
+        ender.cancel()
+        func uuid(_ entry: DBusValue?) -> String? { if case .string(let uuid)? = entry?.vardict?["CallUUID"] { uuid } else { nil } }
+        let announced = Set(added.buffer.all.compactMap { uuid((try? $0.arguments())?.first) })
+        #expect(announced.count >= 20)
+
+        let restarted = try await RunningDaemon(bus: bus, ["--database", database])
+        let reply = try await watcher.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.recents,
+                                           member: "List", [.uint32(10_000), .uint32(0)])
+        guard case .array(_, let items)? = reply.first else { Issue.record("no list"); return }
+        let stored = Set(items.compactMap(uuid))
+        #expect(announced.isSubset(of: stored), "lost: \(announced.subtracting(stored).count)")
+        let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", database])
+        #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(check.stderr)")
+        _ = restarted
+    }
+}

@@ -68,8 +68,12 @@ struct WatchEvent {
     }
 
     var json: String {
-        var object: [String: Any] = ["event": event, "path": path]
-        for (key, value) in fields { object[key] = Self.jsonValue(value) }
+        Self.jsonObject(fields.merging(["event": .string(event), "path": .string(path)]) { $1 })
+    }
+
+    /// One JSON object, keys sorted.
+    static func jsonObject(_ fields: [String: DBusValue]) -> String {
+        let object = fields.mapValues(jsonValue)
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }

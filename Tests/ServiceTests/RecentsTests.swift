@@ -168,3 +168,37 @@ struct RecentsTests {
         _ = restarted
     }
 }
+
+@Suite("monkeycall recents, callback and favorites")
+struct HistoryCLITests {
+    @Test func cliCommands() async throws {
+        let daemon = try await RunningDaemon()
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let uuid = try await app.reportIncoming("alice")
+        try await app.call("ReportCallEnded", [.string(uuid), .string("unanswered"), .uint64(0)])
+        let other = try await app.reportIncoming("bob")
+        try await app.call("ReportCallEnded", [.string(other), .string("declined-elsewhere"), .uint64(0)])
+
+        let missed = try await daemon.cli("recents", "--missed")
+        #expect(missed.status == 0 && missed.stdout.contains("missed  incoming  Monkey  alice") && !missed.stdout.contains("bob"), "\(missed.stdout)\(missed.stderr)")
+        let json = try await daemon.cli("recents", "--json", "--limit", "1")
+        let line = try #require(json.stdout.split(separator: "\n").first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["Handle"] as? String == "bob" && object["Status"] as? String == "declined")
+        let id = try #require(missed.stdout.split(separator: " ").first.map(String.init))
+
+        let back = try await daemon.cli("callback", id)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try await app.nextAction("start")?.args["Handle"] == .string("alice"))
+
+        let added = try await daemon.cli("favorites", "add", "Mum", "+15559876", "--provider", "Monkey", "--handle-type", "phone-number")
+        let favorite = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("favorites").stdout.contains("Mum  +15559876  Monkey"))
+        #expect(try await daemon.cli("favorites", "call", favorite).status == 0)
+        #expect(try await app.nextAction("start")?.args["Handle"] == .string("+15559876"))
+        #expect(try await daemon.cli("favorites", "remove", favorite).status == 0)
+        #expect(try await daemon.cli("favorites").stdout.contains("no favorites"))
+        #expect(try await daemon.cli("recents", "clear").status == 0)
+        #expect(try await daemon.cli("recents").stdout.contains("no recent calls"))
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+struct Recents: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The calls that ended, newest first.",
+                                                    subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List recent calls.")
+        @OptionGroup var bus: BusOptions
+        @Flag(help: "Missed calls only.") var missed = false
+        @Option(help: "How many.") var limit: UInt32 = 20
+        @Flag(help: "One JSON object a line.") var json = false
+
+        func run() async throws {
+            let client = try await ServiceClient(bus)
+            // The service pages; missed calls are picked here from a longer page.
+            let reply = try await client.service(Telephony1.rootPath, Telephony1.Interface.recents, "List",
+                                                 [.uint32(missed ? 10_000 : limit), .uint32(0)])
+            guard case .array(_, let items)? = reply.first else { return }
+            let entries = items.compactMap(\.vardict).filter { !missed || $0["Status"] == .string("missed") }.prefix(Int(limit))
+            if entries.isEmpty && !json { print(missed ? "no missed calls" : "no recent calls") }
+            for entry in entries {
+                if json { print(WatchEvent.jsonObject(entry)) } else { print(Self.line(entry)) }
+            }
+        }
+
+        static func line(_ entry: [String: DBusValue]) -> String {
+            func text(_ key: String) -> String { entry[key].map { "\($0.unwrappedVariant)".trimmingCharacters(in: ["\""]) } ?? "" }
+            var ended = ""
+            if case .uint64(let micros)? = entry["EndedAt"] {
+                ended = Date(timeIntervalSince1970: Double(micros) / 1e6).formatted(date: .abbreviated, time: .shortened)
+            }
+            let name = text("CallerName")
+            let direction = entry["Outgoing"] == .bool(true) ? "outgoing" : "incoming"
+            return "\(text("Id"))  \(ended)  \(text("Status"))  \(direction)  \(text("ProviderName"))  \(text("Handle"))\(name.isEmpty ? "" : " (\(name))")"
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget every recent call.")
+        @OptionGroup var bus: BusOptions
+        func run() async throws {
+            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.recents, "Clear")
+        }
+    }
+}
+
+struct CallBack: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "callback", abstract: "Call back a recent call (its Id from `monkeycall recents`).")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The recent call's Id.") var id: UInt64
+
+    func run() async throws {
+        let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.recents, "CallBack", [.uint64(id)])
+        if case .string(let uuid)? = reply.first { print(uuid) }
+    }
+}
+
+struct Favorites: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The people you call most: they are named on calls and ring through Do Not Disturb.",
+                                                    subcommands: [List.self, Add.self, Remove.self, Call.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List favorites.")
+        @OptionGroup var bus: BusOptions
+        func run() async throws {
+            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "List")
+            guard case .array(_, let items)? = reply.first else { return }
+            if items.isEmpty { print("no favorites") }
+            for item in items.compactMap(\.vardict) {
+                func text(_ key: String) -> String { item[key].map { "\($0)".trimmingCharacters(in: ["\""]) } ?? "" }
+                print("\(text("Id"))  \(text("Name"))  \(text("Handle"))  \(text("ProviderName"))")
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a favorite and print its Id.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "Their name.") var name: String
+        @Argument(help: "The handle to call.") var handle: String
+        @Option(help: "The app to call them through.") var provider: String
+        @Option(help: "generic, phone-number or email-address.") var handleType = "generic"
+        func run() async throws {
+            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Add",
+                                                             [.string(handle), .string(handleType), .string(name), .string(provider)])
+            if case .uint64(let id)? = reply.first { print(id) }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a favorite.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The favorite's Id.") var id: UInt64
+        func run() async throws {
+            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Remove", [.uint64(id)])
+        }
+    }
+
+    struct Call: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Call a favorite and print the call's UUID.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The favorite's Id.") var id: UInt64
+        func run() async throws {
+            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Call", [.uint64(id)])
+            if case .string(let uuid)? = reply.first { print(uuid) }
+        }
+    }
+}

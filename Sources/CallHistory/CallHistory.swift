@@ -54,6 +54,10 @@ public final class CallHistory: Sendable {
             }
             try db.create(index: "favorite_handle", on: "favorite", columns: ["handle"])
         }
+        migrator.registerMigration("v3: recents by end time") { db in
+            // List reads newest first: without this index every page sorts the whole history.
+            try db.create(index: "recent_by_end", on: "recent", columns: ["endedAt", "id"])
+        }
         return migrator
     }
 
@@ -72,6 +76,13 @@ public final class CallHistory: Sendable {
             var entry = entry
             try entry.insert(db)
             return entry
+        }
+    }
+
+    /// Records many calls in one transaction (an import, or a benchmark's history).
+    public func recordAll(_ entries: [RecentCall]) throws {
+        try database.write { db in
+            for var entry in entries { try entry.insert(db) }
         }
     }
 

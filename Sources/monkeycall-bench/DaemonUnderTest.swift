@@ -20,7 +20,8 @@ final class DaemonUnderTest: @unchecked Sendable {
     var pid: Int32 { process.pid }
 
     /// Starts the bus and the daemon, and returns once the daemon owns its name.
-    static func start(executable: String) async throws -> DaemonUnderTest {
+    /// `prepare` receives the daemon's XDG_DATA_HOME before it starts (to lay down a database).
+    static func start(executable: String, prepare: (URL) throws -> Void = { _ in }) async throws -> DaemonUnderTest {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchError("no monkeycalld at \(executable); build it with `swift build -c release --product monkeycalld` or pass --daemon PATH")
         }
@@ -33,6 +34,7 @@ final class DaemonUnderTest: @unchecked Sendable {
         }
         let process: ChildProcess
         do {
+            try prepare(URL(fileURLWithPath: environment["XDG_DATA_HOME"]!))
             // Ringing calls of the memory phase must outlive the default 45 s ring timeout.
             process = try ChildProcess(executable, ["--address", bus.address, "--log-level", "error", "--ring-timeout", "600"],
                                        environment: environment)

@@ -29,6 +29,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var memoryProviders: Int
         var memoryCalls: Int
         var notifications: Int
+        var historyRows: Int
+        var recordings: Int
 
         init(quick: Bool, iterations: Int?) {
             roundTrips = iterations ?? (quick ? 200 : 2000)
@@ -36,6 +38,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
             memoryProviders = quick ? 100 : 1000
             memoryCalls = quick ? 1000 : 10_000
             notifications = quick ? 50 : 500
+            historyRows = quick ? 10_000 : 100_000
+            recordings = quick ? 200 : 2000
         }
     }
 
@@ -45,7 +49,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
         progress("starting \(path) on a private bus")
         let service: DaemonUnderTest
         do {
-            service = try await DaemonUnderTest.start(executable: path)
+            progress("writing a history of \(counts.historyRows) calls")
+            service = try await DaemonUnderTest.start(executable: path) { try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows) }
         } catch {
             throw failure(error)
         }
@@ -82,9 +87,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
         progress("notification latency: \(counts.notifications) incoming calls")
         let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications)
 
+        progress("recents: List(50) over \(counts.historyRows) rows; \(counts.recordings) calls recorded")
+        let recents = try await RecentsPhase.measure(address: service.address, rows: counts.historyRows, iterations: min(counts.roundTrips, 1000),
+                                                     recordings: counts.recordings)
+
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, memory: memory)
+        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, memory: memory)
     }
 
     private func failure(_ error: Error, note: String = "") -> ExitCode {

@@ -9,6 +9,7 @@ struct Report {
     let roundTrips: RoundTripResult
     let lifecycles: [LifecycleResult]
     let notifications: Samples
+    let recents: RecentsResult
     let memory: MemoryResult
 
     func render() -> String {
@@ -33,6 +34,13 @@ struct Report {
         ringing.add(["ReportNewIncomingCall to Notify", "\(notifications.sorted.count)", fixed(notifications.median, 1),
                      fixed(notifications.percentile(99), 1), fixed(notifications.median / ping, 1)])
         lines += ringing.render() + [""]
+
+        var history = Table(["recents", "count", "median µs", "p99 µs", "ratio"])
+        history.add(["Recents.List(50) over \(recents.rows) rows", "\(recents.list.sorted.count)", fixed(recents.list.median, 1),
+                     fixed(recents.list.percentile(99), 1), fixed(recents.ratio, 2)])
+        history.add(["Peer.Ping (same rounds)", "\(recents.ping.sorted.count)", fixed(recents.ping.median, 1), fixed(recents.ping.percentile(99), 1), ""])
+        lines += history.render() + ["(ratio = List median / Ping median, target <= 3)",
+                                     "calls ended and recorded: \(recents.recorded) in \(fixed(recents.recordSeconds, 2)) s = \(fixed(recents.perSecond, 0)) entries/s", ""]
 
         var memory = Table(["daemon memory (VmRSS)", "value"])
         memory.add(["idle after start", mebibytes(self.memory.idle)])

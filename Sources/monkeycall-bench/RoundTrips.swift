@@ -46,22 +46,28 @@ enum RoundTrips {
             _ = try await getVersion()
         }
 
-        // Interleaved rounds, the order flipping each round, so that noise on
-        // the machine (and any drift) falls on both kinds alike.
-        var pings: [Double] = [], gets: [Double] = []
-        pings.reserveCapacity(iterations)
-        gets.reserveCapacity(iterations)
+        let (pings, gets) = try await interleaved(iterations: iterations, rounds: rounds, ping, getVersion)
+        return RoundTripResult(ping: Samples(pings), get: Samples(gets), rounds: rounds, warmUp: warmUp)
+    }
+
+    /// Two kinds of round trip in interleaved rounds, the order flipping each
+    /// round, so that noise on the machine (and any drift) falls on both alike.
+    static func interleaved(iterations: Int, rounds: Int, _ first: @Sendable () async throws -> [DBusValue],
+                            _ second: @Sendable () async throws -> [DBusValue]) async throws -> ([Double], [Double]) {
+        var firsts: [Double] = [], seconds: [Double] = []
+        firsts.reserveCapacity(iterations)
+        seconds.reserveCapacity(iterations)
         for round in 0..<rounds {
             let count = iterations / rounds + (round < iterations % rounds ? 1 : 0)
             if round % 2 == 0 {
-                pings += try await time(count, ping)
-                gets += try await time(count, getVersion)
+                firsts += try await time(count, first)
+                seconds += try await time(count, second)
             } else {
-                gets += try await time(count, getVersion)
-                pings += try await time(count, ping)
+                seconds += try await time(count, second)
+                firsts += try await time(count, first)
             }
         }
-        return RoundTripResult(ping: Samples(pings), get: Samples(gets), rounds: rounds, warmUp: warmUp)
+        return (firsts, seconds)
     }
 
     private static func time(_ count: Int, _ operation: @Sendable () async throws -> [DBusValue]) async throws -> [Double] {

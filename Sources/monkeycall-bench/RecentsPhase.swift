@@ -1,0 +1,66 @@
+import CallHistory
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+struct RecentsResult {
+    let rows: Int
+    let list: Samples
+    let ping: Samples
+    let recorded: Int
+    let recordSeconds: Double
+    var ratio: Double { list.median / ping.median }
+    var perSecond: Double { Double(recorded) / recordSeconds }
+}
+
+/// Recents at scale: `List(50)` over a history of `rows` calls against Ping,
+/// and how fast ending calls become Recents entries (EntryAdded).
+enum RecentsPhase {
+    /// Writes `rows` past calls where the daemon will find its database.
+    static func prefill(dataHome: URL, rows: Int) throws {
+        let history = try CallHistory(path: dataHome.appendingPathComponent("monkeycall/monkeycall.sqlite").path)
+        let now = UInt64(Date().timeIntervalSince1970 * 1e6)
+        let statuses: [RecentCall.Status] = [.answered, .missed, .declined, .cancelled]
+        try history.recordAll((0..<rows).map { index in
+            let ended = now - UInt64(rows - index) * 60_000_000
+            return RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "History", handle: "+1555\(1_000_000 + index)",
+                              handleType: "phone-number", callerName: "", outgoing: index % 3 == 0, status: statuses[index % 4],
+                              endReason: "", startedAt: ended - 30_000_000, connectedAt: 0, endedAt: ended, hasVideo: false, seen: true)
+        })
+    }
+
+    static func measure(address: String, rows: Int, iterations: Int, recordings: Int) async throws -> RecentsResult {
+        let connection = try Connection(address: address)
+        defer { connection.close() }
+        let list: @Sendable () async throws -> [DBusValue] = {
+            try await connection.telephony(Telephony1.Interface.recents, "List", [.uint32(50), .uint32(0)])
+        }
+        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.telephony("org.freedesktop.DBus.Peer", "Ping") }
+        guard case .array(_, let first)? = try await list().first, first.count == 50 else {
+            throw BenchError("Recents.List(50) did not return 50 entries from the prefilled history")
+        }
+        let (lists, pings) = try await RoundTrips.interleaved(iterations: iterations, rounds: 10, list, ping)
+
+        // Ending calls as fast as one provider can: each becomes an entry.
+        let app = try Connection(address: address)
+        defer { app.close() }
+        let reply = try await app.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("Recorder")])])
+        guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+        let (added, entry) = AsyncStream<Void>.makeStream()
+        let subscription = try await connection.subscribe(MatchRule(interface: Telephony1.Interface.recents, member: "EntryAdded")) { _ in entry.yield() }
+        defer { subscription.cancel() }
+        let start = ContinuousClock.now
+        for index in 0..<recordings {
+            let uuid = UUID().uuidString.lowercased()
+            try await app.telephony(Telephony1.Interface.provider, "ReportNewIncomingCall", [.string(uuid), .vardict(["Handle": .string("r\(index)")])], at: path)
+            try await app.telephony(Telephony1.Interface.provider, "ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)], at: path)
+        }
+        var seen = 0
+        for await _ in added {
+            seen += 1
+            if seen == recordings { break }
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        return RecentsResult(rows: rows, list: Samples(lists), ping: Samples(pings), recorded: recordings, recordSeconds: seconds)
+    }
+}

@@ -45,6 +45,12 @@ final class Column<Element: BitwiseCopyable> {
         count += elements.count
     }
 
+    /// After writing `added` elements into reserved memory past `count`.
+    func didAppend(_ added: Int) {
+        precondition(count + added <= capacity)
+        count += added
+    }
+
     func removeAll() {
         free(base)
         base = nil
@@ -73,22 +79,20 @@ final class Column<Element: BitwiseCopyable> {
 }
 
 extension UnsafeBufferPointer where Element == Int64 {
-    /// The first index whose number is not below `number`.
+    /// The first index whose number is not below `number`. Branchless (the
+    /// comparison becomes a conditional move), so a lookup costs its cache
+    /// misses, not mispredicted branches.
     @inline(__always)
     func lowerBound(_ number: Int64) -> Int {
-        guard let base = baseAddress else { return 0 }
+        guard let base = baseAddress, count > 0 else { return 0 }
         var low = 0
         var length = count
-        while length > 0 {
+        while length > 1 {
             let half = length >> 1
-            if base[low + half] < number {
-                low += half + 1
-                length -= half + 1
-            } else {
-                length = half
-            }
+            low = base[low + half] < number ? low + half : low
+            length -= half
         }
-        return low
+        return base[low] < number ? low + 1 : low
     }
 
     /// The index of `number` by binary search.

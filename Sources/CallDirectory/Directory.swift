@@ -164,7 +164,9 @@ public struct Directory: Sendable {
         let adds = additions.buffer
         let removals = update.blockingRemovals.buffer
         let cancelled = update.cancelledBlocking.sorted()
-        let out = Column<Int64>(capacity: old.count + adds.count)
+        // Plain pointers and local counters: the pass runs at memory speed.
+        let out = allocate(Int64.self, old.count + adds.count)
+        var n = 0
         var i = 0, r = 0, a = 0, c = 0
         while true {
             if a < adds.count, c < cancelled.count, cancelled[c] == a {
@@ -180,18 +182,17 @@ public struct Directory: Sendable {
                 }
                 if a < adds.count, adds[a] <= number {
                     if adds[a] == number { i += 1 }
-                    out.append(adds[a]); a += 1
+                    out[n] = adds[a]; n += 1; a += 1
                     continue
                 }
-                out.append(number); i += 1
+                out[n] = number; n += 1; i += 1
             } else if a < adds.count {
-                out.append(adds[a]); a += 1
+                out[n] = adds[a]; n += 1; a += 1
             } else {
                 break
             }
         }
-        let count = out.count
-        return (out.take(), count)
+        return (shrink(out, to: n), n)
     }
 
     struct BuiltIdentification {
@@ -215,42 +216,40 @@ public struct Directory: Sendable {
         let adds = update.identificationAdditions.buffer
         let lengths = update.labelLengths.buffer
         let addedBytes = update.labelBytes.buffer
-        let offsets = Column<Offset>(capacity: old.identification.count + adds.count + 1)
-        offsets.append(0)
         if old.identification.isEmpty, update.cancelledIdentification.isEmpty {
             // Nothing to merge: the update's numbers and label bytes become the directory's.
+            let offsets = allocate(Offset.self, adds.count + 1)
+            offsets[0] = 0
             var end = 0
-            for length in lengths {
-                end += Int(length)
-                offsets.append(Offset(end))
+            for index in 0..<lengths.count {
+                end += Int(lengths[index])
+                offsets[index + 1] = Offset(end)
             }
             let count = adds.count
             let byteCount = addedBytes.count
             return BuiltIdentification(
                 numbers: update.identificationAdditions.take(), count: count,
-                offsets: UnsafeMutableRawPointer(offsets.take()), offsetWidth: MemoryLayout<Offset>.size,
+                offsets: UnsafeMutableRawPointer(offsets), offsetWidth: MemoryLayout<Offset>.size,
                 bytes: update.labelBytes.take(), byteCount: byteCount)
         }
         let oldNumbers = old.identification
+        let oldBytes = old.labelBytes
         let removals = update.identificationRemovals.buffer
         let cancelled = update.cancelledIdentification.sorted()
-        let numbers = Column<Int64>(capacity: oldNumbers.count + adds.count)
-        let bytes = Column<UInt8>(capacity: old.labelBytes.count + addedBytes.count)
+        // Plain pointers and local counters: the pass runs at memory speed.
+        let numbers = allocate(Int64.self, oldNumbers.count + adds.count)
+        let offsets = allocate(Offset.self, oldNumbers.count + adds.count + 1)
+        let bytes = allocate(UInt8.self, oldBytes.count + addedBytes.count)
+        offsets[0] = 0
+        var n = 0, end = 0
         var i = 0, r = 0, a = 0, c = 0, cursor = 0
-        func emitAddition() {
-            let length = Int(lengths[a])
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: addedBytes[cursor..<(cursor + length)]))
-            numbers.append(adds[a])
-            offsets.append(Offset(bytes.count))
-            cursor += length
-            a += 1
-        }
         while true {
             if a < adds.count, c < cancelled.count, cancelled[c] == a {
                 cursor += Int(lengths[a])
                 a += 1; c += 1
                 continue
             }
+            let takeAddition: Bool
             if i < oldNumbers.count {
                 let number = oldNumbers[i]
                 while r < removals.count, removals[r] < number { r += 1 }
@@ -260,24 +259,49 @@ public struct Directory: Sendable {
                 }
                 if a < adds.count, adds[a] <= number {
                     if adds[a] == number { i += 1 }
-                    emitAddition()
-                    continue
+                    takeAddition = true
+                } else {
+                    takeAddition = false
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: old.labelBytes[old.labelRange(i)]))
-                numbers.append(number)
-                offsets.append(Offset(bytes.count))
-                i += 1
             } else if a < adds.count {
-                emitAddition()
+                takeAddition = true
             } else {
                 break
             }
+            if takeAddition {
+                let length = Int(lengths[a])
+                if length > 0 { (bytes + end).update(from: addedBytes.baseAddress! + cursor, count: length) }
+                numbers[n] = adds[a]
+                cursor += length
+                end += length
+                a += 1
+            } else {
+                let range = old.labelRange(i)
+                if !range.isEmpty { (bytes + end).update(from: oldBytes.baseAddress! + range.lowerBound, count: range.count) }
+                numbers[n] = oldNumbers[i]
+                end += range.count
+                i += 1
+            }
+            n += 1
+            offsets[n] = Offset(end)
         }
-        let count = numbers.count
-        let byteCount = bytes.count
         return BuiltIdentification(
-            numbers: numbers.take(), count: count,
-            offsets: UnsafeMutableRawPointer(offsets.take()), offsetWidth: MemoryLayout<Offset>.size,
-            bytes: bytes.take(), byteCount: byteCount)
+            numbers: shrink(numbers, to: n), count: n,
+            offsets: UnsafeMutableRawPointer(shrink(offsets, to: n + 1)), offsetWidth: MemoryLayout<Offset>.size,
+            bytes: shrink(bytes, to: end), byteCount: end)
     }
+}
+
+/// Memory for `count` values, to be freed with `free`.
+func allocate<T: BitwiseCopyable>(_: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+    let bytes = Swift.max(count * MemoryLayout<T>.stride, 1)
+    guard let memory = malloc(bytes) else { fatalError("CallDirectory: out of memory allocating \(bytes) bytes") }
+    return memory.bindMemory(to: T.self, capacity: Swift.max(count, 1))
+}
+
+/// Gives back the unused end of an allocation.
+func shrink<T: BitwiseCopyable>(_ pointer: UnsafeMutablePointer<T>, to count: Int) -> UnsafeMutablePointer<T> {
+    let bytes = Swift.max(count * MemoryLayout<T>.stride, 1)
+    guard let memory = realloc(pointer, bytes) else { return pointer }
+    return memory.bindMemory(to: T.self, capacity: Swift.max(count, 1))
 }

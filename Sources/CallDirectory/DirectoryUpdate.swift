@@ -93,16 +93,23 @@ public final class DirectoryUpdate {
             bytes += length
         }
         try checkRoom(for: numbers.count)
+        guard !numbers.isEmpty else { return }
         numbers.withUnsafeBufferPointer { identificationAdditions.append(contentsOf: $0) }
         labelLengths.reserveMore(labels.count)
-        labelBytes.reserveMore(bytes)
-        for label in labels {
+        labelBytes.reserveMore(Swift.max(bytes, 1))
+        // Straight into the reserved memory: no per-label call on the columns.
+        let lengthBase = labelLengths.base! + labelLengths.count
+        var byteBase = labelBytes.base! + labelBytes.count
+        for (index, label) in labels.enumerated() {
             var label = label
             label.withUTF8 { utf8 in
-                labelBytes.append(contentsOf: utf8)
-                labelLengths.append(UInt16(utf8.count))
+                if let source = utf8.baseAddress, utf8.count > 0 { byteBase.update(from: source, count: utf8.count) }
+                byteBase += utf8.count
+                lengthBase[index] = UInt16(utf8.count)
             }
         }
+        labelLengths.didAppend(labels.count)
+        labelBytes.didAppend(bytes)
         if let last = numbers.last { lastIdentificationAddition = last }
     }
 

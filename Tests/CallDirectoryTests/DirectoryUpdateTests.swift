@@ -61,7 +61,10 @@ import Testing
         #expect(error?.message.contains("257") == true)
         #expect(errorName { try update.addIdentification([3, 4], labels: ["one"]) } == "InvalidArgs")
         try update.addIdentification([5], labels: ["Zoë 🐒"])
+        try update.addIdentification([], labels: [])
+        try update.addIdentification([6, 7], labels: ["", ""])
         let directory = try Directory.empty.applying(update)
+        #expect(directory.label(for: 6) == "" && directory.label(for: 7) == "")
         #expect(directory.label(for: 1) == String(repeating: "é", count: 128))
         #expect(directory.label(for: 5) == "Zoë 🐒")
     }

@@ -121,6 +121,11 @@ public struct Directory: Sendable {
     /// The update is finished either way, as CallKit fails the whole request:
     /// its memory is moved into the result or freed.
     public func applying(_ update: DirectoryUpdate) throws(DirectoryError) -> Directory {
+        try applying(update, wideOffsets: false)
+    }
+
+    /// `wideOffsets` forces 8-byte label offsets (otherwise used only past 4 GiB of labels), for tests.
+    func applying(_ update: DirectoryUpdate, wideOffsets: Bool) throws(DirectoryError) -> Directory {
         try update.checkOpen()
         let replacesAll = update.kind == .complete
         let old = storage
@@ -129,7 +134,7 @@ public struct Directory: Sendable {
             update: update)
         let oldIdentification = replacesAll || update.removesAllIdentification ? DirectoryStorage.empty : old
         let identification: BuiltIdentification
-        if oldIdentification.labelBytes.count + update.labelBytes.count < Int(UInt32.max) {
+        if !wideOffsets, oldIdentification.labelBytes.count + update.labelBytes.count < Int(UInt32.max) {
             identification = Self.mergeIdentification(UInt32.self, old: oldIdentification, update: update)
         } else {
             identification = Self.mergeIdentification(UInt64.self, old: oldIdentification, update: update)

@@ -48,6 +48,10 @@ public final class DirectoryStore {
             enabledFlags = flags
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        // Temporary files of a save that a crash interrupted.
+        for file in files where file.hasPrefix(".") && file.hasSuffix(".tmp") {
+            unlink("\(folder)/\(file)")
+        }
         for file in files.sorted() where file.hasSuffix(DirectoryFile.fileExtension) && !file.hasPrefix(".") {
             do throws(DirectoryError) {
                 guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { continue }
@@ -140,6 +144,13 @@ public final class DirectoryStore {
             if let label = directories[name]?.label(for: number) { return label }
         }
         return nil
+    }
+
+    /// `Identify` without the user's block list: the phone handle normalised,
+    /// then looked up in every enabled directory. Not a phone number: no label, not blocked.
+    public func identify(handle: String) -> (label: String?, blocked: Bool) {
+        guard let number = PhoneNumber.normalize(handle) else { return (nil, false) }
+        return (label(for: number), isBlocked(number))
     }
 
     // MARK: - Updates: one open per provider, applied atomically

@@ -129,6 +129,38 @@ import Testing
         #expect(errorName { try directory.verify() } == "CorruptDirectory")
     }
 
+    @Test func wideLabelOffsetsSaveLoadAndMerge() throws {
+        let folder = TemporaryFolder()
+        let update = DirectoryUpdate(kind: .complete)
+        try update.addIdentification([1, 2, 3], labels: ["one", "", "three"])
+        let wide = try Directory.empty.applying(update, wideOffsets: true)
+        #expect(wide.storage.offsetWidth == 8)
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(wide, providerName: "W")
+        let loaded = try DirectoryStore(folder: folder.path).load(providerName: "W")
+        #expect(loaded.storage.offsetWidth == 8 && loaded.isMapped)
+        #expect(loaded.identificationPairs == ["1=one", "2=", "3=three"])
+        try loaded.verify()
+        let more = DirectoryUpdate(kind: .incremental)
+        try more.removeIdentification([1])
+        try more.addIdentification([4], labels: ["four"])
+        let merged = try loaded.applying(more)
+        #expect(merged.storage.offsetWidth == 4)
+        #expect(merged.identificationPairs == ["2=", "3=three", "4=four"])
+    }
+
+    @Test func identifyNormalisesAndLeftoverTemporaryFilesGo() throws {
+        let folder = TemporaryFolder()
+        FileManager.default.createFile(atPath: folder.path + "/.50.mcdir.123.456.tmp", contents: Data("partial".utf8))
+        let store = try DirectoryStore(folder: folder.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        try store.save(try .make(blocking: [14085555555], identification: [(14085555555, "Spam Likely")]), providerName: "P")
+        #expect(store.identify(handle: "+1 (408) 555-5555") == ("Spam Likely", true))
+        #expect(store.identify(handle: "tel:+14085555555") == ("Spam Likely", true))
+        #expect(store.identify(handle: "alice@example.org") == (nil, false))
+        #expect(store.identify(handle: "+1 408 555 5556") == (nil, false))
+    }
+
     @Test func aCorruptedFlagsFileIsAnError() throws {
         let folder = TemporaryFolder()
         try Data("[1,2".utf8).write(to: URL(fileURLWithPath: folder.path + "/enabled.json"))

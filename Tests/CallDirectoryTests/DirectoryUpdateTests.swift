@@ -192,6 +192,26 @@ import Testing
         #expect(old.blockingEntries == [5, 7] && old.label(for: 5) == "five")
     }
 
+    @Test func aFailedMillionEntryCompleteLeavesTheSavedDirectoryWorking() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path, maximumEntries: 1_000_000)
+        try store.save(try .make(blocking: [5, 7], identification: [(5, "five")]), providerName: "P")
+        let update = try store.beginUpdate(providerName: "P", kind: .incremental)
+        for start in stride(from: 0, to: 1_000_000, by: 100_000) {
+            let numbers = (start..<(start + 100_000)).map { Int64($0 * 2 + 1_000) }
+            if start == 500_000 {
+                #expect(errorName { try update.addBlocking(numbers.reversed()) } == "EntriesOutOfOrder")
+            }
+            try update.addBlocking(numbers)
+        }
+        #expect(errorName { try store.completeUpdate(providerName: "P") } == "MaximumEntriesExceeded") // 1,000,002 > 1,000,000
+        for answers in [store, try DirectoryStore(folder: folder.path)] {
+            #expect(answers.isBlocked(5) && answers.isBlocked(7) && !answers.isBlocked(1_000))
+            #expect(answers.label(for: 5) == "five")
+            #expect(answers.list().map(\.blockingCount) == [2])
+        }
+    }
+
     @Test func storeAllowsOneOpenUpdatePerProvider() throws {
         let folder = TemporaryFolder()
         let store = try DirectoryStore(folder: folder.path)

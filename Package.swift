@@ -41,6 +41,10 @@ let package = Package(
         // The telephony model in pure Swift: no D-Bus, takes a clock.
         .target(name: "TelephonyCore"),
 
+        // Call directories: blocking and identification entries per provider,
+        // memory-mapped files, the block list. Pure Swift, no D-Bus.
+        .target(name: "CallDirectory"),
+
         // The names of the D-Bus API, shared by the service and its clients.
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
@@ -63,5 +67,6 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"],
                     exclude: ["Resources"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", grdb]),
+        .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
     ]
 )

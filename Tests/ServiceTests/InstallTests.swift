@@ -10,6 +10,17 @@ import Testing
 struct InstallTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    @Test("the URL-handler desktop file is valid and names the scheme; the unit is a D-Bus service")
+    func desktopFiles() async throws {
+        let desktop = Self.root.appendingPathComponent("desktop/monkeycall-url-handler.desktop").path
+        let validation = try await ChildProcess.run("/usr/bin/desktop-file-validate", [desktop])
+        #expect(validation.status == 0 && validation.stdout.isEmpty, "\(validation.stdout)\(validation.stderr)")
+        let text = try String(contentsOfFile: desktop, encoding: .utf8)
+        #expect(text.contains("MimeType=x-scheme-handler/monkeycall;") && text.contains("Exec=monkeycall open %u"))
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("desktop/monkeycalld.service"), encoding: .utf8)
+        #expect(unit.contains("Type=dbus") && unit.contains("BusName=\(Telephony1.busName)"))
+    }
+
     @Test func linksStartCallsThroughAnActivatedDaemon() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-home-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: home) }

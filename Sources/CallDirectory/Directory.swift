@@ -1,0 +1,312 @@
+import Glibc
+
+/// The memory behind a directory: four plain arrays, owned either by the heap
+/// (after `applying`) or by a read-only mapping of a directory file (after
+/// loading). Immutable once made, so it is shared freely across threads.
+final class DirectoryStorage: @unchecked Sendable {
+    enum Owner {
+        case none
+        case heap([UnsafeMutableRawPointer?])
+        case mapping(UnsafeMutableRawPointer, Int)
+    }
+
+    /// Blocking numbers, strictly ascending.
+    let blocking: UnsafeBufferPointer<Int64>
+    /// Identification numbers, strictly ascending.
+    let identification: UnsafeBufferPointer<Int64>
+    /// `identification.count + 1` label offsets into `labelBytes`, each `offsetWidth` bytes (4 or 8).
+    let labelOffsets: UnsafeRawPointer?
+    let offsetWidth: Int
+    let labelBytes: UnsafeBufferPointer<UInt8>
+    /// The checksum of the arrays as written in the file, when loaded from one.
+    let fileChecksum: UInt64?
+    let owner: Owner
+
+    init(
+        blocking: UnsafeBufferPointer<Int64>, identification: UnsafeBufferPointer<Int64>,
+        labelOffsets: UnsafeRawPointer?, offsetWidth: Int, labelBytes: UnsafeBufferPointer<UInt8>,
+        fileChecksum: UInt64? = nil, owner: Owner
+    ) {
+        self.blocking = blocking
+        self.identification = identification
+        self.labelOffsets = labelOffsets
+        self.offsetWidth = offsetWidth
+        self.labelBytes = labelBytes
+        self.fileChecksum = fileChecksum
+        self.owner = owner
+    }
+
+    static let empty = DirectoryStorage(
+        blocking: .init(start: nil, count: 0), identification: .init(start: nil, count: 0),
+        labelOffsets: nil, offsetWidth: 4, labelBytes: .init(start: nil, count: 0), owner: .none)
+
+    deinit {
+        switch owner {
+        case .none: break
+        case .heap(let blocks): blocks.forEach { free($0) }
+        case .mapping(let base, let length): munmap(base, length)
+        }
+    }
+
+    var isMapped: Bool {
+        if case .mapping = owner { return true }
+        return false
+    }
+
+    @inline(__always)
+    func offset(_ index: Int) -> Int {
+        guard let offsets = labelOffsets else { return 0 }
+        if offsetWidth == 4 {
+            return Int(offsets.load(fromByteOffset: index &* 4, as: UInt32.self))
+        }
+        return Int(truncatingIfNeeded: offsets.load(fromByteOffset: index &* 8, as: UInt64.self))
+    }
+
+    /// The label's bytes; empty if a corrupted file's offsets point outside the label bytes.
+    @inline(__always)
+    func labelRange(_ index: Int) -> Range<Int> {
+        let start = offset(index)
+        let end = offset(index + 1)
+        guard start >= 0, start <= end, end <= labelBytes.count else { return 0..<0 }
+        return start..<end
+    }
+
+    func label(at index: Int) -> String {
+        let range = labelRange(index)
+        return String(decoding: UnsafeBufferPointer(rebasing: labelBytes[range]), as: UTF8.self)
+    }
+}
+
+/// One provider's applied call directory: blocking numbers and identification
+/// numbers with labels, each sorted, looked up by binary search. A value: it
+/// never changes; `applying(_:)` makes a new one and leaves this one working.
+public struct Directory: Sendable {
+    let storage: DirectoryStorage
+
+    init(storage: DirectoryStorage) { self.storage = storage }
+
+    public init() { storage = .empty }
+
+    public static let empty = Directory()
+
+    public var blockingCount: Int { storage.blocking.count }
+    public var identificationCount: Int { storage.identification.count }
+    /// Blocking and identification entries together (what the maximum counts).
+    public var count: Int { blockingCount + identificationCount }
+    /// Read from a memory-mapped file (lookups read its pages) rather than the heap.
+    public var isMapped: Bool { storage.isMapped }
+
+    public func isBlocked(_ number: Int64) -> Bool {
+        storage.blocking.index(of: number) != nil
+    }
+
+    public func label(for number: Int64) -> String? {
+        guard let index = storage.identification.index(of: number) else { return nil }
+        return storage.label(at: index)
+    }
+
+    /// A copy of the blocking numbers (for tests and listings; not for large directories).
+    public var blockingEntries: [Int64] { Array(storage.blocking) }
+
+    /// A copy of the identification entries (for tests and listings; not for large directories).
+    public var identificationEntries: [(number: Int64, label: String)] {
+        storage.identification.indices.map { (storage.identification[$0], storage.label(at: $0)) }
+    }
+
+    // MARK: - Applying an update
+
+    /// The directory after `update`: a complete update replaces everything, an
+    /// incremental one merges its removals and additions in one linear pass.
+    /// Atomic: on an error this directory is unchanged and keeps answering.
+    /// The update is finished either way, as CallKit fails the whole request:
+    /// its memory is moved into the result or freed.
+    public func applying(_ update: DirectoryUpdate) throws(DirectoryError) -> Directory {
+        try applying(update, wideOffsets: false)
+    }
+
+    /// `wideOffsets` forces 8-byte label offsets (otherwise used only past 4 GiB of labels), for tests.
+    func applying(_ update: DirectoryUpdate, wideOffsets: Bool) throws(DirectoryError) -> Directory {
+        try update.checkOpen()
+        let replacesAll = update.kind == .complete
+        let old = storage
+        let blocking = Self.mergeBlocking(
+            old: replacesAll || update.removesAllBlocking ? .init(start: nil, count: 0) : old.blocking,
+            update: update)
+        let oldIdentification = replacesAll || update.removesAllIdentification ? DirectoryStorage.empty : old
+        let identification: BuiltIdentification
+        if !wideOffsets, oldIdentification.labelBytes.count + update.labelBytes.count < Int(UInt32.max) {
+            identification = Self.mergeIdentification(UInt32.self, old: oldIdentification, update: update)
+        } else {
+            identification = Self.mergeIdentification(UInt64.self, old: oldIdentification, update: update)
+        }
+        let total = blocking.count + identification.count
+        guard total <= update.maximumEntries else {
+            free(blocking.numbers)
+            identification.free()
+            update.finish()
+            throw .maximumEntriesExceeded("The directory would hold \(total) entries; a provider may have at most \(update.maximumEntries).")
+        }
+        update.finish()
+        return Directory(storage: DirectoryStorage(
+            blocking: .init(start: blocking.numbers, count: blocking.count),
+            identification: .init(start: identification.numbers, count: identification.count),
+            labelOffsets: UnsafeRawPointer(identification.offsets), offsetWidth: identification.offsetWidth,
+            labelBytes: .init(start: identification.bytes, count: identification.byteCount),
+            owner: .heap([
+                UnsafeMutableRawPointer(blocking.numbers), UnsafeMutableRawPointer(identification.numbers),
+                identification.offsets, UnsafeMutableRawPointer(identification.bytes),
+            ])))
+    }
+
+    private static func mergeBlocking(
+        old: UnsafeBufferPointer<Int64>, update: DirectoryUpdate
+    ) -> (numbers: UnsafeMutablePointer<Int64>?, count: Int) {
+        let additions = update.blockingAdditions
+        if old.isEmpty, update.cancelledBlocking.isEmpty {
+            let count = additions.count
+            return (additions.take(), count) // Nothing to merge: the update's memory becomes the directory's.
+        }
+        let adds = additions.buffer
+        let removals = update.blockingRemovals.buffer
+        let cancelled = update.cancelledBlocking.sorted()
+        // Plain pointers and local counters: the pass runs at memory speed.
+        let out = allocate(Int64.self, old.count + adds.count)
+        var n = 0
+        var i = 0, r = 0, a = 0, c = 0
+        while true {
+            if a < adds.count, c < cancelled.count, cancelled[c] == a {
+                a += 1; c += 1
+                continue
+            }
+            if i < old.count {
+                let number = old[i]
+                while r < removals.count, removals[r] < number { r += 1 }
+                if r < removals.count, removals[r] == number {
+                    i += 1
+                    continue
+                }
+                if a < adds.count, adds[a] <= number {
+                    if adds[a] == number { i += 1 }
+                    out[n] = adds[a]; n += 1; a += 1
+                    continue
+                }
+                out[n] = number; n += 1; i += 1
+            } else if a < adds.count {
+                out[n] = adds[a]; n += 1; a += 1
+            } else {
+                break
+            }
+        }
+        return (shrink(out, to: n), n)
+    }
+
+    struct BuiltIdentification {
+        var numbers: UnsafeMutablePointer<Int64>?
+        var count: Int
+        var offsets: UnsafeMutableRawPointer?
+        var offsetWidth: Int
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var byteCount: Int
+
+        func free() {
+            Glibc.free(numbers)
+            Glibc.free(offsets)
+            Glibc.free(bytes)
+        }
+    }
+
+    private static func mergeIdentification<Offset: FixedWidthInteger & UnsignedInteger & BitwiseCopyable>(
+        _: Offset.Type, old: DirectoryStorage, update: DirectoryUpdate
+    ) -> BuiltIdentification {
+        let adds = update.identificationAdditions.buffer
+        let lengths = update.labelLengths.buffer
+        let addedBytes = update.labelBytes.buffer
+        if old.identification.isEmpty, update.cancelledIdentification.isEmpty {
+            // Nothing to merge: the update's numbers and label bytes become the directory's.
+            let offsets = allocate(Offset.self, adds.count + 1)
+            offsets[0] = 0
+            var end = 0
+            for index in 0..<lengths.count {
+                end += Int(lengths[index])
+                offsets[index + 1] = Offset(end)
+            }
+            let count = adds.count
+            let byteCount = addedBytes.count
+            return BuiltIdentification(
+                numbers: update.identificationAdditions.take(), count: count,
+                offsets: UnsafeMutableRawPointer(offsets), offsetWidth: MemoryLayout<Offset>.size,
+                bytes: update.labelBytes.take(), byteCount: byteCount)
+        }
+        let oldNumbers = old.identification
+        let oldBytes = old.labelBytes
+        let removals = update.identificationRemovals.buffer
+        let cancelled = update.cancelledIdentification.sorted()
+        // Plain pointers and local counters: the pass runs at memory speed.
+        let numbers = allocate(Int64.self, oldNumbers.count + adds.count)
+        let offsets = allocate(Offset.self, oldNumbers.count + adds.count + 1)
+        let bytes = allocate(UInt8.self, oldBytes.count + addedBytes.count)
+        offsets[0] = 0
+        var n = 0, end = 0
+        var i = 0, r = 0, a = 0, c = 0, cursor = 0
+        while true {
+            if a < adds.count, c < cancelled.count, cancelled[c] == a {
+                cursor += Int(lengths[a])
+                a += 1; c += 1
+                continue
+            }
+            let takeAddition: Bool
+            if i < oldNumbers.count {
+                let number = oldNumbers[i]
+                while r < removals.count, removals[r] < number { r += 1 }
+                if r < removals.count, removals[r] == number {
+                    i += 1
+                    continue
+                }
+                if a < adds.count, adds[a] <= number {
+                    if adds[a] == number { i += 1 }
+                    takeAddition = true
+                } else {
+                    takeAddition = false
+                }
+            } else if a < adds.count {
+                takeAddition = true
+            } else {
+                break
+            }
+            if takeAddition {
+                let length = Int(lengths[a])
+                if length > 0 { (bytes + end).update(from: addedBytes.baseAddress! + cursor, count: length) }
+                numbers[n] = adds[a]
+                cursor += length
+                end += length
+                a += 1
+            } else {
+                let range = old.labelRange(i)
+                if !range.isEmpty { (bytes + end).update(from: oldBytes.baseAddress! + range.lowerBound, count: range.count) }
+                numbers[n] = oldNumbers[i]
+                end += range.count
+                i += 1
+            }
+            n += 1
+            offsets[n] = Offset(end)
+        }
+        return BuiltIdentification(
+            numbers: shrink(numbers, to: n), count: n,
+            offsets: UnsafeMutableRawPointer(shrink(offsets, to: n + 1)), offsetWidth: MemoryLayout<Offset>.size,
+            bytes: shrink(bytes, to: end), byteCount: end)
+    }
+}
+
+/// Memory for `count` values, to be freed with `free`.
+func allocate<T: BitwiseCopyable>(_: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+    let bytes = Swift.max(count * MemoryLayout<T>.stride, 1)
+    guard let memory = malloc(bytes) else { fatalError("CallDirectory: out of memory allocating \(bytes) bytes") }
+    return memory.bindMemory(to: T.self, capacity: Swift.max(count, 1))
+}
+
+/// Gives back the unused end of an allocation.
+func shrink<T: BitwiseCopyable>(_ pointer: UnsafeMutablePointer<T>, to count: Int) -> UnsafeMutablePointer<T> {
+    let bytes = Swift.max(count * MemoryLayout<T>.stride, 1)
+    guard let memory = realloc(pointer, bytes) else { return pointer }
+    return memory.bindMemory(to: T.self, capacity: Swift.max(count, 1))
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Every error of the call directory. The cases are CallKit's Call Directory
+/// errors, named after the API's error names (see `name`).
+public enum DirectoryError: Error, Hashable, Sendable {
+    /// A kind of entry was not strictly ascending across the whole update.
+    case entriesOutOfOrder(String)
+    /// The same number twice in a row of one kind.
+    case duplicateEntries(String)
+    /// More than the provider's maximum of entries, counting the result.
+    case maximumEntriesExceeded(String)
+    /// A removal in a complete update.
+    case unexpectedIncrementalRemoval(String)
+    /// An update is already open for this provider.
+    case currentlyLoading(String)
+    /// A number out of range, a label too long, counts that differ, an update used after it ended.
+    case invalidArguments(String)
+    /// A directory file that is truncated, corrupted or of another version.
+    case corruptDirectory(String)
+    /// The file system refused (open, write, fsync, rename, mmap).
+    case storageFailed(String)
+
+    /// The API error's short name. `InvalidArgs` and `Failed` map to
+    /// `org.freedesktop.DBus.Error.*`, the rest to `org.monkeycall.Telephony1.Error.<name>`.
+    public var name: String {
+        switch self {
+        case .entriesOutOfOrder: "EntriesOutOfOrder"
+        case .duplicateEntries: "DuplicateEntries"
+        case .maximumEntriesExceeded: "MaximumEntriesExceeded"
+        case .unexpectedIncrementalRemoval: "UnexpectedIncrementalRemoval"
+        case .currentlyLoading: "CurrentlyLoading"
+        case .invalidArguments: "InvalidArgs"
+        case .corruptDirectory: "CorruptDirectory"
+        case .storageFailed: "Failed"
+        }
+    }
+
+    /// A sentence a user can read that names what is wrong.
+    public var message: String {
+        switch self {
+        case .entriesOutOfOrder(let text), .duplicateEntries(let text),
+             .maximumEntriesExceeded(let text), .unexpectedIncrementalRemoval(let text),
+             .currentlyLoading(let text), .invalidArguments(let text),
+             .corruptDirectory(let text), .storageFailed(let text):
+            text
+        }
+    }
+}
+
+/// The fixed bounds of the call directory.
+public enum DirectoryLimits {
+    /// Entries of one provider, blocking and identification together, counting the result.
+    public static let maximumEntries = 20_000_000
+    /// A label's UTF-8 bytes.
+    public static let maximumLabelBytes = 256
+    /// Phone numbers are 1 … 2^63−2 (country code and digits).
+    public static let numberRange: ClosedRange<Int64> = 1...(Int64.max - 1)
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Glibc
+
+/// What `DirectoryStore.list()` reports of one provider's directory.
+public struct DirectorySummary: Sendable, Hashable {
+    public var name: String
+    public var enabled: Bool
+    public var blockingCount: Int
+    public var identificationCount: Int
+}
+
+/// A folder of directory files, one per provider `Name`, the enabled flags
+/// (`enabled.json`), and the open updates (one per provider).
+///
+/// Every directory file is mapped at `init` (O(1) each: only headers are
+/// read). A file that cannot be read is left out and reported in `problems`;
+/// it is replaced by the provider's next complete update.
+///
+/// Not thread-safe: its owner uses it from one serial executor. The
+/// `Directory` values it hands out are immutable and may cross threads.
+public final class DirectoryStore {
+    public let folder: String
+    /// Directories of providers with no flag yet: enabled (the desktop has no Settings app to ask first).
+    public let enabledByDefault: Bool
+    public let maximumEntries: Int
+
+    private var directories: [String: Directory] = [:]
+    private var enabledFlags: [String: Bool] = [:]
+    private var openUpdates: [String: DirectoryUpdate] = [:]
+    /// Files that could not be loaded, by file name.
+    public private(set) var problems: [String: DirectoryError] = [:]
+
+    static let enabledFileName = "enabled.json"
+
+    public init(folder: String, enabledByDefault: Bool = true, maximumEntries: Int = DirectoryLimits.maximumEntries) throws(DirectoryError) {
+        self.folder = folder
+        self.enabledByDefault = enabledByDefault
+        self.maximumEntries = maximumEntries
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .storageFailed("Cannot create \(folder): \(error.localizedDescription)")
+        }
+        if let data = FileManager.default.contents(atPath: "\(folder)/\(Self.enabledFileName)") {
+            guard let flags = try? JSONDecoder().decode([String: Bool].self, from: data) else {
+                throw .corruptDirectory("\(folder)/\(Self.enabledFileName) is not a JSON object of provider names and booleans.")
+            }
+            enabledFlags = flags
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        // Temporary files of a save that a crash interrupted.
+        for file in files where file.hasPrefix(".") && file.hasSuffix(".tmp") {
+            unlink("\(folder)/\(file)")
+        }
+        for file in files.sorted() where file.hasSuffix(DirectoryFile.fileExtension) && !file.hasPrefix(".") {
+            do throws(DirectoryError) {
+                guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { continue }
+                guard DirectoryFile.fileName(for: name) == file else {
+                    throw DirectoryError.corruptDirectory("\(folder)/\(file) holds the directory of another name, \(name).")
+                }
+                directories[name] = directory
+            } catch {
+                problems[file] = error
+            }
+        }
+    }
+
+    // MARK: - Directories
+
+    /// The provider's directory: empty if it has none.
+    public func load(providerName: String) throws(DirectoryError) -> Directory {
+        try Self.checkName(providerName)
+        if let directory = directories[providerName] { return directory }
+        let file = DirectoryFile.fileName(for: providerName)
+        guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { return .empty }
+        guard name == providerName else {
+            throw .corruptDirectory("\(folder)/\(file) holds the directory of another name, \(name).")
+        }
+        problems[file] = nil
+        directories[providerName] = directory
+        return directory
+    }
+
+    /// Writes the directory (temporary file, fsync, rename, fsync of the
+    /// folder) and returns it mapped from its new file, so the heap copy can go.
+    @discardableResult
+    public func save(_ directory: Directory, providerName: String) throws(DirectoryError) -> Directory {
+        try Self.checkName(providerName)
+        let file = DirectoryFile.fileName(for: providerName)
+        try DirectoryFile.save(directory.storage, providerName: providerName, folder: folder, fileName: file)
+        let mapped = (try? DirectoryFile.load(path: "\(folder)/\(file)"))?.directory ?? directory
+        directories[providerName] = mapped
+        problems[file] = nil
+        return mapped
+    }
+
+    /// Deletes the provider's directory and its flag.
+    public func remove(providerName: String) throws(DirectoryError) {
+        try Self.checkName(providerName)
+        let path = "\(folder)/\(DirectoryFile.fileName(for: providerName))"
+        if unlink(path) != 0, errno != ENOENT {
+            throw .storageFailed("Cannot delete \(path): \(errorText())")
+        }
+        try DirectoryFile.syncFolder(folder)
+        directories[providerName] = nil
+        if enabledFlags.removeValue(forKey: providerName) != nil { try saveFlags() }
+    }
+
+    public func isEnabled(providerName: String) -> Bool {
+        enabledFlags[providerName] ?? enabledByDefault
+    }
+
+    public func setEnabled(_ enabled: Bool, providerName: String) throws(DirectoryError) {
+        try Self.checkName(providerName)
+        let before = enabledFlags[providerName]
+        enabledFlags[providerName] = enabled
+        do {
+            try saveFlags()
+        } catch {
+            enabledFlags[providerName] = before
+            throw error
+        }
+    }
+
+    /// Every provider with a directory or a flag, by name.
+    public func list() -> [DirectorySummary] {
+        Set(directories.keys).union(enabledFlags.keys).sorted().map { name in
+            let directory = directories[name] ?? .empty
+            return DirectorySummary(
+                name: name, enabled: isEnabled(providerName: name),
+                blockingCount: directory.blockingCount, identificationCount: directory.identificationCount)
+        }
+    }
+
+    // MARK: - Lookups across enabled directories
+
+    public func isBlocked(_ number: Int64) -> Bool {
+        directories.contains { isEnabled(providerName: $0.key) && $0.value.isBlocked(number) }
+    }
+
+    /// The label of the first enabled directory, by provider name, that identifies the number.
+    public func label(for number: Int64) -> String? {
+        for name in directories.keys.sorted() where isEnabled(providerName: name) {
+            if let label = directories[name]?.label(for: number) { return label }
+        }
+        return nil
+    }
+
+    /// `Identify` without the user's block list: the phone handle normalised,
+    /// then looked up in every enabled directory. Not a phone number: no label, not blocked.
+    public func identify(handle: String) -> (label: String?, blocked: Bool) {
+        guard let number = PhoneNumber.normalize(handle) else { return (nil, false) }
+        return (label(for: number), isBlocked(number))
+    }
+
+    // MARK: - Updates: one open per provider, applied atomically
+
+    /// Opens an update; `currentlyLoading` while the provider has one open.
+    public func beginUpdate(providerName: String, kind: DirectoryUpdate.Kind) throws(DirectoryError) -> DirectoryUpdate {
+        try Self.checkName(providerName)
+        guard openUpdates[providerName] == nil else {
+            throw .currentlyLoading("A directory update of \(providerName) is already open.")
+        }
+        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries)
+        openUpdates[providerName] = update
+        return update
+    }
+
+    public func openUpdate(providerName: String) -> DirectoryUpdate? { openUpdates[providerName] }
+
+    /// Applies the open update to the provider's directory and saves it. The
+    /// update is closed either way; on an error the directory (in memory and
+    /// on disk) is unchanged.
+    @discardableResult
+    public func completeUpdate(providerName: String) throws(DirectoryError) -> Directory {
+        guard let update = openUpdates.removeValue(forKey: providerName) else {
+            throw .invalidArguments("No directory update of \(providerName) is open.")
+        }
+        defer { update.cancel() }
+        let current = try load(providerName: providerName)
+        let next = try current.applying(update)
+        return try save(next, providerName: providerName)
+    }
+
+    /// Closes the open update (if any) without changing anything: `Cancel`, or the provider disconnected.
+    public func cancelUpdate(providerName: String) {
+        openUpdates.removeValue(forKey: providerName)?.cancel()
+    }
+
+    // MARK: - Helpers
+
+    static func checkName(_ name: String) throws(DirectoryError) {
+        guard !name.isEmpty else { throw .invalidArguments("A provider name must not be empty.") }
+    }
+
+    private func saveFlags() throws(DirectoryError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        guard let data = try? encoder.encode(enabledFlags) else {
+            throw .storageFailed("Cannot encode the enabled flags.")
+        }
+        let path = "\(folder)/\(Self.enabledFileName)"
+        let temporary = "\(folder)/.\(Self.enabledFileName).\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
+        let ok = data.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress, raw.count) == raw.count } && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw .storageFailed("Cannot write \(path): \(errorText())")
+        }
+        try DirectoryFile.syncFolder(folder)
+    }
+}

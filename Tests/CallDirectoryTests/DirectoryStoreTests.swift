@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+@testable import CallDirectory
+
+@Suite struct CallDirectoryStoreTests {
+    @Test func persistenceAcrossStores() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try DirectoryStore(folder: folder.path)
+            let saved = try store.save(
+                try .make(blocking: [14085550000, 14085555555], identification: [(442079460000, "Met Office"), (14085551234, "Pizza")].sorted { $0.0 < $1.0 }),
+                providerName: "Acme VoIP")
+            #expect(saved.isMapped)
+            try store.save(try .make(blocking: [1]), providerName: "Ünïcode/../name")
+            try store.setEnabled(false, providerName: "Ünïcode/../name")
+        }
+        let store = try DirectoryStore(folder: folder.path)
+        #expect(store.problems.isEmpty)
+        let acme = try store.load(providerName: "Acme VoIP")
+        #expect(acme.isMapped)
+        #expect(acme.blockingEntries == [14085550000, 14085555555])
+        #expect(acme.identificationPairs == ["14085551234=Pizza", "442079460000=Met Office"])
+        #expect(store.isBlocked(14085555555))
+        #expect(store.label(for: 442079460000) == "Met Office")
+        #expect(!store.isBlocked(1)) // Disabled.
+        #expect(store.list() == [
+            DirectorySummary(name: "Acme VoIP", enabled: true, blockingCount: 2, identificationCount: 2),
+            DirectorySummary(name: "Ünïcode/../name", enabled: false, blockingCount: 1, identificationCount: 0),
+        ])
+        // File names are safe: hex of the name, nothing else in the folder but the flags.
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(files == ["41636d6520566f4950.mcdir", "c39c6ec3af636f64652f2e2e2f6e616d65.mcdir", "enabled.json"])
+        try store.setEnabled(true, providerName: "Ünïcode/../name")
+        #expect(try DirectoryStore(folder: folder.path).isBlocked(1))
+    }
+
+    @Test func incrementalUpdateOfASavedDirectory() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(try .make(blocking: [1, 2, 3], identification: [(1, "a"), (2, "b")]), providerName: "P")
+        let reopened = try DirectoryStore(folder: folder.path)
+        let update = try reopened.beginUpdate(providerName: "P", kind: .incremental)
+        try update.removeBlocking([2])
+        try update.addBlocking([4])
+        try update.addIdentification([3], labels: ["c"])
+        let result = try reopened.completeUpdate(providerName: "P") // Merges from the mapped file.
+        #expect(result.blockingEntries == [1, 3, 4])
+        #expect(result.identificationPairs == ["1=a", "2=b", "3=c"])
+        let third = try DirectoryStore(folder: folder.path)
+        #expect(try third.load(providerName: "P").identificationPairs == ["1=a", "2=b", "3=c"])
+    }
+
+    @Test func longNamesGetAHashedFileNameAndEmptyDirectoriesSave() throws {
+        let folder = TemporaryFolder()
+        let name = String(repeating: "Ω", count: 64)
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(.empty, providerName: name)
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        #expect(file.hasPrefix("h") && file.count < 64)
+        let again = try DirectoryStore(folder: folder.path)
+        #expect(again.list() == [DirectorySummary(name: name, enabled: true, blockingCount: 0, identificationCount: 0)])
+        #expect(try again.load(providerName: name).count == 0)
+        #expect(try again.load(providerName: "never saved").count == 0)
+        #expect(errorName { _ = try again.load(providerName: "") } == "InvalidArgs")
+    }
+
+    /// Saves a directory and returns its file's path.
+    func savedFile(in folder: TemporaryFolder) throws -> String {
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(try .make(blocking: Array(1...1000), identification: (1...1000).map { ($0, "label \($0)") }), providerName: "P")
+        return folder.path + "/" + DirectoryFile.fileName(for: "P")
+    }
+
+    func rewrite(_ path: String, _ change: (inout Data) -> Void) throws {
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        change(&data)
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test(arguments: [0, 1, 127, 128, 5000, 20_000])
+    func truncatedFilesAreErrors(length: Int) throws {
+        let folder = TemporaryFolder()
+        let path = try savedFile(in: folder)
+        try rewrite(path) { $0 = $0.prefix(length) }
+        let store = try DirectoryStore(folder: folder.path)
+        #expect(store.problems.values.map(\.name) == ["CorruptDirectory"])
+        #expect(store.list().isEmpty)
+        let error = #expect(throws: DirectoryError.self) { try store.load(providerName: "P") }
+        #expect(error?.message.contains("truncated") == true)
+    }
+
+    @Test(arguments: [0, 8, 16, 40, 100, 120])
+    func corruptedHeadersAreErrors(byte: Int) throws {
+        let folder = TemporaryFolder()
+        let path = try savedFile(in: folder)
+        try rewrite(path) { $0[byte] ^= 0x40 }
+        let store = try DirectoryStore(folder: folder.path)
+        #expect(errorName { _ = try store.load(providerName: "P") } == "CorruptDirectory")
+        #expect(!store.isBlocked(1))
+        // The next save replaces the broken file.
+        try store.save(try .make(blocking: [1]), providerName: "P")
+        #expect(try DirectoryStore(folder: folder.path).isBlocked(1))
+    }
+
+    @Test func corruptedEntriesLoadButFailVerification() throws {
+        let folder = TemporaryFolder()
+        let path = try savedFile(in: folder)
+        #expect(throws: Never.self) { try DirectoryStore(folder: folder.path).load(providerName: "P").verify() }
+        try rewrite(path) { $0[$0.count - 3] ^= 1 } // A label byte.
+        let store = try DirectoryStore(folder: folder.path)
+        let directory = try store.load(providerName: "P") // O(1): only the header is checked.
+        #expect(directory.isBlocked(500))
+        #expect(errorName { try directory.verify() } == "CorruptDirectory")
+    }
+
+    @Test func corruptedLabelOffsetsNeverCrash() throws {
+        let folder = TemporaryFolder()
+        let path = try savedFile(in: folder)
+        // Write a huge offset in the middle of the label offsets.
+        let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(128)
+        let offsetsAt = header.withUnsafeBytes { Int($0.load(fromByteOffset: 10 * 8, as: UInt64.self)) }
+        try rewrite(path) { data in
+            for index in 0..<4 { data[offsetsAt + 500 * 4 + index] = 0xFF }
+        }
+        let directory = try #require(try DirectoryFile.load(path: path)).directory
+        #expect(directory.label(for: 500) == "")
+        #expect(directory.label(for: 501) == "")
+        #expect(directory.label(for: 10) == "label 10")
+        #expect(errorName { try directory.verify() } == "CorruptDirectory")
+    }
+
+    @Test func wideLabelOffsetsSaveLoadAndMerge() throws {
+        let folder = TemporaryFolder()
+        let update = DirectoryUpdate(kind: .complete)
+        try update.addIdentification([1, 2, 3], labels: ["one", "", "three"])
+        let wide = try Directory.empty.applying(update, wideOffsets: true)
+        #expect(wide.storage.offsetWidth == 8)
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(wide, providerName: "W")
+        let loaded = try DirectoryStore(folder: folder.path).load(providerName: "W")
+        #expect(loaded.storage.offsetWidth == 8 && loaded.isMapped)
+        #expect(loaded.identificationPairs == ["1=one", "2=", "3=three"])
+        try loaded.verify()
+        let more = DirectoryUpdate(kind: .incremental)
+        try more.removeIdentification([1])
+        try more.addIdentification([4], labels: ["four"])
+        let merged = try loaded.applying(more)
+        #expect(merged.storage.offsetWidth == 4)
+        #expect(merged.identificationPairs == ["2=", "3=three", "4=four"])
+    }
+
+    @Test func identifyNormalisesAndLeftoverTemporaryFilesGo() throws {
+        let folder = TemporaryFolder()
+        FileManager.default.createFile(atPath: folder.path + "/.50.mcdir.123.456.tmp", contents: Data("partial".utf8))
+        let store = try DirectoryStore(folder: folder.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        try store.save(try .make(blocking: [14085555555], identification: [(14085555555, "Spam Likely")]), providerName: "P")
+        #expect(store.identify(handle: "+1 (408) 555-5555") == ("Spam Likely", true))
+        #expect(store.identify(handle: "tel:+14085555555") == ("Spam Likely", true))
+        #expect(store.identify(handle: "alice@example.org") == (nil, false))
+        #expect(store.identify(handle: "+1 408 555 5556") == (nil, false))
+    }
+
+    @Test func aCorruptedFlagsFileIsAnError() throws {
+        let folder = TemporaryFolder()
+        try Data("[1,2".utf8).write(to: URL(fileURLWithPath: folder.path + "/enabled.json"))
+        #expect(errorName { _ = try DirectoryStore(folder: folder.path) } == "CorruptDirectory")
+    }
+
+    @Test func aMillionEntries() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        let update = try store.beginUpdate(providerName: "Big", kind: .complete)
+        var applied = Directory.empty
+        let build = try seconds {
+            for start in stride(from: 0, to: 500_000, by: 100_000) {
+                let numbers = (start..<(start + 100_000)).map { Int64(33_000_000_000 + $0 * 3) }
+                try update.addBlocking(numbers)
+                try update.addIdentification(numbers, labels: numbers.map { "Caller \($0 % 1000)" })
+            }
+        }
+        let apply = try seconds { applied = try Directory.empty.applying(try #require(store.openUpdate(providerName: "Big"))) }
+        store.cancelUpdate(providerName: "Big")
+        let save = try seconds { try store.save(applied, providerName: "Big") }
+        var loaded = Directory.empty
+        let load = try seconds { loaded = try DirectoryStore(folder: folder.path).load(providerName: "Big") }
+        let lookups = 1_000_000
+        var hits = 0
+        let lookup = seconds {
+            for index in 0..<lookups {
+                let number = Int64(33_000_000_000 + (index &* 7919 % 500_000) * 3)
+                if loaded.isBlocked(number) { hits += 1 }
+            }
+        }
+        let labels = seconds {
+            for index in 0..<100_000 where loaded.label(for: Int64(33_000_000_000 + index * 3)) != nil { hits += 1 }
+        }
+        #expect(hits == lookups + 100_000)
+        #expect(loaded.label(for: 33_000_000_000 + 3 * 1234) == "Caller \((33_000_000_000 + 3 * 1234) % 1000)")
+        print("1M entries: add \(build)s, apply \(apply)s, save \(save)s, load \(load)s, isBlocked \(lookup / Double(lookups) * 1e9) ns, label \(labels / 1e5 * 1e9) ns")
+    }
+}

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 /// `CXErrorCodeIncomingCallError`). Match it as in CallKit:
 /// `catch CXErrorCodeIncomingCallError.callUUIDAlreadyExists`.
 public struct CXErrorCodeIncomingCallError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Int, Sendable, CaseIterable {
+    public enum Code: Int, Sendable, CaseIterable, APIErrorCode {
         case unknown = 0
         case unentitled = 1
         case callUUIDAlreadyExists = 2
@@ -28,19 +28,11 @@ public struct CXErrorCodeIncomingCallError: Error, Sendable, Equatable, CustomSt
     public static var filteredByDoNotDisturb: Code { .filteredByDoNotDisturb }
     public static var filteredByBlockList: Code { .filteredByBlockList }
 
-
     public var description: String { "CXErrorCodeIncomingCallError.\(code): \(message)" }
 
     /// The error for a D-Bus error name of the API, or nil when it is not one of these.
     init?(_ error: DBusError) {
-        let codes: [String: Code] = [
-            "CallUUIDAlreadyExists": .callUUIDAlreadyExists,
-            "FilteredByDoNotDisturb": .filteredByDoNotDisturb,
-            "FilteredByBlockList": .filteredByBlockList,
-            "Unentitled": .unentitled,
-        ]
-        guard error.name.hasPrefix(Telephony1.errorPrefix),
-              let code = codes[String(error.name.dropFirst(Telephony1.errorPrefix.count))] else { return nil }
+        guard let code = Code(apiError: error), code != .unknown else { return nil }
         self.init(code, message: error.message)
     }
 }

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 /// `CXErrorCodeRequestTransactionError`). Match it as in CallKit:
 /// `catch CXErrorCodeRequestTransactionError.unknownCallUUID`.
 public struct CXErrorCodeRequestTransactionError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Int, Sendable, CaseIterable {
+    public enum Code: Int, Sendable, CaseIterable, APIErrorCode {
         case unknown = 0
         case unentitled = 1
         case unknownCallProvider = 2
@@ -34,22 +34,11 @@ public struct CXErrorCodeRequestTransactionError: Error, Sendable, Equatable, Cu
     public static var invalidAction: Code { .invalidAction }
     public static var maximumCallGroupsReached: Code { .maximumCallGroupsReached }
 
-
     public var description: String { "CXErrorCodeRequestTransactionError.\(code): \(message)" }
 
     /// The error for a D-Bus error name of the API, or nil when it is not one of these.
     init?(_ error: DBusError) {
-        let codes: [String: Code] = [
-            "Unentitled": .unentitled,
-            "UnknownCallProvider": .unknownCallProvider,
-            "EmptyTransaction": .emptyTransaction,
-            "UnknownCallUUID": .unknownCallUUID,
-            "CallUUIDAlreadyExists": .callUUIDAlreadyExists,
-            "InvalidAction": .invalidAction,
-            "MaximumCallGroupsReached": .maximumCallGroupsReached,
-        ]
-        guard error.name.hasPrefix(Telephony1.errorPrefix),
-              let code = codes[String(error.name.dropFirst(Telephony1.errorPrefix.count))] else { return nil }
+        guard let code = Code(apiError: error), code != .unknown else { return nil }
         self.init(code, message: error.message)
     }
 }

@@ -63,8 +63,10 @@ enum Marshal {
         var sub = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &sub)
         if element.hasPrefix("{") {
-            let inner = Signature.completeTypes(in: String(element.dropFirst().dropLast())) ?? []
-            guard inner.count == 2 else { throw DBusError.invalidArgs("malformed dictionary signature '\(full)'") }
+            // "{kv}": the key is one basic type code, the value the rest (libdbus validated it).
+            let bytes = Array(element.utf8)
+            guard bytes.count >= 4 else { throw DBusError.invalidArgs("malformed dictionary signature '\(full)'") }
+            let inner = [String(decoding: bytes[1...1], as: UTF8.self), String(decoding: bytes[2..<(bytes.count - 1)], as: UTF8.self)]
             var entries: [(key: DBusValue, value: DBusValue)] = []
             while dbus_message_iter_get_arg_type(&sub) == TypeCode.dictEntry {
                 var entry = DBusMessageIter()
@@ -114,6 +116,8 @@ enum Marshal {
 
     // MARK: Writing
 
+    private static let basicCodes = Set("ybnqiuxtdsogh".utf8)
+
     static func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
         let ok: Bool
         switch value {
@@ -141,8 +145,7 @@ enum Marshal {
                 }
             }
         case .dictionary(let keySignature, let valueSignature, let entries):
-            guard Signature.completeTypes(in: keySignature.rawValue)?.count == 1, keySignature.rawValue.count == 1,
-                  "ybnqiuxtdsogh".contains(keySignature.rawValue) else {
+            guard keySignature.rawValue.utf8.count == 1, let code = keySignature.rawValue.utf8.first, Self.basicCodes.contains(code) else {
                 throw DBusError.invalidArgs("dictionary key type '\(keySignature)' is not a basic type")
             }
             ok = try appendContainer(&iter, TypeCode.array, "{\(keySignature)\(valueSignature)}") { (sub) throws(DBusError) in

@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "CallHistory", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "CallHistory", "CallDirectory", logging]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),

@@ -129,6 +129,7 @@ public enum InterfaceBuilder {
     public static func buildExpression(_ method: Method) -> [Member] { [.method(method)] }
     public static func buildExpression(_ property: Property) -> [Member] { [.property(property)] }
     public static func buildExpression(_ signal: Signal) -> [Member] { [.signal(signal)] }
+    public static func buildExpression(_ properties: [Property]) -> [Member] { properties.map(Member.property) }
     public static func buildExpression(_ members: [Member]) -> [Member] { members }
     public static func buildBlock(_ parts: [Member]...) -> [Member] { parts.flatMap { $0 } }
     public static func buildArray(_ parts: [[Member]]) -> [Member] { parts.flatMap { $0 } }

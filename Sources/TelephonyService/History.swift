@@ -50,9 +50,26 @@ extension TelephonyService {
         }
     }
 
-    /// The name to show: the provider's, else a favorite's.
+    /// The name to show: the provider's, else a favorite's, else the call directories' label.
     func callerName(of call: Call) -> String {
-        call.callerName.isEmpty ? (favoriteNames[call.handle.value] ?? "") : call.callerName
+        if !call.callerName.isEmpty { return call.callerName }
+        return favoriteNames[call.handle.value] ?? screening.label(for: call.handle.value) ?? ""
+    }
+
+    /// A call refused before it rang (blocked, held back by Do Not Disturb, silenced) still goes in Recents.
+    func recordRefused(_ uuid: UUID, provider: Provider, handle: Handle, callerName: String, status: RecentCall.Status) {
+        guard let history, provider.configuration.includesCallsInRecents else { return }
+        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
+                               callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
+                               endedAt: now, hasVideo: false)
+        do {
+            let recorded = try history.record(entry)
+            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+            if status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+        } catch {
+            logger.error("cannot record refused call in Recents: \(error)")
+        }
     }
 
     func loadFavoriteNames() {

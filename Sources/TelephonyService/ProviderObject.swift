@@ -21,6 +21,28 @@ extension TelephonyService {
         return id
     }
 
+    /// Refuses a call the user does not want to ring, and records it.
+    private func screen(_ uuid: UUID, _ update: CallUpdate, from id: ProviderID) throws {
+        guard let handle = update.handle, let provider = switchboard.provider(id), switchboard.call(uuid) == nil else { return }
+        let favorite = favoriteNames[handle.value]
+        let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
+                                       now: UInt64(Date().timeIntervalSince1970 * 1_000_000))
+        let name = update.localizedCallerName ?? favorite ?? screening.label(for: handle.value) ?? ""
+        switch verdict {
+        case .ring:
+            return
+        case .blocked:
+            recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .blocked)
+            throw TelephonyError.filteredByBlockList
+        case .filtered:
+            recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .filtered)
+            throw TelephonyError.filteredByDoNotDisturb
+        case .silenced:
+            recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .missed)
+            throw TelephonyError.filteredByDoNotDisturb
+        }
+    }
+
     private func endReason(_ text: String) throws -> EndReason {
         guard let reason = EndReason(rawValue: text) else {
             throw DBusError.invalidArgs("end reason '\(text.prefix(64))' is not one of \(EndReason.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -34,8 +56,11 @@ extension TelephonyService {
             Method("ReportNewIncomingCall", in: ["call_uuid": "s", "update": "a{sv}"], out: ["call": "o"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let provider = try owned(id, by: call)
-                let (uuid, update) = try call.decode(String.self, [String: DBusValue].self)
-                let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
+                let (uuidText, fields) = try call.decode(String.self, [String: DBusValue].self)
+                let uuid = try Decode.uuid(uuidText)
+                let update = try Decode.update(fields)
+                try screen(uuid, update, from: provider)
+                let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update)
                 return .values([.objectPath(Telephony1.callPath(reported.uuid.apiString))])
             }
             Method("ReportCallUpdated", in: ["call_uuid": "s", "update": "a{sv}"]) { [weak self] call in

@@ -29,6 +29,7 @@ extension TelephonyService {
                 return .values([.string(try openURL(try call.decode(String.self), from: call.sender))])
             }
             Property("Version", "s") { .string(Telephony1.version) }
+            screeningProperties()
         }
     }
 

@@ -11,6 +11,8 @@ public struct ServiceOptions: Sendable {
     public var actionTimeout: Double = 10
     public var ringTimeout: Double = 45
     public var limits = SwitchboardLimits()
+    /// Settings (Do Not Disturb, block list) and call directories; nil keeps settings in memory only.
+    public var dataDirectory: String?
     public init() {}
 }
 
@@ -37,6 +39,8 @@ public final class TelephonyService: @unchecked Sendable {
     /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
     let history: CallHistory?
     let historyProblem: String?
+    /// Who rings: block list, directories, Do Not Disturb.
+    let screening: Screening
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] = [:]
     /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
@@ -59,6 +63,7 @@ public final class TelephonyService: @unchecked Sendable {
         }
         self.history = history
         self.historyProblem = problem
+        screening = Screening(folder: options.dataDirectory, logger: logger)
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -87,7 +92,7 @@ public final class TelephonyService: @unchecked Sendable {
             switchboard.onEvent = { [weak self] event in self?.handle(event) }
             loadFavoriteNames()
             do {
-                try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface(), recentsInterface(), favoritesInterface()])
+                try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface(), callDirectoryInterface(), recentsInterface(), favoritesInterface()])
             } catch {
                 preconditionFailure("root object exported twice: \(error)")
             }

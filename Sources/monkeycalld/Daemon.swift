@@ -65,6 +65,7 @@ struct Daemon: AsyncParsableCommand {
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
+        options.dataDirectory = ((database ?? Self.defaultDatabasePath) as NSString).deletingLastPathComponent
         var notifier: Notifier?
         if notifications {
             // libnotify talks over its own GDBus connection, which reads the address from the environment.

@@ -1,0 +1,109 @@
+import CallDirectory
+import Foundation
+import Logging
+import TelephonyCore
+
+/// The user's own controls over who rings, persisted as JSON.
+struct ScreeningSettings: Codable, Equatable {
+    var doNotDisturb = false
+    var doNotDisturbAllowFavorites = true
+    var doNotDisturbAllowRepeatedCalls = true
+    var silenceUnknownCallers = false
+    var blockList = BlockList()
+}
+
+/// Decides whether an incoming call rings: the block list and the providers'
+/// call directories, Do Not Disturb with its exceptions, silencing of unknown
+/// callers. Lives on the service's queue.
+final class Screening {
+    enum Verdict: Equatable {
+        case ring
+        /// The block list or a directory blocks the caller.
+        case blocked
+        /// Do Not Disturb holds the call back.
+        case filtered
+        /// An unknown caller, silenced: refused like Do Not Disturb, recorded as missed.
+        case silenced
+    }
+
+    /// "A second call from the same handle within 3 minutes rings."
+    static let repeatWindow: UInt64 = 180_000_000
+
+    private(set) var settings = ScreeningSettings()
+    private let settingsPath: String?
+    let directories: DirectoryStore?
+    private let logger: Logger
+    /// When each handle last called, for the repeated-call exception; bounded.
+    private var lastAttempt: [String: UInt64] = [:]
+
+    /// Settings and directories live in `folder`; without one, settings stay in memory.
+    init(folder: String?, logger: Logger) {
+        self.logger = logger
+        settingsPath = folder.map { $0 + "/settings.json" }
+        var store: DirectoryStore?
+        if let folder {
+            do {
+                store = try DirectoryStore(folder: folder + "/directories")
+                for (file, problem) in store!.problems { logger.error("call directory \(file) is unusable: \(problem.message)") }
+            } catch {
+                logger.error("call directories are unavailable: \(error.message)")
+            }
+            if let data = FileManager.default.contents(atPath: folder + "/settings.json") {
+                do {
+                    settings = try JSONDecoder().decode(ScreeningSettings.self, from: data)
+                } catch {
+                    logger.error("ignoring unreadable settings \(folder)/settings.json: \(error)")
+                }
+            }
+        }
+        directories = store
+    }
+
+    func update(_ change: (inout ScreeningSettings) throws -> Void) rethrows {
+        var next = settings
+        try change(&next)
+        guard next != settings else { return }
+        settings = next
+        save()
+    }
+
+    private func save() {
+        guard let settingsPath else { return }
+        do {
+            let folder = (settingsPath as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            // Written whole and renamed into place: a crash leaves the old settings or the new.
+            try encoder.encode(settings).write(to: URL(fileURLWithPath: settingsPath), options: .atomic)
+        } catch {
+            logger.error("cannot save settings to \(settingsPath): \(error)")
+        }
+    }
+
+    /// Whether the handle is blocked by the user's list or an enabled directory.
+    func isBlocked(_ handle: String) -> Bool {
+        settings.blockList.matches(handle: handle) || (directories?.identify(handle: handle).blocked ?? false)
+    }
+
+    /// The directories' name for a caller.
+    func label(for handle: String) -> String? {
+        directories?.identify(handle: handle).label
+    }
+
+    /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
+    func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
+        let key = PhoneNumber.normalize(handle).map(String.init) ?? handle.lowercased()
+        let previous = lastAttempt[key]
+        if lastAttempt.count >= 10_000 { lastAttempt = lastAttempt.filter { now &- $0.value < Self.repeatWindow } }
+        lastAttempt[key] = now
+        if isBlocked(handle) { return .blocked }
+        if settings.doNotDisturb {
+            let favoriteLetThrough = isFavorite && settings.doNotDisturbAllowFavorites
+            let repeatLetThrough = settings.doNotDisturbAllowRepeatedCalls && previous.map { now &- $0 < Self.repeatWindow } == true
+            if !favoriteLetThrough && !repeatLetThrough { return .filtered }
+        }
+        if settings.silenceUnknownCallers && !isFavorite && !isKnown() { return .silenced }
+        return .ring
+    }
+}

@@ -1,0 +1,101 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+@Suite("Do Not Disturb, silencing and the block list")
+struct ScreeningTests {
+    static let manager = Telephony1.Interface.manager
+    static let directory = Telephony1.Interface.callDirectory
+
+    func set(_ fixture: ServiceFixture, _ name: String, _ value: Bool) async throws {
+        try await fixture.root("org.freedesktop.DBus.Properties", "Set", [.string(Self.manager), .string(name), .variant(.bool(value))])
+    }
+
+    func lastStatus(_ fixture: ServiceFixture) async throws -> DBusValue? {
+        let reply = try await fixture.root(Telephony1.Interface.recents, "List", [.uint32(1), .uint32(0)])
+        guard case .array(_, let items)? = reply.first else { return nil }
+        return items.first?.vardict?["Status"]
+    }
+
+    @Test("Do Not Disturb refuses calls, lets favorites and a repeated call through, and records them as filtered")
+    func doNotDisturb() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        let changes = try await SignalRecorder(fixture.controller, MatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+        try await set(fixture, "DoNotDisturb", true)
+        #expect(await changes.next(where: { $0.count > 1 && $0[1].vardict?["DoNotDisturb"] == .bool(true) }) != nil)
+
+        let refused = await dbusError { try await app.reportIncoming("stranger") }
+        #expect(refused?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(try await lastStatus(fixture) == .string("filtered"))
+        // The same caller again within three minutes rings.
+        let repeated = await dbusError { try await app.reportIncoming("stranger") }
+        #expect(repeated == nil)
+
+        try await fixture.root(Telephony1.Interface.favorites, "Add", [.string("mum"), .string("generic"), .string("Mum"), .string("Monkey")])
+        #expect(await dbusError { try await app.reportIncoming("mum") } == nil)
+        // Without the exceptions, both are held back.
+        try await set(fixture, "DoNotDisturbAllowFavorites", false)
+        try await set(fixture, "DoNotDisturbAllowRepeatedCalls", false)
+        #expect(await dbusError { try await app.reportIncoming("mum") }?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(await dbusError { try await app.reportIncoming("stranger") }?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        try await set(fixture, "DoNotDisturb", false)
+        #expect(await dbusError { try await app.reportIncoming("newcomer") } == nil)
+    }
+
+    @Test("silencing unknown callers refuses them and records a missed call; known callers ring")
+    func silenceUnknownCallers() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        let known = try await app.reportIncoming("friend")
+        try await app.call("ReportCallEnded", [.string(known), .string("remote-ended"), .uint64(0)])
+        try await set(fixture, "SilenceUnknownCallers", true)
+        #expect(await dbusError { try await app.reportIncoming("friend") } == nil)
+        let silenced = await dbusError { try await app.reportIncoming("telemarketer") }
+        #expect(silenced?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(try await lastStatus(fixture) == .string("missed"))
+    }
+
+    @Test("the block list: handles and +44* prefixes, normalised numbers, Identify, BlockedHandles")
+    func blockList() async throws {
+        let fixture = try await ServiceFixture()
+        let app = try await fixture.provider("Monkey")
+        try await fixture.root(Self.directory, "BlockHandle", [.string("+44*")])
+        try await fixture.root(Self.directory, "BlockHandle", [.string("spam@example.org")])
+        let bad = await dbusError { try await fixture.root(Self.directory, "BlockHandle", [.string("")]) }
+        #expect(bad?.name == DBusError.Name.invalidArgs)
+        let blocked = try await fixture.root("org.freedesktop.DBus.Properties", "Get", [.string(Self.directory), .string("BlockedHandles")])
+        #expect(blocked.first?.unwrappedVariant == ["+44*", "spam@example.org"].dbusValue)
+
+        let refused = await dbusError { try await app.reportIncoming("+44 (20) 7946-0000", update: ["HandleType": .string("phone-number")]) }
+        #expect(refused?.name == Telephony1.errorPrefix + "FilteredByBlockList")
+        #expect(try await lastStatus(fixture) == .string("blocked"))
+        #expect(await dbusError { try await app.reportIncoming("SPAM@example.org") }?.name == Telephony1.errorPrefix + "FilteredByBlockList")
+        #expect(await dbusError { try await app.reportIncoming("+1 555 0100") } == nil)
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("tel:+442079460000")]) == [.string(""), .bool(true)])
+
+        try await fixture.root(Self.directory, "UnblockHandle", [.string("+44*")])
+        #expect(await dbusError { try await app.reportIncoming("+44 20 7946 0001") } == nil)
+        let unknownDirectory = await dbusError { try await fixture.root(Self.directory, "SetDirectoryEnabled", [.string("Nobody"), .bool(false)]) }
+        #expect(unknownDirectory?.name == DBusError.Name.invalidArgs)
+        #expect(try await fixture.root(Self.directory, "ListDirectories") == [.array(element: "(sbtt)", [])])
+    }
+
+    @Test("settings survive a restart of the daemon")
+    func persistence() async throws {
+        let bus = try PrivateBus()
+        let first = try await RunningDaemon(bus: bus)
+        #expect(try await first.cli("dnd", "on").status == 0)
+        #expect(try await first.cli("block", "add", "+1900*").status == 0)
+        first.daemon.terminate()
+        #expect(await first.daemon.waitForExit() == 0)
+        let second = try await RunningDaemon(bus: bus)
+        let status = try await second.cli("dnd", "status")
+        #expect(status.stdout.contains("Do Not Disturb: on"), "\(status.stdout)\(status.stderr)")
+        #expect(try await second.cli("block", "list").stdout.contains("+1900*"))
+        let identify = try await second.cli("identify", "+1 900 555 0000")
+        #expect(identify.stdout.contains("blocked"), "\(identify.stdout)")
+    }
+}

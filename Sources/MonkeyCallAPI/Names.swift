@@ -12,6 +12,7 @@ public enum Telephony1 {
         public static let provider = "org.monkeycall.Telephony1.Provider"
         public static let call = "org.monkeycall.Telephony1.Call"
         public static let callDirectory = "org.monkeycall.Telephony1.CallDirectory"
+        public static let callDirectoryUpdate = "org.monkeycall.Telephony1.CallDirectoryUpdate"
         public static let recents = "org.monkeycall.Telephony1.Recents"
         public static let favorites = "org.monkeycall.Telephony1.Favorites"
     }

@@ -107,6 +107,12 @@ extension TelephonyService {
                 try switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
                 return .empty
             }
+            Method("BeginCallDirectoryUpdate", in: ["incremental": "b"], out: ["update": "o"]) { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                let id = try owned(id, by: call)
+                guard let provider = switchboard.provider(id) else { throw DBusError.unknownObject("provider \(id) is gone") }
+                return .values([.objectPath(try beginDirectoryUpdate(provider, incremental: try call.decode(Bool.self)))])
+            }
             Method("Invalidate") { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 switchboard.invalidateProvider(try owned(id, by: call))

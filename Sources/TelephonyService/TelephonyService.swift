@@ -119,6 +119,7 @@ public final class TelephonyService: @unchecked Sendable {
         case .providerRegistered(let provider):
             exportProvider(provider)
         case .providerRemoved(let provider):
+            dropDirectoryUpdate(provider)
             connection.unexport(Telephony1.providerPath(provider.id.rawValue))
             providerObjects[provider.id] = nil
             providerOwners[provider.id] = nil

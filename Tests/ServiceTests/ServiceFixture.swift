@@ -24,6 +24,7 @@ final class ServiceFixture: @unchecked Sendable {
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
         options.limits = limits
+        options.dataDirectory = bus.directory.appendingPathComponent("data").path
         var logger = Logger(label: "test")
         logger.logLevel = .error
         service = TelephonyService(connection: try Connection(address: bus.address), options: options, databasePath: databasePath, logger: logger)

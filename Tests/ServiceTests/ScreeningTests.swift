@@ -97,5 +97,18 @@ struct ScreeningTests {
         #expect(try await second.cli("block", "list").stdout.contains("+1900*"))
         let identify = try await second.cli("identify", "+1 900 555 0000")
         #expect(identify.stdout.contains("blocked"), "\(identify.stdout)")
+
+        // A directory loaded from a file (unsorted, as people write them) names and blocks, and survives a restart.
+        let file = bus.directory.appendingPathComponent("directory.txt")
+        try "14085559999,Pizza Place\n14085550002\n14085550001\n".write(to: file, atomically: true, encoding: .utf8)
+        let load = try await second.cli("directory", "load", "--provider", "Pizza", file.path)
+        #expect(load.status == 0 && load.stdout.contains("Pizza: 2 blocked, 1 identified"), "\(load.stdout)\(load.stderr)")
+        second.daemon.terminate()
+        #expect(await second.daemon.waitForExit() == 0)
+        let third = try await RunningDaemon(bus: bus)
+        #expect(try await third.cli("identify", "+1 408 555 9999").stdout.contains("Pizza Place"))
+        #expect(try await third.cli("directory").stdout.contains("Pizza  enabled  2 blocked  1 identified"))
+        #expect(try await third.cli("directory", "disable", "Pizza").status == 0)
+        #expect(try await third.cli("identify", "14085550001").stdout.contains("unknown caller"))
     }
 }

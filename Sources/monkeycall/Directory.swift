@@ -1,0 +1,134 @@
+import ArgumentParser
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+struct Directory: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The apps' call directories: numbers they block and callers they name.",
+                                                    subcommands: [List.self, Enable.self, Disable.self, Load.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the directories.")
+        @OptionGroup var bus: BusOptions
+        func run() async throws {
+            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "ListDirectories")
+            guard case .array(_, let items)? = reply.first else { return }
+            if items.isEmpty { print("no call directories") }
+            for case .structure(let fields) in items where fields.count == 4 {
+                guard case .string(let name) = fields[0], case .bool(let enabled) = fields[1],
+                      case .uint64(let blocking) = fields[2], case .uint64(let identification) = fields[3] else { continue }
+                print("\(name)  \(enabled ? "enabled" : "disabled")  \(blocking) blocked  \(identification) identified")
+            }
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Use an app's directory.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The app's name.") var provider: String
+        func run() async throws {
+            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "SetDirectoryEnabled", [.string(provider), .bool(true)])
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop using an app's directory.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The app's name.") var provider: String
+        func run() async throws {
+            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "SetDirectoryEnabled", [.string(provider), .bool(false)])
+        }
+    }
+
+    struct Load: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace a provider's directory from a file of lines NUMBER (blocked) or NUMBER,LABEL (identified).")
+        @OptionGroup var bus: BusOptions
+        @Option(help: "The provider name the directory belongs to.") var provider: String
+        @Argument(help: "The file; numbers with country code, e.g. 14085555555.") var file: String
+
+        func run() async throws {
+            let entries = try DirectoryFile.read(file)
+            let client = try await ServiceClient(bus)
+            // Acting as the provider: updates are taken from a provider's own connection only.
+            let reply = try await client.service(Telephony1.rootPath, Telephony1.Interface.manager, "RegisterProvider",
+                                                 [.vardict(["Name": .string(provider)])])
+            guard case .objectPath(let path)? = reply.first,
+                  case .objectPath(let update)? = try await client.service(path, Telephony1.Interface.provider, "BeginCallDirectoryUpdate", [.bool(false)]).first
+            else { throw CLIError("the service did not open a directory update") }
+            let progress = Progress(total: entries.blocking.count + entries.identification.count)
+            let batch = 100_000
+            for start in stride(from: 0, to: entries.blocking.count, by: batch) {
+                let slice = Array(entries.blocking[start..<min(start + batch, entries.blocking.count)])
+                try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "AddBlockingEntries", [slice.dbusValue])
+                progress.advance(slice.count)
+            }
+            for start in stride(from: 0, to: entries.identification.count, by: batch) {
+                let slice = entries.identification[start..<min(start + batch, entries.identification.count)]
+                try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "AddIdentificationEntries",
+                                         [slice.map(\.number).dbusValue, slice.map(\.label).dbusValue])
+                progress.advance(slice.count)
+            }
+            try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "Complete")
+            try await client.service(path, Telephony1.Interface.provider, "Invalidate")
+            progress.finish()
+            print("\(provider): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
+        }
+    }
+}
+
+/// The text form of a directory, sorted for the user (the service wants ascending numbers).
+enum DirectoryFile {
+    static func read(_ path: String) throws -> (blocking: [Int64], identification: [(number: Int64, label: String)]) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        var blocking: [Int64] = []
+        var identification: [(number: Int64, label: String)] = []
+        for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+            let fields = line.split(separator: ",", maxSplits: 1)
+            let digits = fields[0].filter { $0.isNumber }
+            guard let number = Int64(digits), number > 0 else { throw CLIError("\(path):\(index + 1): '\(fields[0])' is not a number") }
+            if fields.count == 2 {
+                identification.append((number, String(fields[1]).trimmingCharacters(in: .whitespaces)))
+            } else {
+                blocking.append(number)
+            }
+        }
+        blocking.sort()
+        identification.sort { $0.number < $1.number }
+        return (dedup(blocking), dedupIdentification(identification))
+    }
+
+    private static func dedup(_ numbers: [Int64]) -> [Int64] {
+        var result: [Int64] = []
+        result.reserveCapacity(numbers.count)
+        for number in numbers where result.last != number { result.append(number) }
+        return result
+    }
+
+    /// The last label given for a number wins.
+    private static func dedupIdentification(_ entries: [(number: Int64, label: String)]) -> [(number: Int64, label: String)] {
+        var result: [(number: Int64, label: String)] = []
+        for entry in entries {
+            if result.last?.number == entry.number { result[result.count - 1] = entry } else { result.append(entry) }
+        }
+        return result
+    }
+}
+
+/// A progress bar on a terminal; nothing when the output is a pipe.
+final class Progress {
+    private let total: Int
+    private var done = 0
+    private let visible = isatty(STDERR_FILENO) != 0
+
+    init(total: Int) { self.total = max(total, 1) }
+
+    func advance(_ count: Int) {
+        done += count
+        guard visible else { return }
+        let width = 40, filled = width * done / total
+        FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(100 * done / total)%".utf8))
+    }
+
+    func finish() { if visible { FileHandle.standardError.write(Data("\n".utf8)) } }
+}

@@ -17,6 +17,8 @@ final class DaemonUnderTest: @unchecked Sendable {
     }
 
     var address: String { bus.address }
+    /// The daemon's XDG_DATA_HOME: its database, settings and call directories.
+    var dataHome: URL { bus.directory.appendingPathComponent("XDG_DATA_HOME") }
     var pid: Int32 { process.pid }
 
     /// Starts the bus and the daemon, and returns once the daemon owns its name.

@@ -30,6 +30,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var memoryCalls: Int
         var notifications: Int
         var historyRows: Int
+        var directoryPerKind: Int
         var recordings: Int
 
         init(quick: Bool, iterations: Int?) {
@@ -39,6 +40,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
             memoryCalls = quick ? 1000 : 10_000
             notifications = quick ? 50 : 500
             historyRows = quick ? 10_000 : 100_000
+            directoryPerKind = quick ? 200_000 : 10_000_000
             recordings = quick ? 200 : 2000
         }
     }
@@ -91,9 +93,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let recents = try await RecentsPhase.measure(address: service.address, rows: counts.historyRows, iterations: min(counts.roundTrips, 1000),
                                                      recordings: counts.recordings)
 
+        progress("call directory: \(counts.directoryPerKind) blocking + \(counts.directoryPerKind) identification entries")
+        let directory = try await DirectoryPhase.measure(service, executable: path, perKind: counts.directoryPerKind,
+                                                         iterations: min(counts.roundTrips, 1000))
+
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, memory: memory)
+        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, directory: directory, memory: memory)
     }
 
     private func failure(_ error: Error, note: String = "") -> ExitCode {

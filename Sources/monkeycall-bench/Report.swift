@@ -10,6 +10,7 @@ struct Report {
     let lifecycles: [LifecycleResult]
     let notifications: Samples
     let recents: RecentsResult
+    let directory: DirectoryResult
     let memory: MemoryResult
 
     func render() -> String {
@@ -41,6 +42,15 @@ struct Report {
         history.add(["Peer.Ping (same rounds)", "\(recents.ping.sorted.count)", fixed(recents.ping.median, 1), fixed(recents.ping.percentile(99), 1), ""])
         lines += history.render() + ["(ratio = List median / Ping median, target <= 3)",
                                      "calls ended and recorded: \(recents.recorded) in \(fixed(recents.recordSeconds, 2)) s = \(fixed(recents.perSecond, 0)) entries/s", ""]
+
+        var directoryTable = Table(["call directory (\(directory.entries) entries)", "value"])
+        directoryTable.add(["load through D-Bus, complete", fixed(directory.loadSeconds, 2) + " s"])
+        directoryTable.add(["same bytes to a no-op (Peer.Ping)", fixed(directory.noopSeconds, 2) + " s"])
+        directoryTable.add(["ratio no-op / load (target >= 0.5)", fixed(directory.loadRatio, 2)])
+        directoryTable.add(["daemon RSS growth per entry", fixed(directory.bytesPerEntry, 1) + " bytes"])
+        directoryTable.add(["Identify / Ping median", "\(fixed(directory.identify.median, 1)) / \(fixed(directory.ping.median, 1)) µs = \(fixed(directory.identify.median / directory.ping.median, 2)) (target <= 1.3)"])
+        directoryTable.add(["fresh daemon to a correct Identify (target < 0.5 s)", fixed(directory.startToIdentify, 3) + " s"])
+        lines += directoryTable.render() + [""]
 
         var memory = Table(["daemon memory (VmRSS)", "value"])
         memory.add(["idle after start", mebibytes(self.memory.idle)])

@@ -44,7 +44,7 @@ extension TelephonyService {
             for (name, signature) in Encode.callProperties {
                 Property(name, signature) { [weak self] in
                     guard let self else { throw TelephonyService.stopping }
-                    guard let call = calls[uuid], let value = Encode.properties(of: call, callerName: callerName(of: call))[name] else {
+                    guard let value = published[uuid]?[name] else {
                         throw DBusError.unknownObject("call \(uuid.apiString) has ended")
                     }
                     return value

@@ -40,13 +40,17 @@ extension TelephonyService {
                                handleType: call.handle.type.rawValue, callerName: callerName(of: call), outgoing: call.outgoing,
                                status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
                                connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo)
+        store(entry, in: history)
+    }
+
+    /// Records an entry and announces it (EntryAdded, and MissedCount for a missed call).
+    private func store(_ entry: RecentCall, in history: CallHistory) {
         do {
             let recorded = try history.record(entry)
-            let root = connection.exportedObject(at: Telephony1.rootPath)
-            try root?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
-            if recorded.status == .missed { root?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+            if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
         } catch {
-            logger.error("cannot record call \(call.uuid.apiString) in Recents: \(error)")
+            logger.error("cannot record call \(entry.callUUID) in Recents: \(error)")
         }
     }
 
@@ -63,13 +67,7 @@ extension TelephonyService {
         let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
                                endedAt: now, hasVideo: false)
-        do {
-            let recorded = try history.record(entry)
-            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
-            if status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
-        } catch {
-            logger.error("cannot record refused call in Recents: \(error)")
-        }
+        store(entry, in: history)
     }
 
     func loadFavoriteNames() {
@@ -120,19 +118,19 @@ extension TelephonyService {
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "recent call")
                 guard try requireHistory().deleteRecent(id: id) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("Clear") { [weak self] _ in
                 guard let self else { throw TelephonyService.stopping }
                 try requireHistory().clearRecents()
-                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("MarkAllSeen") { [weak self] _ in
                 guard let self else { throw TelephonyService.stopping }
                 try requireHistory().markAllSeen()
-                connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(["MissedCount"], on: Telephony1.Interface.recents)
+                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("CallBack", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in

@@ -26,8 +26,8 @@ public final class TelephonyService: @unchecked Sendable {
     let switchboard: Switchboard
     let logger: Logger
 
-    /// The last published state of each live call, for property reads and change diffs.
-    var calls: [UUID: Call] = [:]
+    /// The properties each live call last published: property reads and change diffs use them as they are.
+    var published: [UUID: [String: DBusValue]] = [:]
     var callObjects: [UUID: ExportedObject] = [:]
     var providerObjects: [ProviderID: ExportedObject] = [:]
     var providerOwners: [ProviderID: String] = [:]
@@ -126,19 +126,19 @@ public final class TelephonyService: @unchecked Sendable {
             if switchboard.providers(ownedBy: provider.owner).isEmpty { ownerWatches[provider.owner] = nil }
             logger.info("provider \(provider.id) '\(provider.name)' removed")
         case .callAdded(let call):
-            calls[call.uuid] = call
+            published[call.uuid] = Encode.properties(of: call, callerName: callerName(of: call))
             exportCall(call)
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
             ringer?.update(call)
         case .callChanged(let call):
-            let before = calls[call.uuid].map { Encode.properties(of: $0, callerName: callerName(of: $0)) } ?? [:]
-            calls[call.uuid] = call
+            let before = published[call.uuid] ?? [:]
             let after = Encode.properties(of: call, callerName: callerName(of: call))
+            published[call.uuid] = after
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
             callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
             ringer?.update(call)
         case .callRemoved(let call):
-            calls[call.uuid] = nil
+            published[call.uuid] = nil
             callObjects[call.uuid] = nil
             connection.unexport(Telephony1.callPath(call.uuid.apiString))
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)

@@ -3,10 +3,17 @@ internal import CDBus
 /// A D-Bus message: method call, reply, error or signal. Owns one reference
 /// to the libdbus message.
 public final class Message: @unchecked Sendable {
-    let pointer: OpaquePointer
+    /// Replaced only while the message is being built (`appendWire`), before anyone else sees it.
+    private(set) var pointer: OpaquePointer
 
     init(taking pointer: OpaquePointer) {
         self.pointer = pointer
+    }
+
+    /// Takes `other` in place of the message this held.
+    func replace(with other: OpaquePointer) {
+        dbus_message_unref(pointer)
+        pointer = other
     }
 
     deinit { dbus_message_unref(pointer) }
@@ -73,6 +80,11 @@ public final class Message: @unchecked Sendable {
     /// Appends arguments to the body.
     public func append(_ arguments: [DBusValue]) throws(DBusError) {
         guard !arguments.isEmpty else { return }
+        if try appendWire(arguments) { return }
+        try appendWithIterators(arguments)
+    }
+
+    func appendWithIterators(_ arguments: [DBusValue]) throws(DBusError) {
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(pointer, &iter)
         for argument in arguments { try Marshal.append(argument, to: &iter) }
@@ -80,6 +92,11 @@ public final class Message: @unchecked Sendable {
 
     /// Reads the whole body.
     public func arguments() throws(DBusError) -> [DBusValue] {
+        if let values = try wireArguments() { return values }
+        return try argumentsWithIterators()
+    }
+
+    func argumentsWithIterators() throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
         var values: [DBusValue] = []

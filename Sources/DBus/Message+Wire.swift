@@ -1,0 +1,119 @@
+internal import CDBus
+
+/// Bodies in and out of libdbus as bytes (`WireWriter`, `WireReader`).
+/// Unix fds travel beside the bytes, so bodies that carry them keep to
+/// libdbus' iterators (`Marshal`), as does anything libdbus refuses here.
+extension Message {
+    /// The arguments read from the message's bytes; nil when the body carries unix fds.
+    func wireArguments() throws(DBusError) -> [DBusValue]? {
+        let signature = self.signature.rawValue
+        guard !signature.isEmpty else { return [] }
+        return try withMarshalled { bytes throws(DBusError) in
+            guard let layout = Layout(bytes) else { throw DBusError.invalidArgs("malformed message header") }
+            guard layout.bodyStart + layout.bodyLength <= bytes.count else { throw DBusError.invalidArgs("message body is cut short") }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[layout.bodyStart..<(layout.bodyStart + layout.bodyLength)])
+            var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian)
+            do throws(WireFailure) {
+                return try reader.readAll()
+            } catch {
+                switch error {
+                case .invalid(let problem): throw problem
+                case .unsupported: return nil
+                }
+            }
+        }
+    }
+
+    /// Gives the message a body written as bytes; false when that is not
+    /// possible here (the message has a body already, a value is a unix fd,
+    /// or libdbus refuses the bytes) and the iterators should do it instead.
+    func appendWire(_ arguments: [DBusValue]) throws(DBusError) -> Bool {
+        guard signature.rawValue.isEmpty else { return false }
+        let signature = arguments.map(\.signatureString).joined()
+        guard signature.utf8.count <= 255 else { return false }
+        var body = WireWriter(reservingCapacity: 512)
+        do {
+            for argument in arguments { try body.write(argument) }
+        } catch {
+            switch error {
+            case .invalid(let problem): throw problem
+            case .unsupported: return false
+            }
+        }
+        guard let bytes = try withMarshalled({ header in Self.splice(header: header, signature: signature, body: body.bytes) }),
+              let replacement = Self.demarshal(bytes) else { return false }
+        replace(with: replacement)
+        return true
+    }
+
+    /// The message's header with a SIGNATURE field added, then `body`; nil for a header this cannot extend.
+    private static func splice(header: UnsafeRawBufferPointer, signature: String, body: [UInt8]) -> [UInt8]? {
+        guard let layout = Layout(header), !layout.bigEndian, layout.bodyLength == 0 else { return nil }
+        var message = WireWriter(reservingCapacity: layout.fieldsEnd + 16 + signature.utf8.count + body.count)
+        message.append(contentsOf: UnsafeRawBufferPointer(rebasing: header[0..<layout.fieldsEnd]))
+        message.align(8)
+        message.append(contentsOf: [Layout.signatureField, 1, UInt8(ascii: "g"), 0])
+        message.putSignature(signature)
+        message.patch(UInt32(message.bytes.count - Layout.fieldsStart), at: Layout.fieldsLengthOffset)
+        message.align(8)
+        message.append(contentsOf: body)
+        message.patch(UInt32(body.count), at: Layout.bodyLengthOffset)
+        // libdbus refuses to load serial 0; the copy made after loading resets it, so sending numbers it as usual.
+        if layout.serial == 0 { message.patch(1, at: Layout.serialOffset) }
+        return message.bytes
+    }
+
+    /// The message libdbus loads from `bytes` (validating all of it), unlocked and unnumbered.
+    private static func demarshal(_ bytes: [UInt8]) -> OpaquePointer? {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let loaded = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32(buffer.count), &error) }
+        }
+        guard let loaded else { return nil }
+        defer { dbus_message_unref(loaded) }
+        return dbus_message_copy(loaded)
+    }
+
+    /// The message as libdbus would send it.
+    func withMarshalled<T>(_ body: (UnsafeRawBufferPointer) throws(DBusError) -> T) throws(DBusError) -> T {
+        var data: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(pointer, &data, &length) != 0, let data else { throw DBusError.noMemory }
+        defer { dbus_free(data) }
+        return try body(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
+    /// Where things are in a marshalled message: a 16-byte fixed part (byte
+    /// order, type, flags, version, body length, serial, fields length), the
+    /// header fields, padding to 8, the body.
+    private struct Layout {
+        static let bodyLengthOffset = 4
+        static let serialOffset = 8
+        static let fieldsLengthOffset = 12
+        static let fieldsStart = 16
+        static let signatureField: UInt8 = 8
+
+        let bigEndian: Bool
+        let bodyLength: Int
+        let serial: UInt32
+        let fieldsEnd: Int
+        let bodyStart: Int
+
+        init?(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count >= Self.fieldsStart, bytes[0] == UInt8(ascii: "l") || bytes[0] == UInt8(ascii: "B") else { return nil }
+            let bigEndian = bytes[0] == UInt8(ascii: "B")
+            func number(_ offset: Int) -> UInt32 {
+                let raw = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+                return bigEndian ? UInt32(bigEndian: raw) : UInt32(littleEndian: raw)
+            }
+            self.bigEndian = bigEndian
+            bodyLength = Int(number(Self.bodyLengthOffset))
+            serial = number(Self.serialOffset)
+            fieldsEnd = Self.fieldsStart + Int(number(Self.fieldsLengthOffset))
+            bodyStart = (fieldsEnd + 7) / 8 * 8
+            guard fieldsEnd <= bytes.count else { return nil }
+        }
+    }
+}

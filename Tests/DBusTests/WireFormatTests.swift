@@ -1,0 +1,69 @@
+@testable import DBus
+import DBusTestSupport
+import Foundation
+import Testing
+
+/// Bodies are written and read as bytes here (`WireWriter`, `WireReader`), and
+/// by libdbus' iterators where that cannot be done (unix fds). The two must agree.
+@Suite("Message bodies as bytes agree with libdbus")
+struct WireFormatTests {
+    static let samples = MarshallingTests.samples.filter { !$0.description.contains("fd") }
+        + [.vardict(["Id": .uint64(7), "Handle": .string("+15551234567"), "Outgoing": .bool(false), "Empty": .array(element: "t", [])])]
+
+    private func message() throws -> Message {
+        try Message.methodCall(destination: "org.example.Test1", path: "/org/example/Test1", interface: "org.example.Test1.Echo", member: "Echo")
+    }
+
+    @Test("the bytes written equal libdbus' own, and each side reads the other's", arguments: samples)
+    func agreesWithLibdbus(_ value: DBusValue) throws {
+        let arguments = [value, .uint32(1), .variant(value)]
+        let ours = try message()
+        #expect(try ours.appendWire(arguments))
+        let theirs = try message()
+        try theirs.appendWithIterators(arguments)
+        #expect(try ours.withMarshalled { Array($0) } == theirs.withMarshalled { Array($0) })
+        #expect(try ours.argumentsWithIterators() == arguments)
+        #expect(try theirs.wireArguments() == arguments)
+    }
+
+    @Test("what libdbus would refuse is refused with the same errors")
+    func refusals() throws {
+        let mixed = DBusValue.array(element: "s", [.string("a"), .int32(1)])
+        let ours = try message()
+        let theirs = try message()
+        let wireError = #expect(throws: DBusError.self) { try ours.appendWire([mixed]) }
+        let iteratorError = #expect(throws: DBusError.self) { try theirs.appendWithIterators([mixed]) }
+        #expect(wireError?.message == iteratorError?.message)
+        #expect(throws: DBusError.self) { try message().appendWire([.string("a\0b")]) }
+        #expect(throws: DBusError.self) { try message().appendWire([.dictionary(key: "v", value: "s", [])]) }
+        // Unix fds travel beside the bytes: left to the iterators.
+        #expect(try message().appendWire([.variant(.unixFD(UnixFD(duplicating: 1)))]) == false)
+        // Nesting deeper than D-Bus allows: libdbus refuses the bytes, so the iterators say what is wrong.
+        var deep = DBusValue.int32(1)
+        for _ in 0..<70 { deep = .array(element: deep.signature, [deep]) }
+        #expect(try message().appendWire([deep]) == false)
+    }
+
+    @Test("a big-endian message from GDBus is read correctly")
+    func bigEndian() async throws {
+        let fixture = try await Fixture()
+        let script = """
+        import sys
+        from gi.repository import Gio, GLib
+        bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1],
+            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+        call = Gio.DBusMessage.new_method_call("org.example.Test1", "/org/example/Test1", "org.example.Test1.Echo", "Echo")
+        value = GLib.Variant("(ynqiuxtdsogasa{sv})", (7, -2, 65000, -100000, 4000000000, -(2**40), 2**63, 0.5, "héllo", "/a/b", "a{sv}",
+            ["x", "yz"], {"Nested": GLib.Variant("a{sv}", {"Leaf": GLib.Variant("t", 2**60)}), "Text": GLib.Variant("s", "t")}))
+        call.set_body(GLib.Variant("(v)", (value,)))
+        call.set_byte_order(Gio.DBusMessageByteOrder.BIG_ENDIAN)
+        assert call.to_blob(Gio.DBusCapabilityFlags.NONE)[0] == ord("B")
+        reply, _ = bus.send_message_with_reply_sync(call, Gio.DBusSendMessageFlags.NONE, 5000, None)
+        reply.to_gerror()
+        echoed = reply.get_body().get_child_value(0).get_variant()
+        print("same" if echoed == value else "different: %s" % echoed.print_(True))
+        """
+        let result = try await ChildProcess.run("/usr/bin/python3", ["-c", script, fixture.bus.address])
+        #expect(result.stdout.contains("same"), "\(result.stdout)\(result.stderr)")
+    }
+}

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Writes `DBusValue`s in the D-Bus wire format (little-endian), as a message
 /// body. libdbus' iterators cost about a microsecond a value, which made a
 /// page of Recents (50 × 14 variants) slower than its round trip; writing the
@@ -67,7 +69,8 @@ struct WireWriter {
     // MARK: Pieces
 
     mutating func align(_ boundary: Int) {
-        while bytes.count % boundary != 0 { bytes.append(0) }
+        let padding = (boundary - bytes.count % boundary) % boundary
+        if padding > 0 { bytes.append(contentsOf: repeatElement(0, count: padding)) }
     }
 
     mutating func append(contentsOf raw: some Sequence<UInt8>) {
@@ -87,12 +90,16 @@ struct WireWriter {
     }
 
     private mutating func putString(_ value: String) throws(WireFailure) {
-        let utf8 = value.utf8
-        // libdbus would cut the string at a NUL; refuse it as Marshal does.
-        guard !utf8.contains(0) else { throw .invalid(.invalidArgs("strings may not contain NUL characters")) }
-        put(UInt32(truncatingIfNeeded: utf8.count))
-        bytes.append(contentsOf: utf8)
-        bytes.append(0)
+        var value = value
+        let fine = value.withUTF8 { (utf8: UnsafeBufferPointer<UInt8>) -> Bool in
+            // libdbus would cut the string at a NUL; refuse it as Marshal does.
+            guard utf8.baseAddress.map({ memchr($0, 0, utf8.count) == nil }) ?? true else { return false }
+            put(UInt32(truncatingIfNeeded: utf8.count))
+            bytes.append(contentsOf: utf8)
+            bytes.append(0)
+            return true
+        }
+        guard fine else { throw .invalid(.invalidArgs("strings may not contain NUL characters")) }
     }
 
     mutating func putSignature(_ value: String) {

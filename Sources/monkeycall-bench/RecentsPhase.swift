@@ -7,9 +7,13 @@ struct RecentsResult {
     let rows: Int
     let list: Samples
     let ping: Samples
+    /// The same page from a server that only replies with it, and Ping in the same rounds.
+    let floor: Samples
+    let floorPing: Samples
     let recorded: Int
     let recordSeconds: Double
     var ratio: Double { list.median / ping.median }
+    var floorRatio: Double { floor.median / floorPing.median }
     var perSecond: Double { Double(recorded) / recordSeconds }
 }
 
@@ -40,6 +44,7 @@ enum RecentsPhase {
             throw BenchError("Recents.List(50) did not return 50 entries from the prefilled history")
         }
         let (lists, pings) = try await RoundTrips.interleaved(iterations: iterations, rounds: 10, list, ping)
+        let (floors, floorPings) = try await floor(address: address, page: .array(element: "a{sv}", first), iterations: iterations, ping)
 
         // Ending calls as fast as one provider can: each becomes an entry.
         let app = try Connection(address: address)
@@ -61,6 +66,26 @@ enum RecentsPhase {
             if seen == recordings { break }
         }
         let seconds = (ContinuousClock.now - start).seconds
-        return RecentsResult(rows: rows, list: Samples(lists), ping: Samples(pings), recorded: recordings, recordSeconds: seconds)
+        return RecentsResult(rows: rows, list: Samples(lists), ping: Samples(pings), floor: Samples(floors), floorPing: Samples(floorPings),
+                             recorded: recordings, recordSeconds: seconds)
+    }
+
+    /// What any service on libdbus and dbus-daemon pays for such a reply: the
+    /// same page returned by a server in this process that does nothing else.
+    /// The 50 × 14 variants are validated three times on the way (by libdbus
+    /// in the server, in dbus-daemon and in the client), which costs more than
+    /// the query and the encoding together.
+    private static func floor(address: String, page: DBusValue, iterations: Int,
+                              _ ping: @escaping @Sendable () async throws -> [DBusValue]) async throws -> ([Double], [Double]) {
+        let server = try Connection(address: address)
+        defer { server.close() }
+        let interface = "org.monkeycall.Bench.Page"
+        try server.export("/org/monkeycall/Bench", [Interface(interface) { Method("Get", out: ["entries": "aa{sv}"]) { _ in .values([page]) } }])
+        let client = try Connection(address: address)
+        defer { client.close() }
+        let get: @Sendable () async throws -> [DBusValue] = {
+            try await client.call(destination: server.uniqueName, path: "/org/monkeycall/Bench", interface: interface, member: "Get")
+        }
+        return try await RoundTrips.interleaved(iterations: iterations, rounds: 10, get, ping)
     }
 }

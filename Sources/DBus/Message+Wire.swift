@@ -29,6 +29,8 @@ extension Message {
     /// or libdbus refuses the bytes) and the iterators should do it instead.
     func appendWire(_ arguments: [DBusValue]) throws(DBusError) -> Bool {
         guard signature.rawValue.isEmpty else { return false }
+        // A few plain values cost libdbus a call each, less than a second pass over the message.
+        guard arguments.contains(where: \.isCollection) else { return false }
         let signature = arguments.map(\.signatureString).joined()
         guard signature.utf8.count <= 255 else { return false }
         var body = WireWriter(reservingCapacity: 512)
@@ -114,6 +116,16 @@ extension Message {
             fieldsEnd = Self.fieldsStart + Int(number(Self.fieldsLengthOffset))
             bodyStart = (fieldsEnd + 7) / 8 * 8
             guard fieldsEnd <= bytes.count else { return nil }
+        }
+    }
+}
+
+private extension DBusValue {
+    var isCollection: Bool {
+        switch self {
+        case .array, .dictionary, .structure: true
+        case .variant(let inner): inner.isCollection
+        default: false
         }
     }
 }

@@ -23,8 +23,8 @@ struct DND: AsyncParsableCommand {
         let source = if case .string(let source)? = properties["DoNotDisturbSource"] { source } else { "" }
         let state = switch source {
         case "monkeycall": "on, MonkeyCall's own"
-        case "gnome": "on, from GNOME (notification banners are off)"
-        case "notification-server": "on, from the notification server (notifications are inhibited)"
+        case "gnome": "on, from GNOME's notification settings"
+        case "notification-server": "on, from the notification server"
         // An older service without the desktop's sources.
         case "": flag("DoNotDisturb")
         case "none": "off"

@@ -63,8 +63,14 @@ final class MediaPause: @unchecked Sendable {
             connection.onQueueSync { statusWatch = watch }
         }
         await each(await playerOwners()) { [self] owner in
-            guard await status(of: owner) == "Playing", await control(owner, "Pause") else { return }
+            guard await status(of: owner) == "Playing" else { return }
+            // Remembered before asking: the user's Play right after our Pause may be handled before Pause's reply.
             connection.onQueueSync { remember(owner) }
+            if await control(owner, "Pause") {
+                logger.info("paused media player \(owner) for the call")
+            } else {
+                connection.onQueueSync { paused[owner] = nil }
+            }
         }
     }
 
@@ -131,7 +137,6 @@ final class MediaPause: @unchecked Sendable {
     // MARK: On the queue
 
     private func remember(_ owner: String) {
-        logger.info("paused media player \(owner) for the call")
         paused[owner] = connection.watchVanishing(of: owner) { [weak self] in
             guard let self, paused.removeValue(forKey: owner) != nil else { return }
             logger.debug("media player \(owner) left the bus during the call")

@@ -1,1 +1,3 @@
 #include <libnotify/notify.h>
+// GSettings (the desktop's Do Not Disturb); GIO is linked with libnotify.
+#include <gio/gio.h>

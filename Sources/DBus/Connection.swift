@@ -70,6 +70,12 @@ public final class Connection: @unchecked Sendable {
         return try Connection(address: address, queue: queue)
     }
 
+    /// The system bus as libdbus finds it: `DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket.
+    public static var systemBusAddress: String {
+        let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+        return address.isEmpty ? "unix:path=/var/run/dbus/system_bus_socket" : address
+    }
+
     deinit {
         // Nobody else holds the connection now, so its queue state is ours to read.
         for waiter in waiters.values { waiter.finish(.failure(DBusError.disconnected("the connection was released"))) }

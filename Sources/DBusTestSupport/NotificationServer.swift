@@ -2,7 +2,8 @@ import DBus
 import Foundation
 
 /// A notification server (org.freedesktop.Notifications) for tests: records
-/// every Notify and CloseNotification, and presses buttons on request.
+/// every Notify and CloseNotification, and presses buttons on request. Serves
+/// KDE Plasma's `Inhibited` property (its Do Not Disturb).
 public final class NotificationServer: @unchecked Sendable {
     public struct Notification: Sendable {
         public let id: UInt32
@@ -27,10 +28,14 @@ public final class NotificationServer: @unchecked Sendable {
     public let connection: Connection
     private var nextID: UInt32 = 1
     private let capabilities: [String]
+    // On the connection's queue.
+    private var inhibited: Bool
 
-    public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"]) async throws {
+    public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"],
+                inhibited: Bool = false) async throws {
         connection = try Connection(address: address)
         self.capabilities = capabilities
+        self.inhibited = inhibited
         try connection.export(Self.path, [interface()])
         guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("notification server name taken") }
     }
@@ -38,6 +43,14 @@ public final class NotificationServer: @unchecked Sendable {
     /// Presses a button: the server's ActionInvoked signal.
     public func invoke(_ id: UInt32, _ action: String) throws {
         try connection.emit(path: Self.path, interface: Self.name, member: "ActionInvoked", [.uint32(id), .string(action)])
+    }
+
+    /// Do Not Disturb turned on or off at the server, announced with PropertiesChanged.
+    public func setInhibited(_ value: Bool) {
+        connection.onQueueSync {
+            inhibited = value
+            connection.exportedObject(at: Self.path)?.propertiesChanged(["Inhibited"], on: Self.name)
+        }
     }
 
     /// The server goes away, as if it crashed.
@@ -65,6 +78,7 @@ public final class NotificationServer: @unchecked Sendable {
                 try? connection.emit(path: Self.path, interface: Self.name, member: "NotificationClosed", [.uint32(id), .uint32(3)])
                 return .empty
             }
+            Property("Inhibited", "b") { [unowned self] in .bool(inhibited) }
             Signal("NotificationClosed", ["id": "u", "reason": "u"])
             Signal("ActionInvoked", ["id": "u", "action_key": "s"])
         }

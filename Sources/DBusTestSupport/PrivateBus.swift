@@ -47,6 +47,10 @@ public final class PrivateBus: @unchecked Sendable {
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         // Programs on this bus keep their data (a daemon's Recents) with the bus, not in the user's home.
         env["XDG_DATA_HOME"] = directory.appendingPathComponent("data").path
+        // Desktop settings (GNOME's Do Not Disturb) in memory: never the user's own dconf.
+        env["GSETTINGS_BACKEND"] = "memory"
+        // No system bus: a daemon under test never takes a sleep inhibitor from the machine's logind.
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + directory.appendingPathComponent("no-system-bus").path
         return env
     }
 

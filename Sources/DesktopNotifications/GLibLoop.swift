@@ -2,9 +2,13 @@ import CLibnotify
 import Foundation
 
 /// A GLib main loop on a thread of its own. libnotify (GDBus underneath)
-/// delivers its signals in the main context where its proxy was made, so
-/// every libnotify call is made here, through `perform`.
+/// delivers its signals in the main context where its proxy was made, and
+/// GSettings its change notifications likewise, so every libnotify and
+/// GSettings call is made here, through `perform`.
 final class GLibLoop: @unchecked Sendable {
+    /// The one loop of the process: notifications and desktop settings share its thread.
+    static let shared = GLibLoop(name: "glib")
+
     private let context: OpaquePointer
     private let loop: OpaquePointer
 

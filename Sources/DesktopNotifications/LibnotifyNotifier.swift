@@ -6,7 +6,7 @@ import Logging
 /// loop thread; a missing or crashed notification server costs one warning,
 /// never a blocked caller.
 public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
-    private let loop = GLibLoop(name: "notifications")
+    private let loop = GLibLoop.shared
     private let logger: Logger
     // Only touched on the loop thread.
     private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]

@@ -68,12 +68,29 @@ extension TelephonyService {
             Property(name, "b", set: { [weak self] value, _ in
                 guard let self else { throw TelephonyService.stopping }
                 let enabled = try Bool(dbusValue: value)
-                screening.update { $0[keyPath: keyPath] = enabled }
+                changeDoNotDisturb { screening.update { $0[keyPath: keyPath] = enabled } }
             }, get: { [weak self] in
                 guard let self else { throw TelephonyService.stopping }
                 return .bool(screening.settings[keyPath: keyPath])
             })
-        }
+        } + [
+            // Which Do Not Disturb is in force: ours, the desktop's, or none.
+            Property("DoNotDisturbSource", "s") { [weak self] in
+                guard let self else { throw TelephonyService.stopping }
+                return .string(screening.doNotDisturbSource.rawValue)
+            },
+            Property("PausesMediaDuringCalls", "b", set: { [weak self] value, _ in
+                guard let self else { throw TelephonyService.stopping }
+                let enabled = try Bool(dbusValue: value)
+                if enabled && !options.pausesMedia {
+                    throw DBusError(name: "org.freedesktop.DBus.Error.NotSupported", message: "monkeycalld runs with --no-pause-media")
+                }
+                screening.update { $0.pausesMediaDuringCalls = enabled }
+            }, get: { [weak self] in
+                guard let self else { throw TelephonyService.stopping }
+                return .bool(options.pausesMedia && screening.settings.pausesMediaDuringCalls)
+            }),
+        ]
     }
 
     func rootChanged(_ names: [String], on interface: String) {

@@ -3,13 +3,42 @@ import Foundation
 import Logging
 import TelephonyCore
 
-/// The user's own controls over who rings, persisted as JSON.
+/// The user's own settings, persisted as JSON: who rings, and whether media pauses during calls.
 struct ScreeningSettings: Codable, Equatable {
     var doNotDisturb = false
     var doNotDisturbAllowFavorites = true
     var doNotDisturbAllowRepeatedCalls = true
     var silenceUnknownCallers = false
     var blockList = BlockList()
+    var pausesMediaDuringCalls = true
+
+    init() {}
+
+    /// A key missing from the file (written by an older version) keeps its default.
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, _ defaultValue: T) throws -> T {
+            try container.decodeIfPresent(T.self, forKey: key) ?? defaultValue
+        }
+        let defaults = ScreeningSettings()
+        doNotDisturb = try value(.doNotDisturb, defaults.doNotDisturb)
+        doNotDisturbAllowFavorites = try value(.doNotDisturbAllowFavorites, defaults.doNotDisturbAllowFavorites)
+        doNotDisturbAllowRepeatedCalls = try value(.doNotDisturbAllowRepeatedCalls, defaults.doNotDisturbAllowRepeatedCalls)
+        silenceUnknownCallers = try value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
+        blockList = try value(.blockList, defaults.blockList)
+        pausesMediaDuringCalls = try value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
+    }
+}
+
+/// Whose Do Not Disturb holds calls back; the first that is on, in this order.
+enum DoNotDisturbSource: String {
+    /// Our own `DoNotDisturb` setting.
+    case monkeycall
+    /// GNOME's notification banners are off (`org.gnome.desktop.notifications show-banners`).
+    case gnome
+    /// The notification server's `Inhibited` property (KDE Plasma's Do Not Disturb).
+    case notificationServer = "notification-server"
+    case none
 }
 
 /// Decides whether an incoming call rings: the block list and the providers'
@@ -30,6 +59,9 @@ final class Screening {
     static let repeatWindow: UInt64 = 180_000_000
 
     private(set) var settings = ScreeningSettings()
+    /// The desktop's own Do Not Disturb, as last reported; not persisted.
+    var gnomeDoNotDisturb = false
+    var notificationServerInhibited = false
     private let settingsPath: String?
     let directories: DirectoryStore?
     private let logger: Logger
@@ -91,6 +123,13 @@ final class Screening {
         directories?.identify(handle: handle).label
     }
 
+    var doNotDisturbSource: DoNotDisturbSource {
+        if settings.doNotDisturb { return .monkeycall }
+        if gnomeDoNotDisturb { return .gnome }
+        if notificationServerInhibited { return .notificationServer }
+        return .none
+    }
+
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
         let key = PhoneNumber.normalize(handle).map(String.init) ?? handle.lowercased()
@@ -98,7 +137,8 @@ final class Screening {
         if lastAttempt.count >= 10_000 { lastAttempt = lastAttempt.filter { now &- $0.value < Self.repeatWindow } }
         lastAttempt[key] = now
         if isBlocked(handle) { return .blocked }
-        if settings.doNotDisturb {
+        // The desktop's Do Not Disturb has the same exceptions as ours.
+        if doNotDisturbSource != .none {
             let favoriteLetThrough = isFavorite && settings.doNotDisturbAllowFavorites
             let repeatLetThrough = settings.doNotDisturbAllowRepeatedCalls && previous.map { now &- $0 < Self.repeatWindow } == true
             if !favoriteLetThrough && !repeatLetThrough { return .filtered }

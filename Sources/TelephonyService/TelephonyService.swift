@@ -13,6 +13,13 @@ public struct ServiceOptions: Sendable {
     public var limits = SwitchboardLimits()
     /// Settings (Do Not Disturb, block list) and call directories; nil keeps settings in memory only.
     public var dataDirectory: String?
+    /// Media players pause during calls (unless the user's `PausesMediaDuringCalls` says no); false turns it off for good.
+    public var pausesMedia = true
+    /// Where logind is: the machine is kept awake during calls. Nil: no inhibitor.
+    public var systemBusAddress: String?
+    /// Follows the desktop's Do Not Disturb as well as ours: the notification server's `Inhibited`
+    /// here, GNOME's through the `DesktopDoNotDisturb` the daemon passes in.
+    public var followsDesktopDoNotDisturb = true
     public init() {}
 }
 
@@ -23,6 +30,7 @@ public struct ServiceOptions: Sendable {
 /// switchboard, its timers and its events. No locks.
 public final class TelephonyService: @unchecked Sendable {
     public let connection: Connection
+    let options: ServiceOptions
     let switchboard: Switchboard
     let logger: Logger
 
@@ -35,7 +43,15 @@ public final class TelephonyService: @unchecked Sendable {
     var ownerWatches: [String: Subscription] = [:]
     /// Rings through desktop notifications, when the daemon has a notifier.
     var ringer: Ringer?
-    private var notificationServerWatch: Subscription?
+    /// Who owns org.freedesktop.Notifications, and the watches that follow it.
+    var notificationServerOwner: String?
+    var notificationServerWatches: [Subscription] = []
+    /// GNOME's Do Not Disturb, when the daemon follows it.
+    private let desktopDoNotDisturb: DesktopDoNotDisturb?
+    /// Media players paused during calls.
+    private(set) var mediaPause: MediaPause!
+    /// Keeps the machine awake during calls.
+    private var sleepInhibitor: SleepInhibitor?
     /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
     let history: CallHistory?
     let historyProblem: String?
@@ -47,9 +63,12 @@ public final class TelephonyService: @unchecked Sendable {
     var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
     /// `databasePath`: Recents and Favorites; when it cannot be opened the service runs without them and says why.
+    /// `desktopDoNotDisturb`: GNOME's Do Not Disturb, followed as well as ours.
     public init(connection: Connection, options: ServiceOptions = .init(), notifier: Notifier? = nil, databasePath: String? = nil,
-                logger: Logger = Logger(label: "monkeycall")) {
+                desktopDoNotDisturb: DesktopDoNotDisturb? = nil, logger: Logger = Logger(label: "monkeycall")) {
         self.connection = connection
+        self.options = options
+        self.desktopDoNotDisturb = desktopDoNotDisturb
         self.logger = logger
         var history: CallHistory?
         var problem: String? = databasePath == nil ? "the service runs without a database" : nil
@@ -70,6 +89,10 @@ public final class TelephonyService: @unchecked Sendable {
         switchboardOptions.limits = options.limits
         switchboard = Switchboard(clock: DispatchClock(queue: connection.queue), options: switchboardOptions)
         if let notifier { ringer = Ringer(notifier: notifier, service: self) }
+        if let address = options.systemBusAddress { sleepInhibitor = SleepInhibitor(systemBusAddress: address, service: connection, logger: logger) }
+        mediaPause = MediaPause(connection: connection, logger: logger) { [unowned self] in
+            self.options.pausesMedia && self.screening.settings.pausesMediaDuringCalls
+        }
     }
 
     /// Handlers hold the service weakly: a call that arrives while it is being torn down gets this.
@@ -99,7 +122,8 @@ public final class TelephonyService: @unchecked Sendable {
             connection.addObjectManager(at: Telephony1.rootPath)
         }
         try await connection.followNameOwners()
-        if ringer != nil { try await followNotificationServer() }
+        try await followNotificationServer()
+        if let desktopDoNotDisturb, options.followsDesktopDoNotDisturb { follow(desktopDoNotDisturb) }
         let result = try await connection.requestName(Telephony1.busName, replace: replace, allowReplacement: true)
         guard result == .primaryOwner || result == .alreadyOwner else {
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
@@ -110,6 +134,14 @@ public final class TelephonyService: @unchecked Sendable {
     /// Gives the name back; the objects stay until the connection closes.
     public func stop() async {
         try? await connection.releaseName(Telephony1.busName)
+        // Stopped during a call: the music it paused plays again.
+        connection.onQueueSync { mediaPause.audioSession(held: false) }
+        await settleMedia()
+    }
+
+    /// Waits until the media players being paused or resumed are done with.
+    public func settleMedia() async {
+        await mediaPause.settle()
     }
 
     // MARK: Events from the switchboard
@@ -130,6 +162,7 @@ public final class TelephonyService: @unchecked Sendable {
             exportCall(call)
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
             ringer?.update(call)
+            sleepInhibitor?.update(reason: sleepInhibitionReason())
         case .callChanged(let call):
             let before = published[call.uuid] ?? [:]
             let after = Encode.properties(of: call, callerName: callerName(of: call))
@@ -137,6 +170,7 @@ public final class TelephonyService: @unchecked Sendable {
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
             callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
             ringer?.update(call)
+            sleepInhibitor?.update(reason: sleepInhibitionReason())
         case .callRemoved(let call):
             published[call.uuid] = nil
             callObjects[call.uuid] = nil
@@ -145,6 +179,7 @@ public final class TelephonyService: @unchecked Sendable {
             if call.endReason == .unanswered && !call.outgoing { rememberMissed(call) }
             recordEnded(call)
             ringer?.ended(call)
+            sleepInhibitor?.update(reason: sleepInhibitionReason())
         case .performAction(let action):
             emitToProvider(action.provider, "PerformAction",
                            [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString), Encode.arguments(of: action)])
@@ -160,9 +195,23 @@ public final class TelephonyService: @unchecked Sendable {
                 to: requester)
         case .audioSessionActivated(let id):
             emitToProvider(id, "DidActivateAudioSession", [])
+            mediaPause.audioSession(held: true)
         case .audioSessionDeactivated(let id):
             emitToProvider(id, "DidDeactivateAudioSession", [])
+            // Passing from one call's provider to another's is a deactivation then an activation:
+            // only when the dust has settled is it known whether any call still holds it.
+            connection.queue.async { [weak self] in
+                guard let self else { return }
+                mediaPause.audioSession(held: switchboard.audioSessionHolder != nil)
+            }
         }
+    }
+
+    /// Names the first call that is up ("Call with Alice"), or nil when none is.
+    private func sleepInhibitionReason() -> String? {
+        guard let call = switchboard.calls.first(where: { [.dialing, .connecting, .active, .held].contains($0.state) }) else { return nil }
+        let name = callerName(of: call)
+        return "Call with \(name.isEmpty ? call.handle.value : name)"
     }
 
     /// Provider signals go to the provider's own connection only.
@@ -176,18 +225,7 @@ public final class TelephonyService: @unchecked Sendable {
         }
     }
 
-    // MARK: Notifications
-
-    /// Follows org.freedesktop.Notifications coming and going, so that ringing resumes when a server appears.
-    private func followNotificationServer() async throws {
-        let name = "org.freedesktop.Notifications"
-        let rule = MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameOwnerChanged", arg0: name)
-        let watch = try await connection.subscribe(rule) { [weak self] message in
-            guard let self, let arguments = try? message.arguments(), arguments.count == 3, case .string(let newOwner) = arguments[2] else { return }
-            if newOwner.isEmpty { self.ringer?.serverVanished() } else { self.ringer?.serverAppeared() }
-        }
-        connection.onQueue { self.notificationServerWatch = watch }
-    }
+    // MARK: Missed calls
 
     private func rememberMissed(_ call: Call) {
         // Bounded: a "Call back" on a very old missed call simply does nothing.

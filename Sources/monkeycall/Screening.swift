@@ -20,7 +20,20 @@ struct DND: AsyncParsableCommand {
         let reply = try await client.service(Telephony1.rootPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(Telephony1.Interface.manager)])
         let properties = reply.first?.vardict ?? [:]
         func flag(_ name: String) -> String { properties[name] == .bool(true) ? "on" : "off" }
-        print("Do Not Disturb: \(flag("DoNotDisturb")) (favorites ring: \(flag("DoNotDisturbAllowFavorites")), repeated calls ring: \(flag("DoNotDisturbAllowRepeatedCalls")))")
+        let source = if case .string(let source)? = properties["DoNotDisturbSource"] { source } else { "" }
+        let state = switch source {
+        case "monkeycall": "on, MonkeyCall's own"
+        case "gnome": "on, from GNOME's notification settings"
+        case "notification-server": "on, from the notification server"
+        // An older service without the desktop's sources.
+        case "": flag("DoNotDisturb")
+        case "none": "off"
+        default: "on, from \(source)"
+        }
+        print("Do Not Disturb: \(state) (favorites ring: \(flag("DoNotDisturbAllowFavorites")), repeated calls ring: \(flag("DoNotDisturbAllowRepeatedCalls")))")
+        if source != "monkeycall" && source != "none" && !source.isEmpty {
+            print("MonkeyCall's own Do Not Disturb: \(flag("DoNotDisturb"))")
+        }
         print("Silence unknown callers: \(flag("SilenceUnknownCallers"))")
     }
 }

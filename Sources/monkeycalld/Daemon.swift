@@ -32,6 +32,18 @@ struct Daemon: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
 
+    @Flag(inversion: .prefixedNo, help: "Pause media players (MPRIS) during calls and resume them after; the PausesMediaDuringCalls setting can turn it off too.")
+    var pauseMedia = true
+
+    @Flag(inversion: .prefixedNo, help: "Keep the machine from sleeping during calls (a logind inhibitor).")
+    var inhibitSleep = true
+
+    @Option(help: "The system bus, where logind is (default: DBUS_SYSTEM_BUS_ADDRESS, else the standard socket).")
+    var systemBusAddress: String?
+
+    @Flag(inversion: .prefixedNo, help: "Honour the desktop's Do Not Disturb (GNOME's, the notification server's Inhibited) as well as ours.")
+    var desktopDoNotDisturb = true
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -66,14 +78,15 @@ struct Daemon: AsyncParsableCommand {
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
         options.dataDirectory = ((database ?? Self.defaultDatabasePath) as NSString).deletingLastPathComponent
-        var notifier: Notifier?
-        if notifications {
-            // libnotify talks over its own GDBus connection, which reads the address from the environment.
-            if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
-            notifier = LibnotifyNotifier(appName: "MonkeyCall", logger: logger)
-        }
+        options.pausesMedia = pauseMedia
+        options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
+        options.followsDesktopDoNotDisturb = desktopDoNotDisturb
+        // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address from the environment.
+        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+        let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
+        let gnome: DesktopDoNotDisturb? = desktopDoNotDisturb ? GnomeNotificationBanners(logger: logger) : nil
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,
-                                       databasePath: database ?? Self.defaultDatabasePath, logger: logger)
+                                       databasePath: database ?? Self.defaultDatabasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {
             try await service.start(replace: replace)
         } catch let error as TelephonyService.StartError {

@@ -12,7 +12,7 @@ final class DemoSetup: @unchecked Sendable {
 
     init(_ demoArguments: [String]) async throws {
         bus = try PrivateBus()
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }
@@ -32,7 +32,7 @@ final class DemoSetup: @unchecked Sendable {
     func restartDaemon() async throws {
         daemon.kill()
         _ = await daemon.waitForExit()
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start again: \(daemon.output)")
         }

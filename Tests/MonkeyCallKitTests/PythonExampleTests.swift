@@ -11,7 +11,7 @@ struct PythonExampleTests {
         let bus = try PrivateBus()
         defer { bus.stop() }
         func startDaemon() async throws -> ChildProcess {
-            let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+            let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
             guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
                 throw TestSupportError("monkeycalld did not start: \(daemon.output)")
             }

@@ -8,7 +8,7 @@ import Testing
 @Suite("MonkeyCallKit when the real monkeycalld is killed and restarted")
 struct RestartTests {
     private func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address])
+        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }

@@ -13,12 +13,13 @@ final class RunningDaemon: @unchecked Sendable {
     /// A bus passed in belongs to the test, which may start more daemons on it.
     private let ownsBus: Bool
 
-    init(bus: PrivateBus? = nil, _ extra: [String] = []) async throws {
+    /// `environment`: added to the bus's environment for the daemon.
+    init(bus: PrivateBus? = nil, _ extra: [String] = [], environment: [String: String] = [:]) async throws {
         self.bus = try bus ?? PrivateBus()
         ownsBus = bus == nil
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", self.bus.address] + database + extra, environment: self.bus.environment)
+        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", self.bus.address] + database + extra, environment: self.bus.environment.merging(environment) { $1 })
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }

@@ -16,8 +16,12 @@ final class ServiceFixture: @unchecked Sendable {
     let controllerSignals: SignalRecorder
 
     let databasePath: String
+    /// What the service logged at warning level and above.
+    let warnings = EventBuffer<String>()
 
-    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init()) async throws {
+    /// `configure`: further options (the system bus, media pausing).
+    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(),
+         configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
         bus = try PrivateBus()
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
         var options = ServiceOptions()
@@ -25,8 +29,10 @@ final class ServiceFixture: @unchecked Sendable {
         options.ringTimeout = ringTimeout
         options.limits = limits
         options.dataDirectory = bus.directory.appendingPathComponent("data").path
-        var logger = Logger(label: "test")
-        logger.logLevel = .error
+        configure(&options)
+        let warnings = self.warnings
+        var logger = Logger(label: "test") { _ in WarningRecorder(warnings) }
+        logger.logLevel = .warning
         service = TelephonyService(connection: try Connection(address: bus.address), options: options, databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)
@@ -83,6 +89,25 @@ final class ServiceFixture: @unchecked Sendable {
                                               interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         guard case .dictionary(_, _, let entries)? = reply.first else { return [] }
         return entries.compactMap { if case .objectPath(let path) = $0.key { path } else { nil } }
+    }
+}
+
+/// Records warnings and errors; errors also go to stderr, for whoever reads a failed run.
+struct WarningRecorder: LogHandler {
+    let buffer: EventBuffer<String>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    init(_ buffer: EventBuffer<String>) { self.buffer = buffer }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        buffer.append("\(event.level): \(event.message)")
+        if event.level >= .error { FileHandle.standardError.write(Data("\(event.level): \(event.message)\n".utf8)) }
     }
 }
 

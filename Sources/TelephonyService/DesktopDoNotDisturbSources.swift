@@ -1,0 +1,72 @@
+import DBus
+import DesktopNotifications
+import Foundation
+import MonkeyCallAPI
+
+/// The notification server (org.freedesktop.Notifications): ringing resumes
+/// when one appears, and its `Inhibited` property (KDE Plasma's Do Not
+/// Disturb) is followed, across restarts and changes of owner. GNOME's Do
+/// Not Disturb arrives through a `DesktopDoNotDisturb` from the daemon.
+extension TelephonyService {
+    static let notificationServer = "org.freedesktop.Notifications"
+    static let notificationServerPath: ObjectPath = "/org/freedesktop/Notifications"
+
+    func followNotificationServer() async throws {
+        let name = Self.notificationServer
+        let owners = MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameOwnerChanged", arg0: name)
+        let ownerWatch = try await connection.subscribe(owners) { [weak self] message in
+            guard let self, let arguments = try? message.arguments(), arguments.count == 3, case .string(let newOwner) = arguments[2] else { return }
+            if newOwner.isEmpty { ringer?.serverVanished() } else { ringer?.serverAppeared() }
+            notificationServerAppeared(newOwner.isEmpty ? nil : newOwner)
+        }
+        var watches = [ownerWatch]
+        if options.followsDesktopDoNotDisturb {
+            // The bus matches the well-known sender against whoever owns it now.
+            let changes = MatchRule(sender: name, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
+                                    member: "PropertiesChanged", arg0: name)
+            watches.append(try await connection.subscribe(changes) { [weak self] message in
+                guard let self, message.sender == notificationServerOwner, let arguments = try? message.arguments(), arguments.count >= 2,
+                      case .bool(let inhibited)? = arguments[1].vardict?["Inhibited"] else { return }
+                changeDoNotDisturb { screening.notificationServerInhibited = inhibited }
+            })
+            let owner = try await connection.nameOwner(name)
+            connection.onQueue { if self.notificationServerOwner == nil { self.notificationServerAppeared(owner) } }
+        }
+        connection.onQueue { self.notificationServerWatches = watches }
+    }
+
+    /// On the queue: a server took the name (or nobody has it): its `Inhibited` is read afresh.
+    private func notificationServerAppeared(_ owner: String?) {
+        guard options.followsDesktopDoNotDisturb else { return }
+        notificationServerOwner = owner
+        changeDoNotDisturb { screening.notificationServerInhibited = false }
+        guard let owner else { return }
+        Task { [weak self, connection] in
+            // A server without the property (most but KDE's) has no Do Not Disturb to follow.
+            let reply = try? await connection.call(destination: owner, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
+                                                   member: "Get", [.string(Self.notificationServer), .string("Inhibited")], timeout: .seconds(5))
+            guard case .bool(let inhibited)? = reply?.first?.unwrappedVariant else { return }
+            connection.onQueue {
+                guard let self, self.notificationServerOwner == owner else { return }
+                self.changeDoNotDisturb { self.screening.notificationServerInhibited = inhibited }
+            }
+        }
+    }
+
+    /// Follows GNOME's Do Not Disturb (or another desktop's switch).
+    func follow(_ desktop: DesktopDoNotDisturb) {
+        desktop.follow { [weak self] on in
+            self?.connection.onQueue { self?.changeDoNotDisturb { self?.screening.gnomeDoNotDisturb = on } }
+        }
+    }
+
+    /// On the queue: applies a change to the Do Not Disturb inputs and announces a new source.
+    func changeDoNotDisturb(_ change: () throws -> Void) rethrows {
+        let before = screening.doNotDisturbSource
+        try change()
+        let after = screening.doNotDisturbSource
+        guard after != before else { return }
+        logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
+        rootChanged(["DoNotDisturbSource"], on: Telephony1.Interface.manager)
+    }
+}

@@ -1,0 +1,153 @@
+import DBus
+import Foundation
+import Logging
+
+/// Pauses the desktop's media players (MPRIS, `org.mpris.MediaPlayer2.*`)
+/// while a call holds the audio session, and afterwards resumes exactly the
+/// ones it paused, unless the user started or stopped one in between (then it
+/// is theirs again) or it left the bus.
+///
+/// Its state lives on the service's queue. The D-Bus round trips to players
+/// run off the queue, one round after the other (pause, resume, pause, ...),
+/// so that a quick end and new call cannot interleave them.
+final class MediaPause: @unchecked Sendable {
+    static let namePrefix = "org.mpris.MediaPlayer2."
+    static let path: ObjectPath = "/org/mpris/MediaPlayer2"
+    static let player = "org.mpris.MediaPlayer2.Player"
+    /// A player that does not answer in time is left as it is.
+    static let timeout: Duration = .seconds(3)
+
+    private let connection: Connection
+    private let logger: Logger
+    /// Whether a new call pauses players: the daemon option and the user's setting.
+    private let isEnabled: () -> Bool
+    /// Whether a call holds the audio session, as last told.
+    private var inCall = false
+    /// The players we paused, by unique name, each with the watch for it leaving the bus.
+    private var paused: [String: Subscription] = [:]
+    /// PlaybackStatus changes of every player, while any is paused by us.
+    private var statusWatch: Subscription?
+    /// The last round of pausing or resuming; the next one waits for it.
+    private var lastRound: Task<Void, Never>?
+
+    init(connection: Connection, logger: Logger, isEnabled: @escaping () -> Bool) {
+        self.connection = connection
+        self.logger = logger
+        self.isEnabled = isEnabled
+    }
+
+    /// Whether any call holds the audio session now. On the queue.
+    func audioSession(held: Bool) {
+        guard held != inCall else { return }
+        inCall = held
+        let previous = lastRound
+        lastRound = Task { [weak self] in
+            await previous?.value
+            if held { await self?.pausePlaying() } else { await self?.resumePaused() }
+        }
+    }
+
+    /// Waits for the rounds started so far (for tests and a clean shutdown).
+    func settle() async {
+        let round = connection.onQueueSync { lastRound }
+        await round?.value
+    }
+
+    // MARK: Rounds, off the queue
+
+    private func pausePlaying() async {
+        guard connection.onQueueSync({ inCall && isEnabled() }) else { return }
+        if connection.onQueueSync({ statusWatch == nil }) {
+            let rule = MatchRule(path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", arg0: Self.player)
+            let watch = try? await connection.subscribe(rule) { [weak self] message in self?.statusChanged(message) }
+            connection.onQueueSync { statusWatch = watch }
+        }
+        await each(await playerOwners()) { [self] owner in
+            guard await status(of: owner) == "Playing" else { return }
+            // Remembered before asking: the user's Play right after our Pause may be handled before Pause's reply.
+            connection.onQueueSync { remember(owner) }
+            if await control(owner, "Pause") {
+                logger.info("paused media player \(owner) for the call")
+            } else {
+                connection.onQueueSync { paused[owner] = nil }
+            }
+        }
+    }
+
+    private func resumePaused() async {
+        // A new call may have taken the audio session before this round began: the players stay paused for it.
+        let owners: [String] = connection.onQueueSync {
+            guard !inCall else { return [] }
+            let owners = Array(paused.keys)
+            paused = [:]
+            statusWatch = nil
+            return owners
+        }
+        await each(owners) { [self] owner in
+            // Still as we left it? A player that did not announce the user's change is caught here.
+            guard await status(of: owner) == "Paused", await control(owner, "Play") else { return }
+            logger.debug("resumed media player \(owner)")
+        }
+    }
+
+    /// Players are asked side by side: a slow one does not hold up the others.
+    private func each(_ owners: some Sequence<String>, _ work: @escaping @Sendable (String) async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for owner in owners { group.addTask { await work(owner) } }
+        }
+    }
+
+    /// The unique names of the players on the bus; a player with several names counts once.
+    private func playerOwners() async -> Set<String> {
+        guard let reply = try? await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus",
+                                                     interface: Connection.busName, member: "ListNames", timeout: Self.timeout),
+              let names = try? [String](dbusValue: reply.first ?? .array(element: "s", [])) else { return [] }
+        var owners = Set<String>()
+        for name in names where name.hasPrefix(Self.namePrefix) {
+            // A player that left in the meantime simply is not there.
+            if let owner = try? await connection.nameOwner(name) { owners.insert(owner) }
+        }
+        return owners
+    }
+
+    private func status(of owner: String) async -> String? {
+        do {
+            let reply = try await connection.call(destination: owner, path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                                  [.string(Self.player), .string("PlaybackStatus")], timeout: Self.timeout)
+            guard case .string(let status)? = reply.first?.unwrappedVariant else { return nil }
+            return status
+        } catch {
+            // Gone, hung or not a player after all: nothing to pause or resume.
+            logger.debug("cannot read PlaybackStatus of media player \(owner): \(error)")
+            return nil
+        }
+    }
+
+    /// Play or Pause; false when the player did not do it (gone, hung, refused).
+    private func control(_ owner: String, _ member: String) async -> Bool {
+        do {
+            try await connection.call(destination: owner, path: Self.path, interface: Self.player, member: member, timeout: Self.timeout)
+            return true
+        } catch {
+            logger.debug("media player \(owner) did not \(member): \(error)")
+            return false
+        }
+    }
+
+    // MARK: On the queue
+
+    private func remember(_ owner: String) {
+        paused[owner] = connection.watchVanishing(of: owner) { [weak self] in
+            guard let self, paused.removeValue(forKey: owner) != nil else { return }
+            logger.debug("media player \(owner) left the bus during the call")
+        }
+    }
+
+    /// A player we paused started or stopped: the user did it, so it is theirs again.
+    private func statusChanged(_ message: Message) {
+        guard let owner = message.sender, paused[owner] != nil, let arguments = try? message.arguments(), arguments.count >= 2,
+              case .string(let status)? = arguments[1].vardict?["PlaybackStatus"], status == "Playing" || status == "Stopped" else { return }
+        paused[owner] = nil
+        logger.info("media player \(owner) is \(status.lowercased()) by the user; it will not be resumed after the call")
+    }
+}

@@ -1,0 +1,89 @@
+import DBus
+import Foundation
+import Logging
+
+/// Keeps the machine awake while a call is up: a logind inhibitor lock
+/// (`org.freedesktop.login1.Manager.Inhibit("sleep:idle", "MonkeyCall", why, "block")`
+/// on the system bus), held as the file descriptor logind returns and
+/// released by closing it when the last call ends.
+///
+/// Without a system bus or logind, calls go on as ever: one log line says so.
+/// Its state lives on the service's queue; the system bus is reached off it.
+final class SleepInhibitor: @unchecked Sendable {
+    static let logind = "org.freedesktop.login1"
+    static let path: ObjectPath = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+
+    private let address: String
+    /// The service's connection: its queue is where this state lives.
+    private let service: Connection
+    private let logger: Logger
+    /// Reached on the first call; nil until then, and after it is lost.
+    private var systemBus: Connection?
+    /// Why the machine should stay awake now ("Call with Alice"), or nil.
+    private var wanted: String?
+    private var lock: UnixFD?
+    private var requesting = false
+    /// Only the first failure is logged above debug level.
+    private var warned = false
+
+    init(systemBusAddress: String, service: Connection, logger: Logger) {
+        address = systemBusAddress
+        self.service = service
+        self.logger = logger
+    }
+
+    /// Called on the queue whenever calls change: `reason` names a call that is up, nil when none is.
+    func update(reason: String?) {
+        let began = wanted == nil && reason != nil
+        wanted = reason
+        if reason == nil, let lock {
+            self.lock = nil
+            logger.debug("released the sleep inhibitor (\(lock))")
+        }
+        // Asked once per stretch of calls: a missing logind is not asked again on every change of a call.
+        guard began, let reason, lock == nil, !requesting else { return }
+        requesting = true
+        Task {
+            let result = await inhibit(reason)
+            service.onQueue { self.finished(result) }
+        }
+    }
+
+    private func finished(_ result: Result<UnixFD, Error>) {
+        requesting = false
+        switch result {
+        case .success(let fd):
+            warned = false
+            // The call may have ended while logind answered: then the lock goes at once.
+            if wanted != nil { lock = fd }
+        case .failure(let error):
+            if warned {
+                logger.debug("no sleep inhibitor for the call: \(error)")
+            } else {
+                logger.warning("logind is not available (\(error)): calls will not keep the machine awake")
+                warned = true
+            }
+        }
+    }
+
+    private func inhibit(_ reason: String) async -> Result<UnixFD, Error> {
+        do {
+            let bus = try connectedSystemBus()
+            let reply = try await bus.call(destination: Self.logind, path: Self.path, interface: Self.manager, member: "Inhibit",
+                                           [.string("sleep:idle"), .string("MonkeyCall"), .string(reason), .string("block")], timeout: .seconds(5))
+            guard case .unixFD(let fd)? = reply.first else { throw DBusError.failed("Inhibit replied without a file descriptor") }
+            return .success(fd)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The system bus connection, made again when it was lost. Only one request runs at a time, so no lock is needed.
+    private func connectedSystemBus() throws -> Connection {
+        if let systemBus, systemBus.onQueueSync({ systemBus.isConnected }) { return systemBus }
+        let bus = try Connection(address: address)
+        systemBus = bus
+        return bus
+    }
+}

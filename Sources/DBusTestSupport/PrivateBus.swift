@@ -33,9 +33,27 @@ public final class PrivateBus: @unchecked Sendable {
         address = line
     }
 
-    deinit { stop() }
+    /// Starts a bus on a thread of its own. Tests run many at once on as many
+    /// Swift concurrency threads as there are cores (two here): waiting there
+    /// for dbus-daemon to start holds up every other test's awaited events.
+    public static func start(environment extra: [String: String] = [:], servicesDirectory: URL? = nil) async throws -> PrivateBus {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try PrivateBus(environment: extra, servicesDirectory: servicesDirectory) }) }.start()
+        }
+    }
 
+    /// Released without `stop()`: the bus is stopped and its folder removed on a thread of its own, for the same reason.
+    deinit {
+        let (process, directory) = (process, directory)
+        Thread { Self.stop(process, directory) }.start()
+    }
+
+    /// Stops the bus and waits for it to exit (up to 5 s).
     public func stop() {
+        Self.stop(process, directory)
+    }
+
+    private static func stop(_ process: Spawned, _ directory: URL) {
         process.signal(SIGTERM)
         _ = process.wait(seconds: 5)
         try? FileManager.default.removeItem(at: directory)

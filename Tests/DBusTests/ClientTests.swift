@@ -43,7 +43,7 @@ struct ClientTests {
     }
 
     @Test func lostBusIsReportedNotFatal() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let connection = try Connection(address: bus.address)
         let lost = EventBuffer<String>()
         connection.onDisconnect { lost.append($0.name) }

@@ -19,7 +19,7 @@ final class Fixture: @unchecked Sendable {
     let held = EventBuffer<String>()
 
     init() async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         server = try Connection(address: bus.address)
         client = try Connection(address: bus.address)
         try server.export(Fixture.path, [echoInterface()])
@@ -27,7 +27,7 @@ final class Fixture: @unchecked Sendable {
         #expect(try await server.requestName(Fixture.name) == .primaryOwner)
     }
 
-    deinit { bus.stop() }
+    // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
 
     struct Refused: DBusErrorConvertible {
         var dbusError: DBusError { DBusError(name: "org.example.Test1.Error.Refused", message: "refused on purpose") }

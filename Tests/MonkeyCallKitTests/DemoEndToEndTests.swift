@@ -11,7 +11,7 @@ final class DemoSetup: @unchecked Sendable {
     let demo: ChildProcess
 
     init(_ demoArguments: [String]) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")

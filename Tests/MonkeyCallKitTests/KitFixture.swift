@@ -19,7 +19,7 @@ final class KitFixture: @unchecked Sendable {
     private let watcher: Connection
 
     init(actionTimeout: Double = 10, startService: Bool = true) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         link = try ServiceLink(address: bus.address)
         watcher = try Connection(address: bus.address)
         callChanges = try await SignalRecorder(watcher,
@@ -28,7 +28,7 @@ final class KitFixture: @unchecked Sendable {
         if startService { try await self.startService(actionTimeout: actionTimeout) }
     }
 
-    deinit { bus.stop() }
+    // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
 
     func startService(actionTimeout: Double = 10) async throws {
         var options = ServiceOptions()

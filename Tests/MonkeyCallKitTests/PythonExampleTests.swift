@@ -8,7 +8,7 @@ import Testing
 struct PythonExampleTests {
     @Test("registers, rings, is answered, dials out (connecting, connected), ends, and registers again after a restart")
     func pythonProvider() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         func startDaemon() async throws -> ChildProcess {
             let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)

@@ -17,7 +17,7 @@ struct RestartTests {
 
     @Test("the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end")
     func killAndRestart() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let first = try await startDaemon(bus)
         defer { first.kill() }
@@ -64,7 +64,7 @@ struct RestartTests {
 struct ActivationTests {
     @Test("where monkeycalld is installed for activation, a new provider starts it")
     func activation() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let serviceFile = """
             [D-BUS Service]

@@ -15,7 +15,7 @@ final class RunningDaemon: @unchecked Sendable {
 
     /// `environment`: added to the bus's environment for the daemon.
     init(bus: PrivateBus? = nil, _ extra: [String] = [], environment: [String: String] = [:]) async throws {
-        self.bus = try bus ?? PrivateBus()
+        if let bus { self.bus = bus } else { self.bus = try await PrivateBus.start() }
         ownsBus = bus == nil
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
@@ -131,7 +131,7 @@ struct DaemonEndToEndTests {
 
     @Test("the CLI says so when no service runs")
     func noService() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let status = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["status"], environment: bus.environment)
         #expect(status.status != 0)
         #expect(status.stderr.contains("not running"), "\(status.stderr)")

@@ -62,7 +62,7 @@ struct DesktopDoNotDisturbTests {
 
     @Test("GNOME's Do Not Disturb (show-banners false) filters calls, read at start and followed live through gsettings")
     func gnome() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let gnome = try await GnomeSettings(in: bus.directory)
         try await gnome.setShowBanners(false)
         let daemon = try await RunningDaemon(bus: bus, environment: gnome.environment)
@@ -125,7 +125,7 @@ struct DesktopDoNotDisturbTests {
 
     @Test("without GNOME's schema or a system bus, the daemon says so once each and calls ring and connect")
     func missingDesktop() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let empty = bus.directory.appendingPathComponent("no-data-dirs")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         // No schemas anywhere: XDG_DATA_DIRS is where GSettings looks for them.

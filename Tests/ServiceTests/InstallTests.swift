@@ -35,7 +35,7 @@ struct InstallTests {
         #expect(install.status == 0, "\(install.stderr)")
 
         // A bus that knows the installed service file, and no daemon running yet.
-        let bus = try PrivateBus(servicesDirectory: data.appendingPathComponent("dbus-1/services"))
+        let bus = try await PrivateBus.start(servicesDirectory: data.appendingPathComponent("dbus-1/services"))
         defer { bus.stop() }
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         let probe = try Connection(address: bus.address)

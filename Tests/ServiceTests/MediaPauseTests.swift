@@ -144,7 +144,7 @@ struct MediaPauseTests {
 
     @Test("PausesMediaDuringCalls survives a restart; a settings file from before it existed keeps its settings")
     func persisted() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         // Written by an older monkeycalld: no pausesMediaDuringCalls key.
         let data = bus.directory.appendingPathComponent("data/monkeycall")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)

@@ -119,7 +119,7 @@ struct RecentsTests {
 
     @Test("a database that cannot be opened: calls still work, Recents says why")
     func unusableDatabase() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let notADatabase = bus.directory.appendingPathComponent("corrupt.sqlite")
         try Data(repeating: 0x42, count: 8192).write(to: notADatabase)
         let daemon = try await RunningDaemon(bus: bus, ["--database", notADatabase.path])
@@ -137,7 +137,7 @@ struct RecentsTests {
 
     @Test("SIGKILL while calls end: every entry announced by EntryAdded survives, and the file is sound")
     func durability() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let database = bus.directory.appendingPathComponent("durable.sqlite").path
         let daemon = try await RunningDaemon(bus: bus, ["--database", database])
         let watcher = try Connection(address: bus.address)

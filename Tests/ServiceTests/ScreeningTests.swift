@@ -85,7 +85,7 @@ struct ScreeningTests {
 
     @Test("settings survive a restart of the daemon")
     func persistence() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         let first = try await RunningDaemon(bus: bus)
         #expect(try await first.cli("dnd", "on").status == 0)
         #expect(try await first.cli("block", "add", "+1900*").status == 0)

@@ -22,7 +22,7 @@ final class ServiceFixture: @unchecked Sendable {
     /// `configure`: further options (the system bus, media pausing).
     init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(),
          configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
@@ -39,7 +39,7 @@ final class ServiceFixture: @unchecked Sendable {
         controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.Interface.callController))
     }
 
-    deinit { bus.stop() }
+    // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
 
     func provider(_ name: String, _ configuration: [String: DBusValue] = [:]) async throws -> TestProvider {
         try await TestProvider(bus: bus, name: name, configuration: configuration)

@@ -9,7 +9,7 @@ import Testing
 struct SleepInhibitorTests {
     @Test("an answered call takes a sleep:idle block inhibitor naming the caller; it is released when the last call ends")
     func inhibitorDuringCalls() async throws {
-        let systemBus = try PrivateBus()
+        let systemBus = try await PrivateBus.start()
         let logind = try await Logind(address: systemBus.address)
         let fixture = try await ServiceFixture { $0.systemBusAddress = systemBus.address }
         let app = try await fixture.provider("Monkey")
@@ -45,7 +45,7 @@ struct SleepInhibitorTests {
 
     @Test("without logind on the system bus, calls still work and one line says so")
     func noLogind() async throws {
-        let systemBus = try PrivateBus()
+        let systemBus = try await PrivateBus.start()
         let fixture = try await ServiceFixture { $0.systemBusAddress = systemBus.address }
         let app = try await fixture.provider("Monkey")
         for caller in ["alice", "bob"] {

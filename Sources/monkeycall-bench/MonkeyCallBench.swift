@@ -58,13 +58,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
     func run() async throws {
         let path = daemon ?? BuiltProducts.path("monkeycalld")
         if soak {
-            // The daemon as a user runs it: the flood guard on.
-            try await withDaemon(path, floodGuard: true) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            // The daemon as a user runs it.
+            try await withDaemon(path, options: []) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
-        // One app's calls as fast as it can make them: the flood guard would measure itself.
-        try await withDaemon(path, floodGuard: false, prepare: {
+        // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
+        // calls go as fast as it can make them (the flood guard would measure itself).
+        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
         }) { try await measure($0, counts, path: path).render() }
@@ -72,12 +73,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     /// Starts the daemon on a private bus, prints what `body` reports, and
     /// stops both, also on failure or SIGINT.
-    private func withDaemon(_ path: String, floodGuard: Bool, prepare: (URL) throws -> Void = { _ in },
+    private func withDaemon(_ path: String, options: [String], prepare: (URL) throws -> Void = { _ in },
                             _ body: (DaemonUnderTest) async throws -> String) async throws {
         progress("starting \(path) on a private bus")
         let service: DaemonUnderTest
         do {
-            service = try await DaemonUnderTest.start(executable: path, floodGuard: floodGuard, prepare: prepare)
+            service = try await DaemonUnderTest.start(executable: path, options: options, prepare: prepare)
         } catch {
             throw failure(error)
         }

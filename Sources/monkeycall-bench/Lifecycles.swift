@@ -73,17 +73,8 @@ enum Lifecycles {
 
         private func lifecycle(_ index: Int, _ provider: BenchProvider) async throws {
             let uuid = UUID().uuidString.lowercased()
-            // The flood guard may ask a fast app to slow down: it waits and tries again, as an app should.
-            while true {
-                do {
-                    try await provider.reportIncoming(uuid, handle: "caller-\(index)")
-                    break
-                } catch let error as DBusError where error.name == DBusError.Name.limitsExceeded {
-                    tally.throttled()
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-            }
-            try await controller.telephony(Telephony1.Interface.callController, "AnswerCall", [.string(uuid)])
+            try await retryingWhenLimited { try await provider.reportIncoming(uuid, handle: "caller-\(index)") }
+            try await retryingWhenLimited { try await controller.telephony(Telephony1.Interface.callController, "AnswerCall", [.string(uuid)]) }
             try await rendezvous.wait(fulfilledKey("answer", uuid))
             try await controller.telephony(Telephony1.Interface.callController, "EndCall", [.string(uuid)])
             try await rendezvous.wait(removedKey(Telephony1.callPath(uuid)))
@@ -92,10 +83,24 @@ enum Lifecycles {
             try await rendezvous.wait(fulfilledKey("end", uuid))
             tally.completed()
         }
+
+        /// A bound the service sets (the flood guard on new calls; the actions in one
+        /// transaction, which grow with the calls still active that an answer must
+        /// hold) is a request to slow down: wait and try again, as an app should.
+        private func retryingWhenLimited(_ request: () async throws -> Void) async throws {
+            while true {
+                do {
+                    return try await request()
+                } catch let error as DBusError where error.name == DBusError.Name.limitsExceeded {
+                    tally.throttled()
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
     }
 }
 
-/// Lifecycles completed, and reports the flood guard refused, counted across tasks.
+/// Lifecycles completed, and requests refused by a limit, counted across tasks.
 final class LifecycleTally: @unchecked Sendable {
     private let lock = NSLock()
     private var done = 0

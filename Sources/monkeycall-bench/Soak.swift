@@ -41,7 +41,7 @@ enum Soak {
             \(mebibytes(atEnd)) at the end
             RSS growth: \(growth(from: settled.rss)) from \(settled.count) lifecycles to the end (target under 5%); \(growth(from: warm)) from the warm-up
             lost: \(left) calls still alive, \(max(0, expected - recorded)) of \(expected) Recents entries missing
-            refused by the flood guard and tried again: \(tally.counts.throttled)
+            requests refused by a limit (LimitsExceeded) and tried again: \(tally.counts.throttled)
             """
     }
 

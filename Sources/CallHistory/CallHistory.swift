@@ -113,6 +113,11 @@ public final class CallHistory: Sendable {
         try database.write { db in try db.execute(sql: "UPDATE recent SET seen = 1 WHERE seen = 0") }
     }
 
+    /// Every call recorded.
+    public func recentsCount() throws -> Int {
+        try database.read { db in try RecentCall.fetchCount(db) }
+    }
+
     /// Missed calls not yet seen.
     public func missedCount() throws -> Int {
         try database.read { db in

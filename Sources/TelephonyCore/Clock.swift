@@ -100,11 +100,10 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
     }
 
     private final class Token: ScheduledTask, @unchecked Sendable {
-        // Only touched on the clock's queue (cancel is called by the core on
-        // that queue); `DispatchWorkItem.cancel` is itself thread-safe.
-        let item: DispatchWorkItem
-        init(item: DispatchWorkItem) { self.item = item }
-        func cancel() { item.cancel() }
+        // Only cancelled on the clock's queue (by the core); `DispatchSource.cancel` is itself thread-safe.
+        let timer: DispatchSourceTimer
+        init(timer: DispatchSourceTimer) { self.timer = timer }
+        func cancel() { timer.cancel() }
     }
 
     /// Carries a closure that is not `Sendable` to the queue that owns its state.
@@ -112,11 +111,22 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
         let run: () -> Void
     }
 
+    /// A timer source per task rather than `asyncAfter`: a cancelled work item
+    /// stays queued, with its closure, until its deadline, and the ring and
+    /// action timeouts of every call are cancelled long before theirs (with a
+    /// 45 s ring timeout at 400 calls a second, 18,000 of them at any time). A
+    /// cancelled source lets go of its handler at once.
     public func schedule(after seconds: Double, _ action: @escaping () -> Void) -> ScheduledTask {
         let box = UncheckedAction(run: action)
-        let item = DispatchWorkItem { box.run() }
         let nanos = microseconds(seconds) > UInt64(Int.max / 1_000) ? Int.max : Int(microseconds(seconds)) * 1_000
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanos), execute: item)
-        return Token(item: item)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .nanoseconds(nanos))
+        // The handler keeps the timer alive (a caller may drop the token) until it fires or is cancelled.
+        timer.setEventHandler { [timer] in
+            timer.cancel()
+            box.run()
+        }
+        timer.resume()
+        return Token(timer: timer)
     }
 }

@@ -15,6 +15,15 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var maximumActionsPerTransaction: Int = 64
     /// Transactions that are not yet complete, over all requesters.
     public var maximumPendingTransactions: Int = 10_000
+    /// The flood guard: new incoming calls one provider may report at once,
+    /// then `incomingCallsPerSecond` on average (a token bucket). A person
+    /// answers at most a call every few seconds; 20 at once lets an app that
+    /// reconnects report the calls queued for it, and 10 a second is far above
+    /// any call centre's rate for one desktop, while a flood gets no more than
+    /// a small share of the service. Refused reports are `limitsExceeded`.
+    public var incomingCallBurst: Int = 20
+    /// 0 turns the flood guard off.
+    public var incomingCallsPerSecond: Double = 10
 
     public init(
         maximumProvidersPerOwner: Int = 32,
@@ -22,7 +31,9 @@ public struct SwitchboardLimits: Sendable, Equatable {
         maximumCallsPerProvider: Int = 1_000,
         maximumRingingCallsPerProvider: Int = 100,
         maximumActionsPerTransaction: Int = 64,
-        maximumPendingTransactions: Int = 10_000
+        maximumPendingTransactions: Int = 10_000,
+        incomingCallBurst: Int = 20,
+        incomingCallsPerSecond: Double = 10
     ) {
         self.maximumProvidersPerOwner = maximumProvidersPerOwner
         self.maximumProviders = maximumProviders
@@ -30,6 +41,8 @@ public struct SwitchboardLimits: Sendable, Equatable {
         self.maximumRingingCallsPerProvider = maximumRingingCallsPerProvider
         self.maximumActionsPerTransaction = maximumActionsPerTransaction
         self.maximumPendingTransactions = maximumPendingTransactions
+        self.incomingCallBurst = incomingCallBurst
+        self.incomingCallsPerSecond = incomingCallsPerSecond
     }
 
     /// Fixed bounds on strings and data (not configurable).

@@ -2,7 +2,13 @@ import Foundation
 
 /// What providers report: things the system did not cause.
 extension Switchboard {
-    public func reportNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> Call {
+    /// A new incoming call rings, once it passes, in this order: the update's
+    /// checks, the provider's call limits, the flood guard, then `screen` (the
+    /// service's block list and Do Not Disturb, which may refuse it too). A
+    /// call refused by `screen` has used its place in the flood guard: refused
+    /// calls cost the service work as well.
+    public func reportNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate,
+                                      screen: (Provider) throws(TelephonyError) -> Void = { _ in }) throws(TelephonyError) -> Call {
         let provider = try requireProvider(id)
         guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
         try validate(update, for: provider)
@@ -15,6 +21,8 @@ extension Switchboard {
         guard ringing < limits.maximumRingingCallsPerProvider else {
             throw .limitsExceeded("Provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit is \(limits.maximumRingingCallsPerProvider).")
         }
+        try admitIncomingCall(of: provider)
+        try screen(provider)
         var call = Call(
             uuid: uuid, provider: id, providerName: provider.name,
             handle: Handle(type: .generic, value: ""), callerName: "",
@@ -25,6 +33,21 @@ extension Switchboard {
             self?.ringTimedOut(uuid)
         }
         return call
+    }
+
+    /// The flood guard: takes a token from the provider's bucket, or refuses.
+    func admitIncomingCall(of provider: Provider) throws(TelephonyError) {
+        let limits = options.limits
+        guard limits.incomingCallsPerSecond > 0 else { return }
+        let now = clock.now
+        var bucket = incomingCallBuckets[provider.id]
+            ?? TokenBucket(capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond, now: now)
+        defer { incomingCallBuckets[provider.id] = bucket }
+        guard bucket.take(at: now) else {
+            let wait = bucket.secondsUntilNextToken(at: now)
+            throw .limitsExceeded("Provider \(provider.name) (\(provider.id)) reports incoming calls too fast; the limit is \(Int(bucket.capacity)) at once, "
+                + "then \(String(format: "%g", limits.incomingCallsPerSecond)) per second (the next one in \(String(format: "%.2f", wait)) s).")
+        }
     }
 
     public func reportCallUpdated(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) {

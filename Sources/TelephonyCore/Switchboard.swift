@@ -63,6 +63,8 @@ public final class Switchboard {
     var callSequence: [UUID: UInt64] = [:]
     var nextCallSequence: UInt64 = 0
     var ringTimers: [UUID: ScheduledTask] = [:]
+    /// The flood guard's bucket of each provider that reported an incoming call.
+    var incomingCallBuckets: [ProviderID: TokenBucket] = [:]
 
     /// Actions dispatched and not yet fulfilled, failed or timed out.
     var pendingActions: [UUID: PendingAction] = [:]
@@ -164,6 +166,7 @@ public final class Switchboard {
         }
         invalidating.remove(id)
         providers[id] = nil
+        incomingCallBuckets[id] = nil
         emit(.providerRemoved(provider))
         updateAudioSession()
         resumeStrandedCalls()

@@ -12,9 +12,17 @@ extension TelephonyService {
         DBusError(name: Telephony1.errorPrefix + "RecentsUnavailable", message: "Recents and Favorites are unavailable: \(reason)")
     }
 
-    func requireHistory() throws -> CallHistory {
+    /// Runs `body` on the database; a database that fails (a read-only or
+    /// full disk) gets the same clear error as one that could not be opened.
+    func withHistory<T>(_ body: (CallHistory) throws -> T) throws -> T {
         guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
-        return history
+        do {
+            return try body(history)
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw Self.unavailable("\(history.path): \(error)")
+        }
     }
 
     /// What Recents calls the way a call ended.
@@ -45,13 +53,23 @@ extension TelephonyService {
 
     /// Records an entry and announces it (EntryAdded, and MissedCount for a missed call).
     private func store(_ entry: RecentCall, in history: CallHistory) {
+        let recorded: RecentCall
         do {
-            let recorded = try history.record(entry)
-            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
-            if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+            recorded = try history.record(entry)
         } catch {
-            logger.error("cannot record call \(entry.callUUID) in Recents: \(error)")
+            // Once per spell of failures (a read-only or full disk), not once per call.
+            if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
+            recordingFails = true
+            return
         }
+        if recordingFails { logger.notice("Recents records calls again") }
+        recordingFails = false
+        do {
+            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+        } catch {
+            logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
+        }
+        if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
     }
 
     /// The name to show: the provider's, else a favorite's, else the call directories' label.
@@ -111,38 +129,38 @@ extension TelephonyService {
             Method("List", in: ["limit": "u", "offset": "u"], out: ["entries": "aa{sv}"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let (limit, offset) = try call.decode(UInt32.self, UInt32.self)
-                let entries = try requireHistory().recents(limit: Int(min(limit, 10_000)), offset: Int(offset))
+                let entries = try withHistory { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)) }
                 return .values([.array(element: "a{sv}", entries.map(Self.encode))])
             }
             Method("Delete", in: ["id": "t"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "recent call")
-                guard try requireHistory().deleteRecent(id: id) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                guard try withHistory({ try $0.deleteRecent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
                 rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("Clear") { [weak self] _ in
                 guard let self else { throw TelephonyService.stopping }
-                try requireHistory().clearRecents()
+                try withHistory { try $0.clearRecents() }
                 rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("MarkAllSeen") { [weak self] _ in
                 guard let self else { throw TelephonyService.stopping }
-                try requireHistory().markAllSeen()
+                try withHistory { try $0.markAllSeen() }
                 rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
                 return .empty
             }
             Method("CallBack", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "recent call")
-                guard let entry = try requireHistory().recent(id: id) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                guard let entry = try withHistory({ try $0.recent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
                 let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
                 return .values([.string(try startCall(to: handle, through: entry.providerName, from: call.sender))])
             }
             Property("MissedCount", "u") { [weak self] in
                 guard let self else { throw TelephonyService.stopping }
-                return .uint32(UInt32(clamping: (try? requireHistory().missedCount()) ?? 0))
+                return .uint32(UInt32(clamping: (try? withHistory { try $0.missedCount() }) ?? 0))
             }
             Signal("EntryAdded", ["entry": "a{sv}"])
         }
@@ -157,25 +175,25 @@ extension TelephonyService {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
                 _ = try Decode.handleType(type)
-                let favorite = try requireHistory().addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName))
+                let favorite = try withHistory { try $0.addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName)) }
                 loadFavoriteNames()
                 return .values([.uint64(UInt64(favorite.id ?? 0))])
             }
             Method("Remove", in: ["id": "t"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "favorite")
-                guard try requireHistory().removeFavorite(id: id) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                guard try withHistory({ try $0.removeFavorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
                 loadFavoriteNames()
                 return .empty
             }
             Method("List", out: ["favorites": "aa{sv}"]) { [weak self] _ in
                 guard let self else { throw TelephonyService.stopping }
-                return .values([.array(element: "a{sv}", try requireHistory().favorites().map(Self.encode))])
+                return .values([.array(element: "a{sv}", try withHistory { try $0.favorites() }.map(Self.encode))])
             }
             Method("Call", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "favorite")
-                guard let favorite = try requireHistory().favorite(id: id) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                guard let favorite = try withHistory({ try $0.favorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
                 let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
                 return .values([.string(try startCall(to: handle, through: favorite.providerName, from: call.sender))])
             }

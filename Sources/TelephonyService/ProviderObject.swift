@@ -22,8 +22,8 @@ extension TelephonyService {
     }
 
     /// Refuses a call the user does not want to ring, and records it.
-    private func screen(_ uuid: UUID, _ update: CallUpdate, from id: ProviderID) throws {
-        guard let handle = update.handle, let provider = switchboard.provider(id), switchboard.call(uuid) == nil else { return }
+    private func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
+        guard let handle = update.handle else { return }
         let favorite = favoriteNames[handle.value]
         let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
                                        now: UInt64(Date().timeIntervalSince1970 * 1_000_000))
@@ -59,8 +59,9 @@ extension TelephonyService {
                 let (uuidText, fields) = try call.decode(String.self, [String: DBusValue].self)
                 let uuid = try Decode.uuid(uuidText)
                 let update = try Decode.update(fields)
-                try screen(uuid, update, from: provider)
-                let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update)
+                let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update) { provider throws(TelephonyError) in
+                    try screen(uuid, update, from: provider)
+                }
                 return .values([.objectPath(Telephony1.callPath(reported.uuid.apiString))])
             }
             Method("ReportCallUpdated", in: ["call_uuid": "s", "update": "a{sv}"]) { [weak self] call in

@@ -55,6 +55,8 @@ public final class TelephonyService: @unchecked Sendable {
     /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
     let history: CallHistory?
     let historyProblem: String?
+    /// The last attempt to record an ended call failed (logged once until one succeeds).
+    var recordingFails = false
     /// Who rings: block list, directories, Do Not Disturb.
     let screening: Screening
     /// Favorite names by handle, kept in memory: caller names are read on every call change.

@@ -23,7 +23,8 @@ final class DaemonUnderTest: @unchecked Sendable {
 
     /// Starts the bus and the daemon, and returns once the daemon owns its name.
     /// `prepare` receives the daemon's XDG_DATA_HOME before it starts (to lay down a database).
-    static func start(executable: String, prepare: (URL) throws -> Void = { _ in }) async throws -> DaemonUnderTest {
+    /// `options`: the daemon's own, after the bus address and the log level.
+    static func start(executable: String, options: [String], prepare: (URL) throws -> Void = { _ in }) async throws -> DaemonUnderTest {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchError("no monkeycalld at \(executable); build it with `swift build -c release --product monkeycalld` or pass --daemon PATH")
         }
@@ -37,9 +38,7 @@ final class DaemonUnderTest: @unchecked Sendable {
         let process: ChildProcess
         do {
             try prepare(URL(fileURLWithPath: environment["XDG_DATA_HOME"]!))
-            // Ringing calls of the memory phase must outlive the default 45 s ring timeout.
-            process = try ChildProcess(executable, ["--address", bus.address, "--log-level", "error", "--ring-timeout", "600"],
-                                       environment: environment)
+            process = try ChildProcess(executable, ["--address", bus.address, "--log-level", "error"] + options, environment: environment)
         } catch {
             bus.stop()
             throw error

@@ -20,7 +20,10 @@ enum Lifecycles {
 
     /// Runs `count` lifecycles spread round-robin over `providerCount`
     /// providers, one in flight per provider, after an unmeasured warm-up.
-    static func measure(address: String, providerCount: Int, count: Int) async throws -> LifecycleResult {
+    /// `measuring` runs between the warm-up and the measured run; `tally`
+    /// counts lifecycles as they complete (for a long run's progress).
+    static func measure(address: String, providerCount: Int, count: Int, tally: LifecycleTally = LifecycleTally(),
+                        measuring: () throws -> Void = {}) async throws -> LifecycleResult {
         let rendezvous = Rendezvous()
         let controller = try Connection(address: address)
         let removals = try await controller.subscribe(MatchRule(
@@ -38,17 +41,22 @@ enum Lifecycles {
         }
         defer { providers.forEach { $0.close() } }
 
-        let run = Runner(controller: controller, providers: providers, rendezvous: rendezvous)
-        try await run.lifecycles(max(20, 2 * providerCount))
+        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: LifecycleTally())
+            .lifecycles(warmUp(providerCount))
+        try measuring()
         let start = ContinuousClock.now
-        try await run.lifecycles(count)
+        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: tally).lifecycles(count)
         return LifecycleResult(providers: providerCount, count: count, elapsed: ContinuousClock.now - start)
     }
+
+    /// Lifecycles run before the measured ones.
+    static func warmUp(_ providerCount: Int) -> Int { max(20, 2 * providerCount) }
 
     private struct Runner: Sendable {
         let controller: Connection
         let providers: [BenchProvider]
         let rendezvous: Rendezvous
+        let tally: LifecycleTally
 
         func lifecycles(_ count: Int) async throws {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -65,14 +73,40 @@ enum Lifecycles {
 
         private func lifecycle(_ index: Int, _ provider: BenchProvider) async throws {
             let uuid = UUID().uuidString.lowercased()
-            try await provider.reportIncoming(uuid, handle: "caller-\(index)")
-            try await controller.telephony(Telephony1.Interface.callController, "AnswerCall", [.string(uuid)])
+            try await retryingWhenLimited { try await provider.reportIncoming(uuid, handle: "caller-\(index)") }
+            try await retryingWhenLimited { try await controller.telephony(Telephony1.Interface.callController, "AnswerCall", [.string(uuid)]) }
             try await rendezvous.wait(fulfilledKey("answer", uuid))
             try await controller.telephony(Telephony1.Interface.callController, "EndCall", [.string(uuid)])
             try await rendezvous.wait(removedKey(Telephony1.callPath(uuid)))
             // The removal may overtake the reply to FulfillAction(end); waiting
             // for both leaves the provider idle, and so safe to close, at the end.
             try await rendezvous.wait(fulfilledKey("end", uuid))
+            tally.completed()
+        }
+
+        /// A bound the service sets (the flood guard on new calls; the actions in one
+        /// transaction, which grow with the calls still active that an answer must
+        /// hold) is a request to slow down: wait and try again, as an app should.
+        private func retryingWhenLimited(_ request: () async throws -> Void) async throws {
+            while true {
+                do {
+                    return try await request()
+                } catch let error as DBusError where error.name == DBusError.Name.limitsExceeded {
+                    tally.throttled()
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
         }
     }
+}
+
+/// Lifecycles completed, and requests refused by a limit, counted across tasks.
+final class LifecycleTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = 0
+    private var refused = 0
+
+    func completed() { lock.withLock { done += 1 } }
+    func throttled() { lock.withLock { refused += 1 } }
+    var counts: (completed: Int, throttled: Int) { lock.withLock { (done, refused) } }
 }

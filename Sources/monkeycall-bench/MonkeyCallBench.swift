@@ -18,8 +18,18 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Option(help: "The monkeycalld to run (default: the one next to this program).")
     var daemon: String?
 
+    @Flag(help: "Instead of the figures: call lifecycles for a long time, with lifecycles/s as it goes and the daemon's RSS at the start and the end.")
+    var soak = false
+
+    @Option(help: "Call lifecycles in the soak.")
+    var lifecycles = 1_000_000
+
+    @Option(help: "Providers in the soak, each with one lifecycle in flight.")
+    var providers = 100
+
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
+        guard lifecycles > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
     /// How much of everything.
@@ -46,13 +56,29 @@ struct MonkeyCallBench: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let counts = Counts(quick: quick, iterations: iterations)
         let path = daemon ?? BuiltProducts.path("monkeycalld")
+        if soak {
+            // The daemon as a user runs it.
+            try await withDaemon(path, options: []) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            return
+        }
+        let counts = Counts(quick: quick, iterations: iterations)
+        // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
+        // calls go as fast as it can make them (the flood guard would measure itself).
+        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
+            progress("writing a history of \(counts.historyRows) calls")
+            try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
+        }) { try await measure($0, counts, path: path).render() }
+    }
+
+    /// Starts the daemon on a private bus, prints what `body` reports, and
+    /// stops both, also on failure or SIGINT.
+    private func withDaemon(_ path: String, options: [String], prepare: (URL) throws -> Void = { _ in },
+                            _ body: (DaemonUnderTest) async throws -> String) async throws {
         progress("starting \(path) on a private bus")
         let service: DaemonUnderTest
         do {
-            progress("writing a history of \(counts.historyRows) calls")
-            service = try await DaemonUnderTest.start(executable: path) { try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows) }
+            service = try await DaemonUnderTest.start(executable: path, options: options, prepare: prepare)
         } catch {
             throw failure(error)
         }
@@ -63,9 +89,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
         defer { interrupts.forEach { $0.cancel() } }
 
         do {
-            let report = try await measure(service, counts, path: path)
+            let report = try await body(service)
             await service.stop()
-            print(report.render())
+            print(report)
         } catch {
             if service.wasKilled { throw ExitCode(130) }
             let note = service.outputNote

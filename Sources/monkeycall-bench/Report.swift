@@ -78,9 +78,9 @@ struct Report {
     }
 }
 
-private func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
 
-private func mebibytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
+func mebibytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
 
 /// Columns padded to their widest cell: the first left-aligned, the others right-aligned.
 struct Table {

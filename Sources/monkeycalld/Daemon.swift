@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import MonkeyCallAPI
+import TelephonyCore
 import TelephonyService
 
 @main
@@ -25,6 +26,10 @@ struct Daemon: AsyncParsableCommand {
 
     @Option(help: "Seconds an incoming call rings before it is ended as unanswered.")
     var ringTimeout: Double = 45
+
+    @Option(help: ArgumentHelp("New incoming calls one app may report per second, after a burst of twice as many; 0 turns the flood guard off.",
+                               valueName: "calls"))
+    var incomingCallRate: Double = SwitchboardLimits().incomingCallsPerSecond
 
     @Option(help: "The Recents and Favorites database (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite).")
     var database: String?
@@ -55,6 +60,7 @@ struct Daemon: AsyncParsableCommand {
 
     func validate() throws {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+        guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
     }
 
@@ -77,6 +83,8 @@ struct Daemon: AsyncParsableCommand {
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
         options.ringTimeout = ringTimeout
+        options.limits.incomingCallsPerSecond = incomingCallRate
+        options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
         options.dataDirectory = ((database ?? Self.defaultDatabasePath) as NSString).deletingLastPathComponent
         options.pausesMedia = pauseMedia
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil

@@ -7,15 +7,18 @@ import Testing
 
 @Suite("MonkeyCallKit when the real monkeycalld is killed and restarted")
 struct RestartTests {
+    /// Recents and call directories live with the bus, and so survive its daemons.
+    private func database(_ bus: PrivateBus) -> String { bus.directory.appendingPathComponent("monkeycall.sqlite").path }
+
     private func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
+        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address, "--database", database(bus)], environment: bus.environment)
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }
         return daemon
     }
 
-    @Test("the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end")
+    @Test("SIGKILL with a call live: the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end; Recents and call directories are intact")
     func killAndRestart() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
@@ -31,6 +34,20 @@ struct RestartTests {
         let controller = CXCallController(link: link, error: nil, queue: nil)
         let observer = RecordingObserver()
         controller.callObserver.setDelegate(observer, queue: nil)
+        // Before the kill: a call in Recents and a call directory loaded.
+        let finished = UUID()
+        try await provider.reportNewIncomingCall(with: finished, update: CXCallUpdate())
+        #expect(await observer.next(finished) { !$0.hasEnded } != nil)
+        provider.reportCall(with: finished, endedAt: nil, reason: .remoteEnded)
+        #expect(await observer.next(finished) { $0.hasEnded } != nil)
+        guard case .objectPath(let directory)? = try await link.call(try await provider.registeredPath(), Telephony1.Interface.provider,
+                                                                     "BeginCallDirectoryUpdate", [.bool(false)]).first else {
+            Issue.record("no directory update object")
+            return
+        }
+        try await link.call(directory, Telephony1.Interface.callDirectoryUpdate, "AddIdentificationEntries",
+                            [[Int64(14_085_555_555)].dbusValue, ["Survivor Support"].dbusValue])
+        try await link.call(directory, Telephony1.Interface.callDirectoryUpdate, "Complete")
         let uuid = UUID()
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         #expect(await observer.next(uuid) { !$0.hasEnded } != nil)
@@ -57,6 +74,16 @@ struct RestartTests {
         let again = UUID()
         try await provider.reportNewIncomingCall(with: again, update: CXCallUpdate())
         #expect(await observer.next(again) { !$0.hasEnded } != nil)
+
+        // Recents and the directory survived the kill; the file is sound.
+        let recents = try await link.call(Telephony1.rootPath, Telephony1.Interface.recents, "List", [.uint32(10), .uint32(0)])
+        guard case .array(_, let entries)? = recents.first else { Issue.record("no Recents list"); return }
+        #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(APIValue.uuid(finished))])
+        let identified = try await link.call(Telephony1.rootPath, Telephony1.Interface.callDirectory, "Identify", [.string("+1 (408) 555-5555")])
+        #expect(identified == [.string("Survivor Support"), .bool(false)])
+        let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+                                                                    database(bus)])
+        #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(check.stderr)")
     }
 }
 

@@ -61,4 +61,21 @@ import Testing
             }
         }
     }
+
+    @Test("a cancelled DispatchClock task lets go of its closure at once, not at its deadline")
+    func dispatchClockReleasesCancelledTasks() async {
+        final class Payload: Sendable {}
+        let queue = DispatchQueue(label: "test.clock.release")
+        let clock = DispatchClock(queue: queue)
+        weak var released: Payload?
+        queue.sync {
+            let payload = Payload()
+            released = payload
+            clock.schedule(after: 3600) { _ = payload }.cancel()
+        }
+        // libdispatch drops a cancelled source's handler on its queue: give it a few turns.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while queue.sync(execute: { released != nil }), ContinuousClock.now < deadline { await Task.yield() }
+        #expect(released == nil)
+    }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import TelephonyCore
+
+@Suite("Token bucket")
+struct TokenBucketTests {
+    static let start: UInt64 = 1_000_000_000_000_000
+
+    @Test func burstThenRefillRate() {
+        var bucket = TokenBucket(capacity: 3, perSecond: 10, now: Self.start)
+        func take(at now: UInt64) -> Bool { bucket.take(at: now) } // #expect cannot call a mutating method
+        for _ in 0..<3 { #expect(take(at: Self.start)) }
+        #expect(!take(at: Self.start))
+        #expect(abs(bucket.secondsUntilNextToken(at: Self.start) - 0.1) < 1e-9)
+        // 99 ms: not yet; 100 ms: one token, and only one.
+        #expect(!take(at: Self.start + 99_000))
+        #expect(take(at: Self.start + 100_000))
+        #expect(!take(at: Self.start + 100_000))
+        // A long pause fills it to its capacity, no further.
+        let later = Self.start + 60_000_000
+        #expect(bucket.secondsUntilNextToken(at: later) == 0)
+        for _ in 0..<3 { #expect(take(at: later)) }
+        #expect(!take(at: later))
+    }
+
+    @Test("a clock set back refills nothing, and the bucket refills from the new time")
+    func clockSetBack() {
+        var bucket = TokenBucket(capacity: 1, perSecond: 1, now: Self.start)
+        func take(at now: UInt64) -> Bool { bucket.take(at: now) } // #expect cannot call a mutating method
+        #expect(take(at: Self.start))
+        let back = Self.start - 3_600_000_000
+        #expect(!take(at: back))
+        #expect(take(at: back + 1_000_000))
+    }
+
+    @Test func noRefill() {
+        var bucket = TokenBucket(capacity: 1, perSecond: 0, now: Self.start)
+        func take(at now: UInt64) -> Bool { bucket.take(at: now) } // #expect cannot call a mutating method
+        #expect(take(at: Self.start))
+        #expect(!take(at: Self.start + 1_000_000_000))
+        #expect(bucket.secondsUntilNextToken(at: Self.start) == .infinity)
+    }
+}
+
+@Suite("Flood guard on new incoming calls")
+struct FloodGuardTests {
+    @Test("the defaults: 20 at once, then 10 a second; the error names the provider and the bound")
+    func defaults() throws {
+        let f = Fixture()
+        let flood = try f.register("Flood")
+        for index in 0..<20 { try f.incoming(flood, .n(index)) }
+        let refused = expectErrorNamed("LimitsExceeded") { try f.incoming(flood, .n(20)) }
+        let message = try #require(refused?.message)
+        #expect(message.contains("Flood (\(flood.id))") && message.contains("20 at once") && message.contains("10 per second"), "\(message)")
+        #expect(f.board.call(.n(20)) == nil)
+
+        // Another provider is not affected.
+        let other = try f.register("Other", owner: ":1.2")
+        try f.incoming(other, .n(100))
+
+        // A tenth of a second gives one more call, and only one.
+        f.clock.advance(by: 0.1)
+        try f.incoming(flood, .n(21))
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(flood, .n(22)) }
+        // Ending calls gives nothing back: the guard counts reports, not calls alive.
+        try f.board.reportCallEnded(provider: flood.id, uuid: .n(0), reason: .remoteEnded, at: 0)
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(flood, .n(22)) }
+        // Two seconds fill the bucket to its capacity again.
+        f.clock.advance(by: 2)
+        for index in 30..<50 { try f.incoming(flood, .n(index)) }
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(flood, .n(50)) }
+    }
+
+    @Test("a report the update's checks refuse takes no place; one the screen refuses does")
+    func whatCounts() throws {
+        let f = Fixture(options: .init(limits: .init(incomingCallBurst: 2, incomingCallsPerSecond: 1)))
+        let p = try f.register()
+        let tooLong = Handle(type: .phoneNumber, value: String(repeating: "1", count: SwitchboardLimits.maximumHandleBytes + 1))
+        for _ in 0..<5 {
+            _ = expectErrorNamed("InvalidArgs") { try f.incoming(p, .n(1), CallUpdate(handle: tooLong)) }
+        }
+        _ = expectErrorNamed("FilteredByBlockList") {
+            _ = try f.board.reportNewIncomingCall(provider: p.id, uuid: .n(1), update: CallUpdate()) { _ throws(TelephonyError) in
+                throw .filteredByBlockList
+            }
+        }
+        try f.incoming(p, .n(2))
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(p, .n(3)) }
+    }
+
+    @Test("rate 0 turns the guard off")
+    func off() throws {
+        let f = Fixture(options: .init(limits: .init(incomingCallsPerSecond: 0)))
+        let p = try f.register()
+        for index in 0..<100 { try f.incoming(p, .n(index)) }
+    }
+
+    @Test("a provider registered again starts with a full bucket")
+    func newRegistration() throws {
+        let f = Fixture(options: .init(limits: .init(incomingCallBurst: 1, incomingCallsPerSecond: 1)))
+        let first = try f.register()
+        try f.incoming(first, .n(1))
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(first, .n(2)) }
+        f.board.invalidateProvider(first.id)
+        #expect(f.board.incomingCallBuckets.isEmpty)
+        let second = try f.register()
+        try f.incoming(second, .n(2))
+    }
+}

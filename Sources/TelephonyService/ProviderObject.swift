@@ -24,6 +24,8 @@ extension TelephonyService {
     /// Refuses a call the user does not want to ring, and records it.
     private func screen(_ uuid: UUID, _ update: CallUpdate, from id: ProviderID) throws {
         guard let handle = update.handle, let provider = switchboard.provider(id), switchboard.call(uuid) == nil else { return }
+        // A handle too long to be a call's is refused by the switchboard next; screening it (parsing, a database lookup) could take minutes.
+        guard handle.value.utf8.count <= SwitchboardLimits.maximumHandleBytes else { return }
         let favorite = favoriteNames[handle.value]
         let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
                                        now: UInt64(Date().timeIntervalSince1970 * 1_000_000))

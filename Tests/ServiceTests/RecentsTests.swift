@@ -22,7 +22,8 @@ struct RecentsTests {
 
     @Test("each status comes from a real call flow, newest first, with EntryAdded")
     func statuses() async throws {
-        let fixture = try await ServiceFixture(ringTimeout: 0.3)
+        // Long enough that the calls answered or declined first do not time out on a loaded machine.
+        let fixture = try await ServiceFixture(ringTimeout: 2)
         let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
         let app = try await fixture.provider("Monkey")
         func nextStatus() async -> DBusValue? { try? await added.next()?.arguments().first?.vardict?["Status"] }

@@ -66,6 +66,8 @@ let package = Package(
         // Resources/ holds a Python provider that the end-to-end tests run.
         .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"],
                     exclude: ["Resources"]),
+        // The running monkeycalld under hostile input and random call sequences.
+        .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
     ]

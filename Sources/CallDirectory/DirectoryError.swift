@@ -53,6 +53,10 @@ public enum DirectoryLimits {
     public static let maximumEntries = 20_000_000
     /// A label's UTF-8 bytes.
     public static let maximumLabelBytes = 256
+    /// A block list pattern's UTF-8 bytes, as for a call's handle.
+    public static let maximumPatternBytes = 1024
+    /// Patterns in the user's block list: each is written to disk and checked on every incoming call.
+    public static let maximumBlockListPatterns = 10_000
     /// Phone numbers are 1 … 2^63−2 (country code and digits).
     public static let numberRange: ClosedRange<Int64> = 1...(Int64.max - 1)
 }

@@ -57,9 +57,13 @@ public struct BlockList: Sendable, Hashable, Codable {
         /// Phone numbers whose digits start with these.
         case prefix(String)
 
-        /// `invalidArguments` for an empty pattern, or a `*` pattern whose
-        /// beginning is not the start of a phone number.
+        /// `invalidArguments` for an empty or too long pattern, or a `*` pattern
+        /// whose beginning is not the start of a phone number.
         public init(_ text: String) throws(DirectoryError) {
+            // Measured before any work on the text: a pattern may be as long as a D-Bus message.
+            guard text.utf8.count <= DirectoryLimits.maximumPatternBytes else {
+                throw .invalidArguments("A block list pattern is at most \(DirectoryLimits.maximumPatternBytes) bytes long, not \(text.utf8.count).")
+            }
             let trimmed = text.trimmingWhitespace
             guard !trimmed.isEmpty else { throw .invalidArguments("A block list pattern must not be empty.") }
             if trimmed.hasSuffix("*") {
@@ -86,6 +90,8 @@ public struct BlockList: Sendable, Hashable, Codable {
     /// The patterns as the user wrote them, in the order added.
     public private(set) var patterns: [String] = []
     private var parsed: [Pattern] = []
+    /// The same patterns as `parsed`, to find one without a scan.
+    private var known: Set<Pattern> = []
 
     public init() {}
 
@@ -93,20 +99,24 @@ public struct BlockList: Sendable, Hashable, Codable {
         for pattern in patterns { try add(pattern) }
     }
 
-    /// False if an equal pattern is already there.
+    /// False if an equal pattern is already there; `invalidArguments` when the list is full.
     @discardableResult
     public mutating func add(_ pattern: String) throws(DirectoryError) -> Bool {
         let parsedPattern = try Pattern(pattern)
-        guard !parsed.contains(parsedPattern) else { return false }
+        guard !known.contains(parsedPattern) else { return false }
+        guard parsed.count < DirectoryLimits.maximumBlockListPatterns else {
+            throw .invalidArguments("The block list is full: it holds at most \(DirectoryLimits.maximumBlockListPatterns) patterns.")
+        }
         patterns.append(pattern.trimmingWhitespace)
         parsed.append(parsedPattern)
+        known.insert(parsedPattern)
         return true
     }
 
     /// Removes the pattern equal to this one (`+1 408 555 5555` removes `14085555555`). False if none.
     @discardableResult
     public mutating func remove(_ pattern: String) -> Bool {
-        guard let parsedPattern = try? Pattern(pattern), let index = parsed.firstIndex(of: parsedPattern) else { return false }
+        guard let parsedPattern = try? Pattern(pattern), known.remove(parsedPattern) != nil, let index = parsed.firstIndex(of: parsedPattern) else { return false }
         patterns.remove(at: index)
         parsed.remove(at: index)
         return true
@@ -128,6 +138,7 @@ public struct BlockList: Sendable, Hashable, Codable {
 
 extension StringProtocol {
     var trimmingWhitespace: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -3,7 +3,7 @@
 /// XML in `dbus/` against what a live object reports.
 ///
 /// Only the root `<node>`'s own interfaces are read; child `<node>`s,
-/// annotations, argument names and unknown elements are ignored. The parser is
+/// annotations, output argument names and unknown elements are ignored. The parser is
 /// a small tag scanner rather than Foundation's `XMLParser`, which would need
 /// libxml2 at run time.
 public struct IntrospectionDocument: Equatable, Sendable {
@@ -50,11 +50,17 @@ public struct IntrospectionDocument: Equatable, Sendable {
     public struct MethodShape: Equatable, Sendable {
         public var `in`: [String]
         public var out: [String]
+        /// The input arguments' names, where the document gives them ("" where not).
+        /// Not part of the contract: two shapes that differ only here are equal.
+        public var inNames: [String]
 
-        public init(in: [String], out: [String]) {
+        public init(in: [String], out: [String], inNames: [String]? = nil) {
             self.in = `in`
             self.out = out
+            self.inNames = inNames ?? Array(repeating: "", count: `in`.count)
         }
+
+        public static func == (lhs: MethodShape, rhs: MethodShape) -> Bool { lhs.in == rhs.in && lhs.out == rhs.out }
     }
 
     /// A property's type and access (`read`, `write` or `readwrite`).
@@ -136,7 +142,9 @@ public struct IntrospectionDocument: Equatable, Sendable {
                 for arg in member.children where arg.name == "arg" {
                     let type = try arg.required("type")
                     switch arg.attributes["direction"] ?? "in" {
-                    case "in": method.in.append(type)
+                    case "in":
+                        method.in.append(type)
+                        method.inNames.append(arg.attributes["name"] ?? "")
                     case "out": method.out.append(type)
                     case let direction:
                         throw ParseError(line: arg.line, message: "argument direction \"\(direction)\" in \(interface).\(name)")

@@ -54,6 +54,18 @@ import Testing
         #expect(list.patterns.isEmpty)
     }
 
+    @Test("a pattern longer than a handle, or one more than the list holds, is refused (found by the fuzz tests)")
+    func blockListBounds() throws {
+        var list = BlockList()
+        try list.add(String(repeating: "x", count: DirectoryLimits.maximumPatternBytes))
+        #expect(errorName { try list.add(String(repeating: "y", count: DirectoryLimits.maximumPatternBytes + 1)) } == "InvalidArgs")
+        #expect(errorName { try list.add(String(repeating: "7", count: 1 << 20) + "*") } == "InvalidArgs")
+        for number in 1..<DirectoryLimits.maximumBlockListPatterns { try list.add("caller\(number)") }
+        #expect(errorName { try list.add("one too many") } == "InvalidArgs")
+        #expect(try list.add("caller1") == false)
+        #expect(list.patterns.count == DirectoryLimits.maximumBlockListPatterns)
+    }
+
     @Test func blockListIsCodable() throws {
         let list = try BlockList(patterns: ["+44*", "bob"])
         let data = try JSONEncoder().encode(list)

@@ -19,7 +19,7 @@ final class FuzzedDaemon: @unchecked Sendable {
 
     /// The timeouts default to an hour: objects a test fuzzes must not end on their own, however slow the machine.
     init(actionTimeout: Double = 3600, ringTimeout: Double = 3600) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         notifications = try await NotificationServer(address: bus.address)
         controller = try Connection(address: bus.address)
         let started = try await SignalRecorder(controller, MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",

@@ -65,8 +65,8 @@ final class Screening {
     private let settingsPath: String?
     let directories: DirectoryStore?
     private let logger: Logger
-    /// When each handle last called, for the repeated-call exception; bounded.
-    private var lastAttempt: [String: UInt64] = [:]
+    /// When each handle last called, for the repeated-call exception.
+    private var attempts = RecentAttempts(window: Screening.repeatWindow, capacity: 10_000)
 
     /// Settings and directories live in `folder`; without one, settings stay in memory.
     init(folder: String?, logger: Logger) {
@@ -133,14 +133,12 @@ final class Screening {
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
         let key = PhoneNumber.normalize(handle).map(String.init) ?? handle.lowercased()
-        let previous = lastAttempt[key]
-        if lastAttempt.count >= 10_000 { lastAttempt = lastAttempt.filter { now &- $0.value < Self.repeatWindow } }
-        lastAttempt[key] = now
+        let previous = attempts.record(key, at: now)
         if isBlocked(handle) { return .blocked }
         // The desktop's Do Not Disturb has the same exceptions as ours.
         if doNotDisturbSource != .none {
             let favoriteLetThrough = isFavorite && settings.doNotDisturbAllowFavorites
-            let repeatLetThrough = settings.doNotDisturbAllowRepeatedCalls && previous.map { now &- $0 < Self.repeatWindow } == true
+            let repeatLetThrough = settings.doNotDisturbAllowRepeatedCalls && previous != nil
             if !favoriteLetThrough && !repeatLetThrough { return .filtered }
         }
         if settings.silenceUnknownCallers && !isFavorite && !isKnown() { return .silenced }

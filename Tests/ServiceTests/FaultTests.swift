@@ -128,6 +128,17 @@ struct FaultTests {
     /// Without root (no CAP_LINUX_IMMUTABLE) a running daemon's open files cannot be
     /// made read-only at all, so the test needs root (CI runs as root). Synchronous,
     /// so that a `defer` can undo it: the bus's folder must stay removable.
+    /// Whether this machine lets the test make a file immutable (a container may not, even as root).
+    static let canMakeImmutable: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-immutable-\(getpid())").path
+        guard FileManager.default.createFile(atPath: probe, contents: nil) else { return false }
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard (try? setImmutable(true, [probe])) != nil else { return false }
+        try? setImmutable(false, [probe])
+        return true
+    }()
+
     static func setImmutable(_ on: Bool, _ paths: [String]) throws {
         let chattr = Process()
         chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
@@ -138,7 +149,7 @@ struct FaultTests {
     }
 
     @Test("the database turns read-only while the daemon runs: calls still work, Recents says why, and records again once writable",
-          .enabled(if: getuid() == 0, "making open files read-only needs root (chattr +i)"))
+          .enabled(if: canMakeImmutable, "making open files read-only needs root with CAP_LINUX_IMMUTABLE (chattr +i)"))
     func readOnlyDatabase() async throws {
         let bus = try await PrivateBus.start()
         let folder = bus.directory.appendingPathComponent("history")

@@ -52,6 +52,9 @@ public final class Logind: @unchecked Sendable {
     public let connection: Connection
     public let inhibitions = EventBuffer<Inhibition>()
 
+    /// Released: it leaves the bus rather than stay there answering for nobody.
+    deinit { connection.close() }
+
     public init(address: String) async throws {
         connection = try Connection(address: address)
         try connection.export(Self.path, [managerInterface()])
@@ -60,7 +63,8 @@ public final class Logind: @unchecked Sendable {
 
     private func managerInterface() -> Interface {
         Interface(Self.manager) {
-            Method("Inhibit", in: ["what": "s", "who": "s", "why": "s", "mode": "s"], out: ["pipe_fd": "h"]) { [unowned self] call in
+            Method("Inhibit", in: ["what": "s", "who": "s", "why": "s", "mode": "s"], out: ["pipe_fd": "h"]) { [weak self] call in
+                guard let self else { throw DBusError.standInReleased }
                 let (what, who, why, mode) = try call.decode(String.self, String.self, String.self, String.self)
                 var ends: [Int32] = [0, 0]
                 guard pipe(&ends) == 0 else { throw DBusError.failed("pipe: errno \(errno)") }

@@ -35,6 +35,9 @@ public final class MediaPlayer: @unchecked Sendable {
     /// The player quits: it leaves the bus.
     public func quit() { connection.close() }
 
+    /// Released: it leaves the bus rather than stay there answering for nobody.
+    deinit { connection.close() }
+
     private func rootInterface() -> Interface {
         Interface("org.mpris.MediaPlayer2") {
             Property("Identity", "s") { [name] in .string(name) }
@@ -52,13 +55,14 @@ public final class MediaPlayer: @unchecked Sendable {
         ]
         return Interface(Self.player) {
             controls.map { member, next in
-                Member.method(Method(member) { [unowned self] call in
+                Member.method(Method(member) { [weak self] call in
+                    guard let self else { throw DBusError.standInReleased }
                     received.append(Received(member: member, sender: call.sender))
                     change(to: next(status))
                     return .empty
                 })
             }
-            Property("PlaybackStatus", "s") { [unowned self] in .string(status) }
+            Property("PlaybackStatus", "s") { [weak self] in .string(self?.status ?? "Stopped") }
         }
     }
 

@@ -56,14 +56,21 @@ public final class NotificationServer: @unchecked Sendable {
     /// The server goes away, as if it crashed.
     public func stop() { connection.close() }
 
+    /// Released: it leaves the bus rather than stay there answering for nobody.
+    deinit { connection.close() }
+
     private func interface() -> Interface {
         Interface(Self.name) {
-            Method("GetCapabilities", out: ["capabilities": "as"]) { [unowned self] _ in .values([capabilities.dbusValue]) }
+            Method("GetCapabilities", out: ["capabilities": "as"]) { [weak self] _ in
+                guard let self else { throw DBusError.standInReleased }
+                return .values([capabilities.dbusValue])
+            }
             Method("GetServerInformation", out: ["name": "s", "vendor": "s", "version": "s", "spec_version": "s"]) { _ in
                 .values([.string("test"), .string("MonkeyCall"), .string("1"), .string("1.2")])
             }
             Method("Notify", in: ["app_name": "s", "replaces_id": "u", "app_icon": "s", "summary": "s", "body": "s",
-                                  "actions": "as", "hints": "a{sv}", "expire_timeout": "i"], out: ["id": "u"]) { [unowned self] call in
+                                  "actions": "as", "hints": "a{sv}", "expire_timeout": "i"], out: ["id": "u"]) { [weak self] call in
+                guard let self else { throw DBusError.standInReleased }
                 let (appName, replaces, icon, summary, body, actions, hints, timeout) =
                     try call.decode(String.self, UInt32.self, String.self, String.self, String.self, [String].self, [String: DBusValue].self, Int32.self)
                 let id = replaces != 0 ? replaces : nextID
@@ -72,13 +79,14 @@ public final class NotificationServer: @unchecked Sendable {
                                              actions: actions, hints: hints, timeout: timeout, receivedAt: .now))
                 return .values([.uint32(id)])
             }
-            Method("CloseNotification", in: ["id": "u"]) { [unowned self] call in
+            Method("CloseNotification", in: ["id": "u"]) { [weak self] call in
+                guard let self else { throw DBusError.standInReleased }
                 let id = try call.decode(UInt32.self)
                 closed.append(id)
                 try? connection.emit(path: Self.path, interface: Self.name, member: "NotificationClosed", [.uint32(id), .uint32(3)])
                 return .empty
             }
-            Property("Inhibited", "b") { [unowned self] in .bool(inhibited) }
+            Property("Inhibited", "b") { [weak self] in .bool(self?.inhibited ?? false) }
             Signal("NotificationClosed", ["id": "u", "reason": "u"])
             Signal("ActionInvoked", ["id": "u", "action_key": "s"])
         }

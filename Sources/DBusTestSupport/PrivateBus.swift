@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 
 /// A private `dbus-daemon` of the session type for tests and benchmarks,
@@ -140,4 +141,9 @@ final class FirstLineReader: @unchecked Sendable {
         guard ready.wait(timeout: .now() + seconds) == .success else { return nil }
         return lock.withLock { line }
     }
+}
+
+extension DBusError {
+    /// A stand-in service (notification server, media player, logind) was released while its connection still had calls to answer.
+    static let standInReleased = DBusError.failed("this test stand-in has been released")
 }

@@ -116,8 +116,6 @@ enum Marshal {
 
     // MARK: Writing
 
-    private static let basicCodes = Set("ybnqiuxtdsogh".utf8)
-
     static func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
         let ok: Bool
         switch value {
@@ -139,19 +137,17 @@ enum Marshal {
                 if try appendFixedArray(&sub, element: element.rawValue, items) { return }
                 for item in items {
                     guard item.signatureString == element.rawValue else {
-                        throw DBusError.invalidArgs("array of '\(element)' holds a value of type '\(item.signature)'")
+                        throw ValueRules.mixedArray(element, holding: item)
                     }
                     try append(item, to: &sub)
                 }
             }
         case .dictionary(let keySignature, let valueSignature, let entries):
-            guard keySignature.rawValue.utf8.count == 1, let code = keySignature.rawValue.utf8.first, Self.basicCodes.contains(code) else {
-                throw DBusError.invalidArgs("dictionary key type '\(keySignature)' is not a basic type")
-            }
+            guard ValueRules.isBasicKey(keySignature) else { throw ValueRules.notBasicKey(keySignature) }
             ok = try appendContainer(&iter, TypeCode.array, "{\(keySignature)\(valueSignature)}") { (sub) throws(DBusError) in
                 for entry in entries {
                     guard entry.key.signature == keySignature, entry.value.signature == valueSignature else {
-                        throw DBusError.invalidArgs("dictionary of '{\(keySignature)\(valueSignature)}' holds an entry of type '{\(entry.key.signature)\(entry.value.signature)}'")
+                        throw ValueRules.mixedDictionary(keySignature, valueSignature, holding: entry)
                     }
                     _ = try appendContainer(&sub, TypeCode.dictEntry, nil) { (pair) throws(DBusError) in
                         try append(entry.key, to: &pair)
@@ -160,7 +156,7 @@ enum Marshal {
                 }
             }
         case .structure(let members):
-            guard !members.isEmpty else { throw DBusError.invalidArgs("a struct needs at least one member") }
+            guard !members.isEmpty else { throw ValueRules.emptyStruct }
             ok = try appendContainer(&iter, TypeCode.structure, nil) { (sub) throws(DBusError) in
                 for member in members { try append(member, to: &sub) }
             }
@@ -178,8 +174,7 @@ enum Marshal {
     }
 
     private static func appendString(_ iter: inout DBusMessageIter, _ type: Int32, _ value: String) throws(DBusError) -> Bool {
-        // libdbus would cut the string at a NUL; refuse it instead.
-        guard !value.utf8.contains(0) else { throw DBusError.invalidArgs("strings may not contain NUL characters") }
+        guard !value.utf8.contains(0) else { throw ValueRules.nulInString }
         return value.withCString { cString in
             var pointer: UnsafePointer<CChar>? = cString
             return dbus_message_iter_append_basic(&iter, type, &pointer) != 0
@@ -208,7 +203,7 @@ enum Marshal {
             buffer.reserveCapacity(items.count)
             for item in items {
                 guard let number = extract(item) else {
-                    throw DBusError.invalidArgs("array of '\(element)' holds a value of type '\(item.signature)'")
+                    throw ValueRules.mixedArray(Signature(unchecked: element), holding: item)
                 }
                 buffer.append(number)
             }

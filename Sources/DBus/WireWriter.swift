@@ -36,19 +36,17 @@ struct WireWriter {
             try putArray(alignment: Self.alignment(of: elementCode)) { (writer) throws(WireFailure) in
                 for item in items {
                     guard item.signatureString == element.rawValue else {
-                        throw .invalid(.invalidArgs("array of '\(element)' holds a value of type '\(item.signature)'"))
+                        throw .invalid(ValueRules.mixedArray(element, holding: item))
                     }
                     try writer.write(item)
                 }
             }
         case .dictionary(let key, let valueType, let entries):
-            guard key.rawValue.utf8.count == 1, let code = key.rawValue.utf8.first, Self.basicCodes.contains(code) else {
-                throw .invalid(.invalidArgs("dictionary key type '\(key)' is not a basic type"))
-            }
+            guard ValueRules.isBasicKey(key) else { throw .invalid(ValueRules.notBasicKey(key)) }
             try putArray(alignment: 8) { (writer) throws(WireFailure) in
                 for entry in entries {
                     guard entry.key.signatureString == key.rawValue, entry.value.signatureString == valueType.rawValue else {
-                        throw .invalid(.invalidArgs("dictionary of '{\(key)\(valueType)}' holds an entry of type '{\(entry.key.signature)\(entry.value.signature)}'"))
+                        throw .invalid(ValueRules.mixedDictionary(key, valueType, holding: entry))
                     }
                     writer.align(8)
                     try writer.write(entry.key)
@@ -56,7 +54,7 @@ struct WireWriter {
                 }
             }
         case .structure(let members):
-            guard !members.isEmpty else { throw .invalid(.invalidArgs("a struct needs at least one member")) }
+            guard !members.isEmpty else { throw .invalid(ValueRules.emptyStruct) }
             align(8)
             for member in members { try write(member) }
         case .variant(let inner):
@@ -93,14 +91,13 @@ struct WireWriter {
     private mutating func putString(_ value: String) throws(WireFailure) {
         var value = value
         let fine = value.withUTF8 { (utf8: UnsafeBufferPointer<UInt8>) -> Bool in
-            // libdbus would cut the string at a NUL; refuse it as Marshal does.
             guard utf8.baseAddress.map({ memchr($0, 0, utf8.count) == nil }) ?? true else { return false }
             put(UInt32(truncatingIfNeeded: utf8.count))
             bytes.append(contentsOf: utf8)
             bytes.append(0)
             return true
         }
-        guard fine else { throw .invalid(.invalidArgs("strings may not contain NUL characters")) }
+        guard fine else { throw .invalid(ValueRules.nulInString) }
     }
 
     mutating func putSignature(_ value: String) {
@@ -118,8 +115,6 @@ struct WireWriter {
         try elements(&self)
         patch(UInt32(truncatingIfNeeded: bytes.count - start), at: lengthOffset)
     }
-
-    private static let basicCodes = Set("ybnqiuxtdsogh".utf8)
 
     /// The boundary a value of the type starting with `code` is aligned to.
     static func alignment(of code: UInt8) -> Int {

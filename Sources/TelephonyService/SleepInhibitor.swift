@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Logging
+import TelephonyCore
 
 /// Keeps the machine awake while a call is up: a logind inhibitor lock
 /// (`org.freedesktop.login1.Manager.Inhibit("sleep:idle", "MonkeyCall", why, "block")`
@@ -20,8 +21,8 @@ final class SleepInhibitor: @unchecked Sendable {
     private let logger: Logger
     /// Reached on the first call; nil until then, and after it is lost.
     private var systemBus: Connection?
-    /// Why the machine should stay awake now ("Call with Alice"), or nil.
-    private var wanted: String?
+    /// The calls that keep the machine awake: dialing, connecting, active or held.
+    private var callsUp: Set<UUID> = []
     private var lock: UnixFD?
     private var requesting = false
     /// Only the first failure is logged above debug level.
@@ -33,17 +34,23 @@ final class SleepInhibitor: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Called on the queue whenever calls change: `reason` names a call that is up, nil when none is.
-    func update(reason: String?) {
-        let began = wanted == nil && reason != nil
-        wanted = reason
-        if reason == nil, let lock {
+    /// Called on the queue whenever a call changes or ends; `reason` ("Call with
+    /// Alice") is asked for only when this call is the first to come up.
+    func update(_ call: Call, ended: Bool = false, reason: @autoclosure () -> String) {
+        let wasUp = !callsUp.isEmpty
+        if !ended && [.dialing, .connecting, .active, .held].contains(call.state) {
+            callsUp.insert(call.uuid)
+        } else {
+            callsUp.remove(call.uuid)
+        }
+        if callsUp.isEmpty, let lock {
             self.lock = nil
             logger.debug("released the sleep inhibitor (\(lock))")
         }
         // Asked once per stretch of calls: a missing logind is not asked again on every change of a call.
-        guard began, let reason, lock == nil, !requesting else { return }
+        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting else { return }
         requesting = true
+        let reason = reason()
         Task {
             let result = await inhibit(reason)
             service.onQueue { self.finished(result) }
@@ -56,7 +63,7 @@ final class SleepInhibitor: @unchecked Sendable {
         case .success(let fd):
             warned = false
             // The call may have ended while logind answered: then the lock goes at once.
-            if wanted != nil { lock = fd }
+            if !callsUp.isEmpty { lock = fd }
         case .failure(let error):
             if warned {
                 logger.debug("no sleep inhibitor for the call: \(error)")

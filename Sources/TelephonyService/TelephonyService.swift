@@ -164,7 +164,7 @@ public final class TelephonyService: @unchecked Sendable {
             exportCall(call)
             providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
             ringer?.update(call)
-            sleepInhibitor?.update(reason: sleepInhibitionReason())
+            sleepInhibitor?.update(call, reason: sleepInhibitionReason(call))
         case .callChanged(let call):
             let before = published[call.uuid] ?? [:]
             let after = Encode.properties(of: call, callerName: callerName(of: call))
@@ -172,7 +172,7 @@ public final class TelephonyService: @unchecked Sendable {
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
             callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
             ringer?.update(call)
-            sleepInhibitor?.update(reason: sleepInhibitionReason())
+            sleepInhibitor?.update(call, reason: sleepInhibitionReason(call))
         case .callRemoved(let call):
             published[call.uuid] = nil
             callObjects[call.uuid] = nil
@@ -181,7 +181,7 @@ public final class TelephonyService: @unchecked Sendable {
             if call.endReason == .unanswered && !call.outgoing { rememberMissed(call) }
             recordEnded(call)
             ringer?.ended(call)
-            sleepInhibitor?.update(reason: sleepInhibitionReason())
+            sleepInhibitor?.update(call, ended: true, reason: sleepInhibitionReason(call))
         case .performAction(let action):
             emitToProvider(action.provider, "PerformAction",
                            [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString), Encode.arguments(of: action)])
@@ -210,8 +210,7 @@ public final class TelephonyService: @unchecked Sendable {
     }
 
     /// Names the first call that is up ("Call with Alice"), or nil when none is.
-    private func sleepInhibitionReason() -> String? {
-        guard let call = switchboard.calls.first(where: { [.dialing, .connecting, .active, .held].contains($0.state) }) else { return nil }
+    private func sleepInhibitionReason(_ call: Call) -> String {
         let name = callerName(of: call)
         return "Call with \(name.isEmpty ? call.handle.value : name)"
     }

@@ -58,6 +58,8 @@ let package = Package(
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
+        // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
+        .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),

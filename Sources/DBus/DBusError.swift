@@ -40,6 +40,7 @@ extension DBusError {
         public static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
         public static let propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
         public static let timeout = "org.freedesktop.DBus.Error.Timeout"
+        public static let notSupported = "org.freedesktop.DBus.Error.NotSupported"
     }
 
     public static func failed(_ message: String) -> DBusError { DBusError(name: Name.failed, message: message) }

@@ -1,8 +1,12 @@
+import Dispatch
+
 /// Routing of incoming method calls to exported objects.
 extension Connection {
     /// On the queue: finds the object, interface and method, checks the
     /// signature, and runs the handler. Every failure is an error reply.
     func handleMethodCall(_ message: Message) {
+        // Every handler, getter and setter runs here: what they touch is the queue's alone.
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let path = message.path, let member = message.member else { return }
         let interfaces = interfacesServed(at: path)
         guard !interfaces.isEmpty else {

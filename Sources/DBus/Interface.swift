@@ -64,10 +64,15 @@ public struct Method {
 
     public init(_ name: String, in inputs: KeyValuePairs<String, Signature> = [:], out outputs: KeyValuePairs<String, Signature> = [:],
                 handler: @escaping (MethodCall) throws -> MethodReply) {
+        self.init(name, inputs: inputs.map { NamedArgument($0.key, $0.value) }, outputs: outputs.map { NamedArgument($0.key, $0.value) },
+                  handler: handler)
+    }
+
+    init(_ name: String, inputs: [NamedArgument], outputs: [NamedArgument], handler: @escaping (MethodCall) throws -> MethodReply) {
         precondition(Names.isValidMember(name), "invalid method name '\(name)'")
         self.name = name
-        self.inputs = inputs.map { NamedArgument($0.key, $0.value) }
-        self.outputs = outputs.map { NamedArgument($0.key, $0.value) }
+        self.inputs = inputs
+        self.outputs = outputs
         self.handler = handler
         // Computed once: every incoming call is checked against it.
         self.inputSignature = Signature(concatenating: self.inputs.map(\.signature))
@@ -110,9 +115,13 @@ public struct Signal {
     public let arguments: [NamedArgument]
 
     public init(_ name: String, _ arguments: KeyValuePairs<String, Signature> = [:]) {
+        self.init(name, arguments: arguments.map { NamedArgument($0.key, $0.value) })
+    }
+
+    init(_ name: String, arguments: [NamedArgument]) {
         precondition(Names.isValidMember(name), "invalid signal name '\(name)'")
         self.name = name
-        self.arguments = arguments.map { NamedArgument($0.key, $0.value) }
+        self.arguments = arguments
     }
 
     public var signature: Signature { Signature(concatenating: arguments.map(\.signature)) }

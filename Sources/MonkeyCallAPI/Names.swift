@@ -1,23 +1,11 @@
 import DBus
 
-/// The names of the MonkeyCall D-Bus API (`dbus/org.monkeycall.Telephony1.xml`).
+/// The MonkeyCall D-Bus API: its bus name, objects and paths. Its interfaces,
+/// members and errors are declared in `Telephony1.swift`.
 public enum Telephony1 {
     public static let busName = "org.monkeycall.Telephony1"
     public static let rootPath: ObjectPath = "/org/monkeycall/Telephony1"
     public static let version = "1.0"
-
-    public enum Interface {
-        public static let manager = "org.monkeycall.Telephony1.Manager"
-        public static let callController = "org.monkeycall.Telephony1.CallController"
-        public static let provider = "org.monkeycall.Telephony1.Provider"
-        public static let call = "org.monkeycall.Telephony1.Call"
-        public static let callDirectory = "org.monkeycall.Telephony1.CallDirectory"
-        public static let callDirectoryUpdate = "org.monkeycall.Telephony1.CallDirectoryUpdate"
-        public static let recents = "org.monkeycall.Telephony1.Recents"
-        public static let favorites = "org.monkeycall.Telephony1.Favorites"
-    }
-
-    public static let errorPrefix = "org.monkeycall.Telephony1.Error."
 
     public static func providerPath(_ id: UInt64) -> ObjectPath {
         rootPath.appending("Provider").appending(String(id))
@@ -33,5 +21,17 @@ public enum Telephony1 {
         let prefix = rootPath.rawValue + "/Provider/"
         guard path.rawValue.hasPrefix(prefix) else { return nil }
         return UInt64(path.rawValue.dropFirst(prefix.count))
+    }
+
+    /// The update object of a provider's open call directory update.
+    public static func directoryUpdatePath(_ provider: ObjectPath) -> ObjectPath {
+        provider.appending("DirectoryUpdate")
+    }
+}
+
+extension Telephony1 {
+    /// The contract as introspection XML: `dbus/org.monkeycall.Telephony1.xml`.
+    public static var introspectionXML: String {
+        IntrospectionXML.document(header: overview, interfaces: interfaces)
     }
 }

@@ -1,20 +1,42 @@
 import DBus
 import MonkeyCallAPI
 
-/// The code enums of CallKit's errors name their cases like the API's errors
-/// (`callUUIDAlreadyExists` ~ `org.monkeycall.Telephony1.Error.CallUUIDAlreadyExists`):
-/// the mapping follows from the names, written once.
-protocol APIErrorCode: CaseIterable {}
+/// The code enums of CallKit's errors, each from the API errors it stands for.
+protocol APIErrorCode {
+    init?(_ error: APIError)
+}
 
 extension APIErrorCode {
-    /// The case whose name is the API error's name with its first letter lowered.
+    /// The code of a D-Bus error of the API, or nil when it is not one of this enum's.
     init?(apiError error: DBusError) {
-        guard error.name.hasPrefix(Telephony1.errorPrefix) else { return nil }
-        let name = error.name.dropFirst(Telephony1.errorPrefix.count)
-        guard let match = Self.allCases.first(where: { code in
-            let caseName = String(describing: code)
-            return caseName.prefix(1).uppercased() + caseName.dropFirst() == name
-        }) else { return nil }
-        self = match
+        guard let apiError = APIError(error) else { return nil }
+        self.init(apiError)
+    }
+}
+
+extension CXErrorCodeRequestTransactionError.Code: APIErrorCode {
+    init?(_ error: APIError) {
+        switch error {
+        case .unentitled: self = .unentitled
+        case .unknownCallProvider: self = .unknownCallProvider
+        case .emptyTransaction: self = .emptyTransaction
+        case .unknownCallUUID: self = .unknownCallUUID
+        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
+        case .invalidAction: self = .invalidAction
+        case .maximumCallGroupsReached: self = .maximumCallGroupsReached
+        default: return nil
+        }
+    }
+}
+
+extension CXErrorCodeIncomingCallError.Code: APIErrorCode {
+    init?(_ error: APIError) {
+        switch error {
+        case .unentitled: self = .unentitled
+        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
+        case .filteredByDoNotDisturb: self = .filteredByDoNotDisturb
+        case .filteredByBlockList: self = .filteredByBlockList
+        default: return nil
+        }
     }
 }

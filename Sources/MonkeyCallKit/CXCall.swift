@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// A call as an observer sees it (CallKit's `CXCall`): a snapshot, replaced on each change.
@@ -19,10 +20,11 @@ public final class CXCall: Sendable, Equatable, CustomStringConvertible {
 
     /// The call described by the service's `Call` properties.
     convenience init?(properties: [String: DBusValue]) {
-        guard case .string(let id)? = properties["UUID"], let uuid = UUID(uuidString: id) else { return nil }
-        func flag(_ key: String) -> Bool { if case .bool(let value)? = properties[key] { value } else { false } }
-        self.init(uuid: uuid, isOutgoing: flag("Outgoing"), isOnHold: flag("OnHold"),
-                  hasConnected: flag("HasConnected"), hasEnded: flag("HasEnded"))
+        typealias API = Telephony1.Call
+        guard case .string(let id)? = properties[API.uuid.name], let uuid = UUID(uuidString: id) else { return nil }
+        func flag(_ property: PropertySpec<Bool>) -> Bool { if case .bool(let value)? = properties[property.name] { value } else { false } }
+        self.init(uuid: uuid, isOutgoing: flag(API.outgoing), isOnHold: flag(API.onHold),
+                  hasConnected: flag(API.hasConnected), hasEnded: flag(API.hasEnded))
     }
 
     /// The same call, ended.

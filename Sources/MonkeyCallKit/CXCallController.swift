@@ -57,12 +57,11 @@ public final class CXCallController: @unchecked Sendable {
     public func request(_ transaction: CXTransaction) async throws {
         guard let link else { throw linkError ?? CXError.serviceNotRunning }
         await link.registrationsSettled()
-        let actions = DBusValue.array(element: "(sa{sv})", transaction.actions.map {
-            .structure([.string($0.apiKind), .vardict($0.apiArguments)])
-        })
+        let actions = transaction.actions.map { ActionValue(kind: $0.apiKind, args: $0.apiArguments) }
         do {
-            let reply = try await link.call(Telephony1.rootPath, Telephony1.Interface.callController, "RequestTransaction", [actions])
-            if case .string(let id)? = reply.first, let uuid = UUID(uuidString: id) {
+            let id = try await link.connection.call(Telephony1.CallController.requestTransaction, destination: Telephony1.busName,
+                                                    path: Telephony1.rootPath, actions)
+            if let uuid = UUID(uuidString: id) {
                 transaction.uuid = uuid
             }
         } catch {

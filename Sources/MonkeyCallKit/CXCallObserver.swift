@@ -112,7 +112,7 @@ public final class CXCallObserver: @unchecked Sendable {
 
     private static func callProperties(_ interfaces: DBusValue) -> [String: DBusValue]? {
         guard case .dictionary(_, _, let entries) = interfaces else { return nil }
-        for entry in entries where entry.key == .string(Telephony1.Interface.call) { return entry.value.vardict }
+        for entry in entries where entry.key == .string(Telephony1.Call.interface) { return entry.value.vardict }
         return nil
     }
 
@@ -127,7 +127,7 @@ public final class CXCallObserver: @unchecked Sendable {
 
     private func propertiesChanged(_ message: Message) {
         guard let path = message.path, let args = try? message.arguments(), args.count >= 2,
-              args[0] == .string(Telephony1.Interface.call), let changed = args[1].vardict,
+              args[0] == .string(Telephony1.Call.interface), let changed = args[1].vardict,
               properties[path] != nil else { return }
         properties[path]?.merge(changed) { $1 }
         update(path)

@@ -18,7 +18,9 @@ public final class CXCallUpdate: @unchecked Sendable {
     public init() {}
 
     /// The update as the API's `a{sv}`: the keys that were set, no others.
-    var dbusValue: DBusValue {
+    var dbusValue: DBusValue { .vardict(entries) }
+
+    var entries: [String: DBusValue] {
         var entries: [String: DBusValue] = [:]
         if changed.contains("Handle"), let handle = remoteHandle {
             entries["Handle"] = .string(handle.value)
@@ -30,6 +32,6 @@ public final class CXCallUpdate: @unchecked Sendable {
         if changed.contains("SupportsUngrouping") { entries["SupportsUngrouping"] = .bool(supportsUngrouping) }
         if changed.contains("SupportsDTMF") { entries["SupportsDTMF"] = .bool(supportsDTMF) }
         if changed.contains("HasVideo") { entries["HasVideo"] = .bool(hasVideo) }
-        return .vardict(entries)
+        return entries
     }
 }

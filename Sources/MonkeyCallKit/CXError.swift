@@ -33,7 +33,7 @@ public struct CXError: Error, Sendable, Equatable, CustomStringConvertible {
         code: .serviceNotRunning, name: DBusError.Name.serviceUnknown,
         message: "monkeycalld is not running: nobody owns \(Telephony1.busName) on this bus, so the MonkeyCall service cannot be reached")
 
-    static let invalidated = CXError(code: .invalidated, name: Telephony1.errorPrefix + "Invalidated",
+    static let invalidated = CXError(code: .invalidated, name: APIError.invalidated.rawValue,
                                      message: "the provider was invalidated")
 
     /// The error of `error`, as it is: service not running and lost buses get their own codes.

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 /// `CXErrorCodeIncomingCallError`). Match it as in CallKit:
 /// `catch CXErrorCodeIncomingCallError.callUUIDAlreadyExists`.
 public struct CXErrorCodeIncomingCallError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Int, Sendable, CaseIterable, APIErrorCode {
+    public enum Code: Int, Sendable, CaseIterable {
         case unknown = 0
         case unentitled = 1
         case callUUIDAlreadyExists = 2

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 /// `CXErrorCodeRequestTransactionError`). Match it as in CallKit:
 /// `catch CXErrorCodeRequestTransactionError.unknownCallUUID`.
 public struct CXErrorCodeRequestTransactionError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Int, Sendable, CaseIterable, APIErrorCode {
+    public enum Code: Int, Sendable, CaseIterable {
         case unknown = 0
         case unentitled = 1
         case unknownCallProvider = 2

@@ -9,7 +9,7 @@ extension CXProvider {
         Task { [weak self] in
             await link.ready()
             guard let self else { return }
-            let subscription = try? await link.connection.subscribe(MatchRule(interface: Telephony1.Interface.provider)) { [weak self] message in
+            let subscription = try? await link.connection.subscribe(MatchRule(interface: Telephony1.Provider.interface)) { [weak self] message in
                 self?.receive(message)
             }
             let removals = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath,
@@ -34,11 +34,11 @@ extension CXProvider {
         state = .registering
         setRegistering(true)
         retryRegistration = false
-        let configuration = configuration.dbusValue
+        let configuration = configuration.entries
         Task { [weak self] in
             do {
-                let reply = try await link.call(Telephony1.rootPath, Telephony1.Interface.manager, "RegisterProvider", [configuration])
-                guard case .objectPath(let path)? = reply.first else { throw DBusError.failed("RegisterProvider replied without a path") }
+                let path = try await link.connection.call(Telephony1.Manager.registerProvider, destination: Telephony1.busName,
+                                                          path: Telephony1.rootPath, configuration)
                 link.connection.onQueue { self?.registered(at: path) }
             } catch {
                 link.connection.onQueue { self?.registrationFailed(error) }

@@ -18,14 +18,14 @@ extension CXProvider {
         }
         let arguments = (try? message.arguments()) ?? []
         switch member {
-        case "DidBegin":
+        case API.didBegin.name:
             deliver { $0.providerDidBegin(self) }
-        case "PerformAction":
+        case API.performAction.name:
             guard let action = ActionDecoding.action(arguments) else { return }
             action.performer = self
             pendingActions[action.uuid] = action
             deliver { $0.dispatch(action, from: self) }
-        case "TimedOutPerformingAction":
+        case API.timedOutPerformingAction.name:
             guard case .string(let id)? = arguments.first, let uuid = UUID(uuidString: id) else { return }
             let action: CXAction
             if let pending = pendingActions.removeValue(forKey: uuid) {
@@ -37,11 +37,11 @@ extension CXProvider {
             }
             action.markComplete()
             deliver { $0.provider(self, timedOutPerforming: action) }
-        case "DidReset":
+        case API.didReset.name:
             reset()
-        case "DidActivateAudioSession":
+        case API.didActivateAudioSession.name:
             deliver { $0.provider(self, didActivate: AudioSession(isActive: true)) }
-        case "DidDeactivateAudioSession":
+        case API.didDeactivateAudioSession.name:
             deliver { $0.provider(self, didDeactivate: AudioSession(isActive: false)) }
         default:
             break

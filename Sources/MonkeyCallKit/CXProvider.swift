@@ -116,7 +116,7 @@ public final class CXProvider: @unchecked Sendable {
     /// Tells the service of a new incoming call; it rings unless refused
     /// (`CXErrorCodeIncomingCallError`). The completion runs on the delegate's queue.
     public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate, completion: @escaping @Sendable ((any Error)?) -> Void) {
-        submit("ReportNewIncomingCall", [.string(APIValue.uuid(UUID)), update.dbusValue]) { [weak self] result in
+        submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { [weak self] result in
             let error: (any Error)? = if case .failure(let error) = result { ErrorMapping.incoming(error) } else { nil }
             let queue = self?.delegateLock.withLock { self?.delegateQueue } ?? DispatchQueue.global()
             queue.async { completion(error) }
@@ -126,29 +126,29 @@ public final class CXProvider: @unchecked Sendable {
     /// Tells the service of a new incoming call; throws `CXErrorCodeIncomingCallError` when it is refused.
     public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate) async throws {
         let result: Result<[DBusValue], any Error> = await withCheckedContinuation { continuation in
-            submit("ReportNewIncomingCall", [.string(APIValue.uuid(UUID)), update.dbusValue]) { continuation.resume(returning: $0) }
+            submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { continuation.resume(returning: $0) }
         }
         if case .failure(let error) = result { throw ErrorMapping.incoming(error) }
     }
 
     /// Reports changed details of a call; properties the update did not set stay as they are.
     public func reportCall(with UUID: UUID, updated update: CXCallUpdate) {
-        submit("ReportCallUpdated", [.string(APIValue.uuid(UUID)), update.dbusValue])
+        submit(API.reportCallUpdated, APIValue.uuid(UUID), update.entries)
     }
 
     /// Reports that a call ended for a reason other than the user's End action.
     public func reportCall(with UUID: UUID, endedAt dateEnded: Date?, reason endedReason: CXCallEndedReason) {
-        submit("ReportCallEnded", [.string(APIValue.uuid(UUID)), .string(endedReason.apiName), .uint64(APIValue.time(dateEnded))])
+        submit(API.reportCallEnded, APIValue.uuid(UUID), endedReason.apiName, APIValue.time(dateEnded))
     }
 
     /// Reports that an outgoing call started connecting (nil: now).
     public func reportOutgoingCall(with UUID: UUID, startedConnectingAt dateStartedConnecting: Date?) {
-        submit("ReportOutgoingCallStartedConnecting", [.string(APIValue.uuid(UUID)), .uint64(APIValue.time(dateStartedConnecting))])
+        submit(API.reportOutgoingCallStartedConnecting, APIValue.uuid(UUID), APIValue.time(dateStartedConnecting))
     }
 
     /// Reports that an outgoing call connected (nil: now).
     public func reportOutgoingCall(with UUID: UUID, connectedAt dateConnected: Date?) {
-        submit("ReportOutgoingCallConnected", [.string(APIValue.uuid(UUID)), .uint64(APIValue.time(dateConnected))])
+        submit(API.reportOutgoingCallConnected, APIValue.uuid(UUID), APIValue.time(dateConnected))
     }
 
     /// Ends the provider's calls as failed and removes it from the service; it does nothing more.
@@ -164,7 +164,7 @@ public final class CXProvider: @unchecked Sendable {
             self.removalSubscription?.cancel()
             self.removalSubscription = nil
         }
-        submit("Invalidate", []) { [weak self] _ in
+        submit(API.invalidate) { [weak self] _ in
             guard let self else { return }
             link.connection.onQueue { self.becomeInvalidated() }
         }
@@ -194,16 +194,21 @@ public final class CXProvider: @unchecked Sendable {
 
     // MARK: Jobs
 
-    func submit(_ member: String, _ arguments: [DBusValue],
-                completion: @escaping @Sendable (Result<[DBusValue], any Error>) -> Void = { _ in }) {
-        jobs.yield(Job(member: member, arguments: arguments, completion: completion))
+    typealias API = Telephony1.Provider
+
+    /// Calls a method of the provider's object, in order with every other job.
+    func submit<each I: DBusRepresentable, each O: DBusRepresentable>(
+        _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>, _ arguments: repeat each I,
+        completion: @escaping @Sendable (Result<[DBusValue], any Error>) -> Void = { _ in }
+    ) {
+        jobs.yield(Job(member: spec.name, arguments: Args<repeat each I>.encode(repeat each arguments), completion: completion))
     }
 
     private func run(_ job: Job) async {
         do {
             guard let link else { throw linkError ?? CXError.serviceNotRunning }
             let path = try await registeredPath()
-            job.completion(.success(try await link.call(path, Telephony1.Interface.provider, job.member, job.arguments)))
+            job.completion(.success(try await link.call(path, API.interface, job.member, job.arguments)))
         } catch {
             job.completion(.failure(error))
         }
@@ -214,6 +219,6 @@ extension CXProvider: ActionPerformer {
     func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
         link?.connection.onQueue { self.pendingActions[action.uuid] = nil }
         let info: [String: DBusValue] = date.map { ["Date": .uint64(APIValue.time($0))] } ?? [:]
-        submit(fulfilled ? "FulfillAction" : "FailAction", [.string(APIValue.uuid(action.uuid)), .vardict(info)])
+        submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(action.uuid), info)
     }
 }

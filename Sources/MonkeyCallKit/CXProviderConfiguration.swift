@@ -33,7 +33,9 @@ public final class CXProviderConfiguration: @unchecked Sendable {
     }
 
     /// The `RegisterProvider` configuration dictionary.
-    var dbusValue: DBusValue {
+    var dbusValue: DBusValue { .vardict(entries) }
+
+    var entries: [String: DBusValue] {
         var entries: [String: DBusValue] = [
             "Name": .string(localizedName),
             "MaximumCallGroups": .uint32(UInt32(clamping: maximumCallGroups)),
@@ -47,6 +49,6 @@ public final class CXProviderConfiguration: @unchecked Sendable {
         if let iconTemplateImageData { entries["IconData"] = [UInt8](iconTemplateImageData).dbusValue }
         if let iconName { entries["IconName"] = .string(iconName) }
         if let desktopEntry { entries["DesktopEntry"] = .string(desktopEntry) }
-        return .vardict(entries)
+        return entries
     }
 }

@@ -15,36 +15,20 @@ extension TelephonyService {
     /// A call's properties read from the last published state; its methods
     /// are shortcuts through the call controller.
     func callInterface(_ uuid: UUID) -> Interface {
-        Interface(Telephony1.Interface.call) {
-            Method("Answer") { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                _ = try request([.answer(uuid)], from: call.sender)
-                return .empty
+        typealias API = Telephony1.Call
+        return Interface(API.interface) {
+            method(API.answer) { service, call in _ = try service.request([.answer(uuid)], from: call.sender) }
+            method(API.end) { service, call in _ = try service.request([.end(uuid)], from: call.sender) }
+            method(API.setHeld) { service, call, onHold in _ = try service.request([.setHeld(uuid, onHold)], from: call.sender) }
+            method(API.setMuted) { service, call, muted in _ = try service.request([.setMuted(uuid, muted)], from: call.sender) }
+            method(API.playDTMF) { service, call, digits in
+                _ = try service.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
             }
-            Method("End") { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                _ = try request([.end(uuid)], from: call.sender)
-                return .empty
-            }
-            Method("SetHeld", in: ["on_hold": "b"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                _ = try request([.setHeld(uuid, try call.decode(Bool.self))], from: call.sender)
-                return .empty
-            }
-            Method("SetMuted", in: ["muted": "b"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                _ = try request([.setMuted(uuid, try call.decode(Bool.self))], from: call.sender)
-                return .empty
-            }
-            Method("PlayDTMF", in: ["digits": "s"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                _ = try request([.playDTMF(uuid, digits: try call.decode(String.self), type: .singleTone)], from: call.sender)
-                return .empty
-            }
-            for (name, signature) in Encode.callProperties {
-                Property(name, signature) { [weak self] in
+            // Read as last published (`Encode.properties`), whatever their types.
+            for member in API.spec.members where member.kind == .property {
+                Property(member.name, member.type!) { [weak self] in
                     guard let self else { throw TelephonyService.stopping }
-                    guard let value = published[uuid]?[name] else {
+                    guard let value = published[uuid]?[member.name] else {
                         throw DBusError.unknownObject("call \(uuid.apiString) has ended")
                     }
                     return value

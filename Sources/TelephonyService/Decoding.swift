@@ -79,7 +79,7 @@ enum Decode {
             var provider: ProviderID?
             if let path = try dict.get("Provider", as: ObjectPath.self) {
                 guard let id = Telephony1.providerID(from: path) else {
-                    throw DBusError(name: Telephony1.errorPrefix + "UnknownCallProvider", message: "\(path) is not a provider")
+                    throw APIError.unknownCallProvider("\(path) is not a provider")
                 }
                 provider = ProviderID(id)
             }
@@ -99,8 +99,7 @@ enum Decode {
             }
             return .playDTMF(uuid, digits: try required("Digits", String.self), type: type)
         default:
-            throw DBusError(name: Telephony1.errorPrefix + "InvalidAction",
-                            message: "unknown action kind '\(kind.prefix(64))' (start, answer, end, set-held, set-muted, set-group, play-dtmf)")
+            throw APIError.invalidAction("unknown action kind '\(kind.prefix(64))' (start, answer, end, set-held, set-muted, set-group, play-dtmf)")
         }
     }
 }

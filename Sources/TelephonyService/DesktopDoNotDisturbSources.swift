@@ -67,6 +67,6 @@ extension TelephonyService {
         let after = screening.doNotDisturbSource
         guard after != before else { return }
         logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
-        rootChanged(["DoNotDisturbSource"], on: Telephony1.Interface.manager)
+        rootChanged([Telephony1.Manager.doNotDisturbSource])
     }
 }

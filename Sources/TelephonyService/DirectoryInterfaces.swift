@@ -6,42 +6,32 @@ import MonkeyCallAPI
 extension TelephonyService {
     /// The user's block list and the providers' directories (`CallDirectory`, root object).
     func callDirectoryInterface() -> Interface {
-        Interface(Telephony1.Interface.callDirectory) {
-            Method("BlockHandle", in: ["pattern": "s"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let pattern = try call.decode(String.self)
+        typealias API = Telephony1.CallDirectory
+        return Interface(API.interface) {
+            method(API.blockHandle) { service, _, pattern in
                 do {
-                    try screening.update { _ = try $0.blockList.add(pattern) }
+                    try service.screening.update { _ = try $0.blockList.add(pattern) }
                 } catch let error as DirectoryError {
                     throw DBusError.invalidArgs(error.message)
                 }
-                rootChanged(["BlockedHandles"], on: Telephony1.Interface.callDirectory)
-                return .empty
+                service.rootChanged([API.blockedHandles])
             }
-            Method("UnblockHandle", in: ["pattern": "s"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let pattern = try call.decode(String.self)
-                screening.update { _ = $0.blockList.remove(pattern) }
-                rootChanged(["BlockedHandles"], on: Telephony1.Interface.callDirectory)
-                return .empty
+            method(API.unblockHandle) { service, _, pattern in
+                service.screening.update { _ = $0.blockList.remove(pattern) }
+                service.rootChanged([API.blockedHandles])
             }
-            Method("Identify", in: ["handle": "s"], out: ["label": "s", "blocked": "b"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let handle = try call.decode(String.self)
+            method(API.identify) { service, _, handle in
                 guard handle.utf8.count <= 1024 else { throw DBusError.invalidArgs("a handle is at most 1024 bytes") }
-                return .values([.string(screening.label(for: handle) ?? ""), .bool(screening.isBlocked(handle))])
+                return (service.screening.label(for: handle) ?? "", service.screening.isBlocked(handle))
             }
-            Method("ListDirectories", out: ["directories": "a(sbtt)"]) { [weak self] _ in
-                guard let self else { throw TelephonyService.stopping }
-                let list = screening.directories?.list() ?? []
-                return .values([.array(element: "(sbtt)", list.map {
-                    .structure([.string($0.name), .bool($0.enabled), .uint64(UInt64($0.blockingCount)), .uint64(UInt64($0.identificationCount))])
-                })])
+            method(API.listDirectories) { service, _ in
+                (service.screening.directories?.list() ?? []).map {
+                    DirectorySummary(app: $0.name, enabled: $0.enabled, blockingCount: UInt64($0.blockingCount),
+                                     identificationCount: UInt64($0.identificationCount))
+                }
             }
-            Method("SetDirectoryEnabled", in: ["provider_name": "s", "enabled": "b"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let (name, enabled) = try call.decode(String.self, Bool.self)
-                guard let directories = screening.directories, directories.list().contains(where: { $0.name == name }) else {
+            method(API.setDirectoryEnabled) { service, _, name, enabled in
+                guard let directories = service.screening.directories, directories.list().contains(where: { $0.name == name }) else {
                     throw DBusError.invalidArgs("no call directory from a provider named '\(name.prefix(64))'")
                 }
                 do {
@@ -49,51 +39,33 @@ extension TelephonyService {
                 } catch {
                     throw DBusError.failed((error as? DirectoryError)?.message ?? "\(error)")
                 }
-                return .empty
             }
-            Property("BlockedHandles", "as") { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return screening.settings.blockList.patterns.dbusValue
-            }
+            property(API.blockedHandles) { service in service.screening.settings.blockList.patterns }
         }
     }
 
     /// Do Not Disturb and its exceptions, as Manager properties that persist.
     func screeningProperties() -> [Property] {
-        let settings: [(String, WritableKeyPath<ScreeningSettings, Bool>)] = [
-            ("DoNotDisturb", \.doNotDisturb), ("DoNotDisturbAllowFavorites", \.doNotDisturbAllowFavorites),
-            ("DoNotDisturbAllowRepeatedCalls", \.doNotDisturbAllowRepeatedCalls), ("SilenceUnknownCallers", \.silenceUnknownCallers),
+        typealias Manager = Telephony1.Manager
+        let settings: [(PropertySpec<Bool>, WritableKeyPath<ScreeningSettings, Bool>)] = [
+            (Manager.doNotDisturb, \.doNotDisturb), (Manager.doNotDisturbAllowFavorites, \.doNotDisturbAllowFavorites),
+            (Manager.doNotDisturbAllowRepeatedCalls, \.doNotDisturbAllowRepeatedCalls), (Manager.silenceUnknownCallers, \.silenceUnknownCallers),
         ]
-        return settings.map { name, keyPath in
-            Property(name, "b", set: { [weak self] value, _ in
-                guard let self else { throw TelephonyService.stopping }
-                let enabled = try Bool(dbusValue: value)
-                changeDoNotDisturb { screening.update { $0[keyPath: keyPath] = enabled } }
-            }, get: { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return .bool(screening.settings[keyPath: keyPath])
+        return settings.map { spec, keyPath in
+            property(spec, get: { service in service.screening.settings[keyPath: keyPath] }, set: { service, enabled, _ in
+                service.changeDoNotDisturb { service.screening.update { $0[keyPath: keyPath] = enabled } }
             })
         } + [
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
-            Property("DoNotDisturbSource", "s") { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return .string(screening.doNotDisturbSource.rawValue)
-            },
-            Property("PausesMediaDuringCalls", "b", set: { [weak self] value, _ in
-                guard let self else { throw TelephonyService.stopping }
-                let enabled = try Bool(dbusValue: value)
-                if enabled && !options.pausesMedia {
-                    throw DBusError(name: "org.freedesktop.DBus.Error.NotSupported", message: "monkeycalld runs with --no-pause-media")
+            property(Manager.doNotDisturbSource) { service in service.screening.doNotDisturbSource.rawValue },
+            property(Manager.pausesMediaDuringCalls, get: { service in
+                service.options.pausesMedia && service.screening.settings.pausesMediaDuringCalls
+            }, set: { service, enabled, _ in
+                if enabled && !service.options.pausesMedia {
+                    throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
                 }
-                screening.update { $0.pausesMediaDuringCalls = enabled }
-            }, get: { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return .bool(options.pausesMedia && screening.settings.pausesMediaDuringCalls)
+                service.screening.update { $0.pausesMediaDuringCalls = enabled }
             }),
         ]
-    }
-
-    func rootChanged(_ names: [String], on interface: String) {
-        connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(names, on: interface)
     }
 }

@@ -9,16 +9,7 @@ import TelephonyCore
 /// identification entries, applied atomically at `Complete`.
 extension TelephonyService {
     static func updatePath(_ provider: ProviderID) -> ObjectPath {
-        Telephony1.providerPath(provider.rawValue).appending("DirectoryUpdate")
-    }
-
-    /// Directory errors under the API's names.
-    static func dbusError(_ error: DirectoryError) -> DBusError {
-        switch error.name {
-        case "InvalidArgs": DBusError.invalidArgs(error.message)
-        case "Failed": DBusError.failed(error.message)
-        default: DBusError(name: Telephony1.errorPrefix + error.name, message: error.message)
-        }
+        Telephony1.directoryUpdatePath(Telephony1.providerPath(provider.rawValue))
     }
 
     func beginDirectoryUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
@@ -26,7 +17,7 @@ extension TelephonyService {
         do {
             _ = try directories.beginUpdate(providerName: provider.name, kind: incremental ? .incremental : .complete)
         } catch {
-            throw Self.dbusError(error)
+            throw error.dbusError
         }
         let path = Self.updatePath(provider.id)
         connection.unexport(path)
@@ -47,61 +38,52 @@ extension TelephonyService {
     }
 
     private func directoryUpdateInterface(_ provider: Provider) -> Interface {
+        typealias API = Telephony1.CallDirectoryUpdate
         let name = provider.name
-        /// The open update, for its provider's own connection only.
-        func openUpdate(_ service: TelephonyService, _ call: MethodCall) throws -> DirectoryUpdate {
+        /// Runs `body` on the open update, for its provider's own connection only.
+        func step(_ service: TelephonyService, _ call: MethodCall, _ body: (DirectoryUpdate) throws(DirectoryError) -> Void) throws {
             guard call.sender == provider.owner else {
                 throw DBusError.accessDenied("only the connection that registered provider \(provider.id) may change its call directory")
             }
             guard let update = service.screening.directories?.openUpdate(providerName: name) else {
                 throw DBusError.unknownObject("the directory update has ended")
             }
-            return update
-        }
-        func step(_ body: @escaping (TelephonyService, MethodCall, DirectoryUpdate) throws(DirectoryError) -> Void) -> (MethodCall) throws -> MethodReply {
-            { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let update = try openUpdate(self, call)
-                do throws(DirectoryError) {
-                    try body(self, call, update)
-                } catch {
-                    throw Self.dbusError(error)
-                }
-                return .empty
+            do throws(DirectoryError) {
+                try body(update)
+            } catch {
+                throw error.dbusError
             }
         }
-        return Interface(Telephony1.Interface.callDirectoryUpdate) {
-            Method("AddBlockingEntries", in: ["numbers": "ax"], handler: step { _, call, update throws(DirectoryError) in
-                try update.addBlocking(try Self.numbers(call))
-            })
-            Method("AddIdentificationEntries", in: ["numbers": "ax", "labels": "as"], handler: step { _, call, update throws(DirectoryError) in
-                guard let (numbers, labels) = try? call.decode([Int64].self, [String].self) else {
-                    throw DirectoryError.invalidArguments("numbers and labels are needed")
+        return Interface(API.interface) {
+            method(API.addBlockingEntries) { service, call, numbers in try step(service, call) { update throws(DirectoryError) in try update.addBlocking(numbers) } }
+            method(API.addIdentificationEntries) { service, call, numbers, labels in
+                try step(service, call) { update throws(DirectoryError) in try update.addIdentification(numbers, labels: labels) }
+            }
+            method(API.removeBlockingEntries) { service, call, numbers in
+                try step(service, call) { update throws(DirectoryError) in try update.removeBlocking(numbers) }
+            }
+            method(API.removeAllBlockingEntries) { service, call in
+                try step(service, call) { update throws(DirectoryError) in try update.removeAllBlocking() }
+            }
+            method(API.removeIdentificationEntries) { service, call, numbers in
+                try step(service, call) { update throws(DirectoryError) in try update.removeIdentification(numbers) }
+            }
+            method(API.removeAllIdentificationEntries) { service, call in
+                try step(service, call) { update throws(DirectoryError) in try update.removeAllIdentification() }
+            }
+            method(API.complete) { service, call in
+                try step(service, call) { _ throws(DirectoryError) in
+                    defer { service.connection.unexport(Self.updatePath(provider.id)) }
+                    try service.screening.directories?.completeUpdate(providerName: name)
+                    service.logger.info("call directory of '\(name)' updated")
                 }
-                try update.addIdentification(numbers, labels: labels)
-            })
-            Method("RemoveBlockingEntries", in: ["numbers": "ax"], handler: step { _, call, update throws(DirectoryError) in
-                try update.removeBlocking(try Self.numbers(call))
-            })
-            Method("RemoveAllBlockingEntries", handler: step { _, _, update throws(DirectoryError) in try update.removeAllBlocking() })
-            Method("RemoveIdentificationEntries", in: ["numbers": "ax"], handler: step { _, call, update throws(DirectoryError) in
-                try update.removeIdentification(try Self.numbers(call))
-            })
-            Method("RemoveAllIdentificationEntries", handler: step { _, _, update throws(DirectoryError) in try update.removeAllIdentification() })
-            Method("Complete", handler: step { service, _, _ throws(DirectoryError) in
-                defer { service.connection.unexport(Self.updatePath(provider.id)) }
-                try service.screening.directories?.completeUpdate(providerName: name)
-                service.logger.info("call directory of '\(name)' updated")
-            })
-            Method("Cancel", handler: step { service, _, _ throws(DirectoryError) in
-                service.screening.directories?.cancelUpdate(providerName: name)
-                service.connection.unexport(Self.updatePath(provider.id))
-            })
+            }
+            method(API.cancel) { service, call in
+                try step(service, call) { _ throws(DirectoryError) in
+                    service.screening.directories?.cancelUpdate(providerName: name)
+                    service.connection.unexport(Self.updatePath(provider.id))
+                }
+            }
         }
-    }
-
-    private static func numbers(_ call: MethodCall) throws(DirectoryError) -> [Int64] {
-        guard let numbers = try? call.decode([Int64].self) else { throw DirectoryError.invalidArguments("numbers are needed") }
-        return numbers
     }
 }

@@ -6,42 +6,36 @@ import TelephonyCore
 enum Encode {
     /// The `Call` object's properties, by name.
     static func properties(of call: Call, callerName: String? = nil) -> [String: DBusValue] {
-        [
-            "UUID": .string(call.uuid.apiString),
-            "Provider": .objectPath(Telephony1.providerPath(call.provider.rawValue)),
-            "ProviderName": .string(call.providerName),
-            "Handle": .string(call.handle.value),
-            "HandleType": .string(call.handle.type.rawValue),
-            "CallerName": .string(callerName ?? call.callerName),
-            "Outgoing": .bool(call.outgoing),
-            "State": .string(call.state.rawValue),
-            "OnHold": .bool(call.onHold),
-            "Muted": .bool(call.muted),
-            "HasConnected": .bool(call.hasConnected),
-            "HasEnded": .bool(call.hasEnded),
-            "HasVideo": .bool(call.hasVideo),
-            "Group": .string(call.group?.apiString ?? ""),
-            "SupportsHolding": .bool(call.supportsHolding),
-            "SupportsGrouping": .bool(call.supportsGrouping),
-            "SupportsUngrouping": .bool(call.supportsUngrouping),
-            "SupportsDTMF": .bool(call.supportsDTMF),
-            "StartedAt": .uint64(call.startedAt),
-            "ConnectedAt": .uint64(call.connectedAt),
-            "EndedAt": .uint64(call.endedAt),
-        ]
+        typealias API = Telephony1.Call
+        var properties: [String: DBusValue] = [:]
+        func set<T: DBusRepresentable>(_ spec: PropertySpec<T>, _ value: T) { properties[spec.name] = value.dbusValue }
+        set(API.uuid, call.uuid.apiString)
+        set(API.provider, Telephony1.providerPath(call.provider.rawValue))
+        set(API.providerName, call.providerName)
+        set(API.handle, call.handle.value)
+        set(API.handleType, call.handle.type.rawValue)
+        set(API.callerName, callerName ?? call.callerName)
+        set(API.outgoing, call.outgoing)
+        set(API.state, call.state.rawValue)
+        set(API.onHold, call.onHold)
+        set(API.muted, call.muted)
+        set(API.hasConnected, call.hasConnected)
+        set(API.hasEnded, call.hasEnded)
+        set(API.hasVideo, call.hasVideo)
+        set(API.group, call.group?.apiString ?? "")
+        set(API.supportsHolding, call.supportsHolding)
+        set(API.supportsGrouping, call.supportsGrouping)
+        set(API.supportsUngrouping, call.supportsUngrouping)
+        set(API.supportsDTMF, call.supportsDTMF)
+        set(API.startedAt, call.startedAt)
+        set(API.connectedAt, call.connectedAt)
+        set(API.endedAt, call.endedAt)
+        return properties
     }
 
-    /// The `Call` properties in declaration order, with their types.
-    static let callProperties: KeyValuePairs<String, Signature> = [
-        "UUID": "s", "Provider": "o", "ProviderName": "s", "Handle": "s", "HandleType": "s", "CallerName": "s",
-        "Outgoing": "b", "State": "s", "OnHold": "b", "Muted": "b", "HasConnected": "b", "HasEnded": "b", "HasVideo": "b",
-        "Group": "s", "SupportsHolding": "b", "SupportsGrouping": "b", "SupportsUngrouping": "b", "SupportsDTMF": "b",
-        "StartedAt": "t", "ConnectedAt": "t", "EndedAt": "t",
-    ]
-
     /// The configuration with every default filled in.
-    static func configuration(_ configuration: ProviderConfiguration) -> DBusValue {
-        .vardict([
+    static func configuration(_ configuration: ProviderConfiguration) -> [String: DBusValue] {
+        [
             "Name": .string(configuration.name),
             "MaximumCallGroups": .uint32(UInt32(clamping: configuration.maximumCallGroups)),
             "MaximumCallsPerCallGroup": .uint32(UInt32(clamping: configuration.maximumCallsPerCallGroup)),
@@ -53,11 +47,11 @@ enum Encode {
             "IconData": configuration.iconData.dbusValue,
             "URLSchemes": configuration.urlSchemes.dbusValue,
             "DesktopEntry": .string(configuration.desktopEntry),
-        ])
+        ]
     }
 
     /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
-    static func arguments(of action: Action) -> DBusValue {
+    static func arguments(of action: Action) -> [String: DBusValue] {
         var args: [String: DBusValue] = [
             "CallUUID": .string(action.callUUID.apiString),
             "TransactionUUID": .string(action.transactionID.apiString),
@@ -76,6 +70,6 @@ enum Encode {
             args["Digits"] = .string(digits)
             args["Type"] = .string(type.rawValue)
         }
-        return .vardict(args)
+        return args
     }
 }

@@ -9,7 +9,7 @@ import TelephonyCore
 /// interfaces say why they cannot answer.
 extension TelephonyService {
     static func unavailable(_ reason: String) -> DBusError {
-        DBusError(name: Telephony1.errorPrefix + "RecentsUnavailable", message: "Recents and Favorites are unavailable: \(reason)")
+        APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
     }
 
     /// Runs `body` on the database; a database that fails (a read-only or
@@ -65,11 +65,11 @@ extension TelephonyService {
         if recordingFails { logger.notice("Recents records calls again") }
         recordingFails = false
         do {
-            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+            try connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
         } catch {
             logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
         }
-        if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+        if recorded.status == .missed { rootChanged([Telephony1.Recents.missedCount]) }
     }
 
     /// The name to show: the provider's, else a favorite's, else the call directories' label.
@@ -94,108 +94,91 @@ extension TelephonyService {
         for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
     }
 
-    static func encode(_ entry: RecentCall) -> DBusValue {
-        .vardict([
+    static func encode(_ entry: RecentCall) -> [String: DBusValue] {
+        [
             "Id": .uint64(UInt64(entry.id ?? 0)), "CallUUID": .string(entry.callUUID), "ProviderName": .string(entry.providerName),
             "Handle": .string(entry.handle), "HandleType": .string(entry.handleType), "CallerName": .string(entry.callerName),
             "Outgoing": .bool(entry.outgoing), "Status": .string(entry.status.rawValue), "EndReason": .string(entry.endReason),
             "StartedAt": .uint64(entry.startedAt), "ConnectedAt": .uint64(entry.connectedAt), "EndedAt": .uint64(entry.endedAt),
             "HasVideo": .bool(entry.hasVideo), "Seen": .bool(entry.seen),
-        ])
+        ]
     }
 
-    static func encode(_ favorite: Favorite) -> DBusValue {
-        .vardict(["Id": .uint64(UInt64(favorite.id ?? 0)), "Handle": .string(favorite.handle), "HandleType": .string(favorite.handleType),
-                  "Name": .string(favorite.name), "ProviderName": .string(favorite.providerName)])
+    static func encode(_ favorite: Favorite) -> [String: DBusValue] {
+        ["Id": .uint64(UInt64(favorite.id ?? 0)), "Handle": .string(favorite.handle), "HandleType": .string(favorite.handleType),
+                  "Name": .string(favorite.name), "ProviderName": .string(favorite.providerName)]
     }
 
     /// A call to `handle` through the registered provider called `providerName`.
     func startCall(to handle: Handle, through providerName: String, from requester: String) throws -> String {
         guard let provider = switchboard.orderedProviders.last(where: { $0.name == providerName }) else {
-            throw DBusError(name: Telephony1.errorPrefix + "NoProvider", message: "\(providerName) is not running, so it cannot place the call")
+            throw APIError.noProvider("\(providerName) is not running, so it cannot place the call")
         }
         let uuid = UUID()
         _ = try request([.start(uuid, handle: handle, provider: provider.id)], from: requester)
         return uuid.apiString
     }
 
-    private func id(_ value: UInt64, _ what: String) throws -> Int64 {
+    func id(_ value: UInt64, _ what: String) throws -> Int64 {
         guard let id = Int64(exactly: value), id > 0 else { throw DBusError.invalidArgs("\(value) is not a \(what) id") }
         return id
     }
 
     func recentsInterface() -> Interface {
-        Interface(Telephony1.Interface.recents) {
-            Method("List", in: ["limit": "u", "offset": "u"], out: ["entries": "aa{sv}"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let (limit, offset) = try call.decode(UInt32.self, UInt32.self)
-                let entries = try withHistory { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)) }
-                return .values([.array(element: "a{sv}", entries.map(Self.encode))])
+        typealias API = Telephony1.Recents
+        return Interface(API.interface) {
+            method(API.list) { service, _, limit, offset in
+                try service.withHistory { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)) }.map(Self.encode)
             }
-            Method("Delete", in: ["id": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let id = try id(try call.decode(UInt64.self), "recent call")
-                guard try withHistory({ try $0.deleteRecent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+            method(API.delete) { service, _, id in
+                let id = try service.id(id, "recent call")
+                guard try service.withHistory({ try $0.deleteRecent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                service.rootChanged([API.missedCount])
             }
-            Method("Clear") { [weak self] _ in
-                guard let self else { throw TelephonyService.stopping }
-                try withHistory { try $0.clearRecents() }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+            method(API.clear) { service, _ in
+                try service.withHistory { try $0.clearRecents() }
+                service.rootChanged([API.missedCount])
             }
-            Method("MarkAllSeen") { [weak self] _ in
-                guard let self else { throw TelephonyService.stopping }
-                try withHistory { try $0.markAllSeen() }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+            method(API.markAllSeen) { service, _ in
+                try service.withHistory { try $0.markAllSeen() }
+                service.rootChanged([API.missedCount])
             }
-            Method("CallBack", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let id = try id(try call.decode(UInt64.self), "recent call")
-                guard let entry = try withHistory({ try $0.recent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+            method(API.callBack) { service, call, id in
+                let id = try service.id(id, "recent call")
+                guard let entry = try service.withHistory({ try $0.recent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
                 let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
-                return .values([.string(try startCall(to: handle, through: entry.providerName, from: call.sender))])
+                return try service.startCall(to: handle, through: entry.providerName, from: call.sender)
             }
-            Property("MissedCount", "u") { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return .uint32(UInt32(clamping: (try? withHistory { try $0.missedCount() }) ?? 0))
-            }
-            Signal("EntryAdded", ["entry": "a{sv}"])
+            property(API.missedCount) { service in UInt32(clamping: (try? service.withHistory { try $0.missedCount() }) ?? 0) }
+            Signal(API.entryAdded)
         }
     }
 
     func favoritesInterface() -> Interface {
-        Interface(Telephony1.Interface.favorites) {
-            Method("Add", in: ["handle": "s", "handle_type": "s", "name": "s", "provider_name": "s"], out: ["id": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let (handle, type, name, providerName) = try call.decode(String.self, String.self, String.self, String.self)
+        typealias API = Telephony1.Favorites
+        return Interface(API.interface) {
+            method(API.add) { service, _, handle, type, name, providerName in
                 guard !handle.isEmpty, handle.utf8.count <= 1024, name.utf8.count <= 1024, providerName.utf8.count <= 64 else {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
                 _ = try Decode.handleType(type)
-                let favorite = try withHistory { try $0.addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName)) }
-                loadFavoriteNames()
-                return .values([.uint64(UInt64(favorite.id ?? 0))])
+                let favorite = try service.withHistory {
+                    try $0.addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName))
+                }
+                service.loadFavoriteNames()
+                return UInt64(favorite.id ?? 0)
             }
-            Method("Remove", in: ["id": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let id = try id(try call.decode(UInt64.self), "favorite")
-                guard try withHistory({ try $0.removeFavorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                loadFavoriteNames()
-                return .empty
+            method(API.remove) { service, _, id in
+                let id = try service.id(id, "favorite")
+                guard try service.withHistory({ try $0.removeFavorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                service.loadFavoriteNames()
             }
-            Method("List", out: ["favorites": "aa{sv}"]) { [weak self] _ in
-                guard let self else { throw TelephonyService.stopping }
-                return .values([.array(element: "a{sv}", try withHistory { try $0.favorites() }.map(Self.encode))])
-            }
-            Method("Call", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let id = try id(try call.decode(UInt64.self), "favorite")
-                guard let favorite = try withHistory({ try $0.favorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+            method(API.list) { service, _ in try service.withHistory { try $0.favorites() }.map(Self.encode) }
+            method(API.call) { service, call, id in
+                let id = try service.id(id, "favorite")
+                guard let favorite = try service.withHistory({ try $0.favorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
                 let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
-                return .values([.string(try startCall(to: handle, through: favorite.providerName, from: call.sender))])
+                return try service.startCall(to: handle, through: favorite.providerName, from: call.sender)
             }
         }
     }

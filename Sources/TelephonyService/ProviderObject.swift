@@ -14,7 +14,7 @@ extension TelephonyService {
     }
 
     /// Only the connection that registered the provider may act as it.
-    private func owned(_ id: ProviderID, by call: MethodCall) throws -> ProviderID {
+    func owned(_ id: ProviderID, by call: MethodCall) throws -> ProviderID {
         guard let provider = switchboard.provider(id), provider.owner == call.sender else {
             throw DBusError.accessDenied("only the connection that registered provider \(id) may call \(call.name)")
         }
@@ -22,7 +22,7 @@ extension TelephonyService {
     }
 
     /// Refuses a call the user does not want to ring, and records it.
-    private func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
+    func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
         guard let handle = update.handle else { return }
         let favorite = favoriteNames[handle.value]
         let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
@@ -43,7 +43,7 @@ extension TelephonyService {
         }
     }
 
-    private func endReason(_ text: String) throws -> EndReason {
+    func endReason(_ text: String) throws -> EndReason {
         guard let reason = EndReason(rawValue: text) else {
             throw DBusError.invalidArgs("end reason '\(text.prefix(64))' is not one of \(EndReason.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -51,87 +51,59 @@ extension TelephonyService {
     }
 
     func providerInterface(_ provider: Provider) -> Interface {
+        typealias API = Telephony1.Provider
         let id = provider.id
-        return Interface(Telephony1.Interface.provider) {
-            Method("ReportNewIncomingCall", in: ["call_uuid": "s", "update": "a{sv}"], out: ["call": "o"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (uuidText, fields) = try call.decode(String.self, [String: DBusValue].self)
+        return Interface(API.interface) {
+            method(API.reportNewIncomingCall) { service, call, uuidText, fields in
+                let provider = try service.owned(id, by: call)
                 let uuid = try Decode.uuid(uuidText)
                 let update = try Decode.update(fields)
-                let reported = try switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update) { provider throws(TelephonyError) in
-                    try screen(uuid, update, from: provider)
+                let reported = try service.switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update) { provider throws(TelephonyError) in
+                    try service.screen(uuid, update, from: provider)
                 }
-                return .values([.objectPath(Telephony1.callPath(reported.uuid.apiString))])
+                return Telephony1.callPath(reported.uuid.apiString)
             }
-            Method("ReportCallUpdated", in: ["call_uuid": "s", "update": "a{sv}"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (uuid, update) = try call.decode(String.self, [String: DBusValue].self)
-                try switchboard.reportCallUpdated(provider: provider, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
-                return .empty
+            method(API.reportCallUpdated) { service, call, uuid, update in
+                try service.switchboard.reportCallUpdated(provider: try service.owned(id, by: call), uuid: try Decode.uuid(uuid), update: try Decode.update(update))
             }
-            Method("ReportCallEnded", in: ["call_uuid": "s", "reason": "s", "ended_at": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (uuid, reason, at) = try call.decode(String.self, String.self, UInt64.self)
-                try switchboard.reportCallEnded(provider: provider, uuid: try Decode.uuid(uuid), reason: try endReason(reason), at: at)
-                return .empty
+            method(API.reportCallEnded) { service, call, uuid, reason, at in
+                try service.switchboard.reportCallEnded(provider: try service.owned(id, by: call), uuid: try Decode.uuid(uuid),
+                                                        reason: try service.endReason(reason), at: at)
             }
-            Method("ReportOutgoingCallStartedConnecting", in: ["call_uuid": "s", "at": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (uuid, at) = try call.decode(String.self, UInt64.self)
-                try switchboard.reportOutgoingCallStartedConnecting(provider: provider, uuid: try Decode.uuid(uuid), at: at)
-                return .empty
+            method(API.reportOutgoingCallStartedConnecting) { service, call, uuid, at in
+                try service.switchboard.reportOutgoingCallStartedConnecting(provider: try service.owned(id, by: call), uuid: try Decode.uuid(uuid), at: at)
             }
-            Method("ReportOutgoingCallConnected", in: ["call_uuid": "s", "at": "t"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (uuid, at) = try call.decode(String.self, UInt64.self)
-                try switchboard.reportOutgoingCallConnected(provider: provider, uuid: try Decode.uuid(uuid), at: at)
-                return .empty
+            method(API.reportOutgoingCallConnected) { service, call, uuid, at in
+                try service.switchboard.reportOutgoingCallConnected(provider: try service.owned(id, by: call), uuid: try Decode.uuid(uuid), at: at)
             }
-            Method("FulfillAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (action, info) = try call.decode(String.self, [String: DBusValue].self)
+            method(API.fulfillAction) { service, call, action, info in
+                let provider = try service.owned(id, by: call)
                 let at = try VarDict(info, context: "info").get("Date", default: UInt64(0))
-                try switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
-                return .empty
+                try service.switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
             }
-            Method("FailAction", in: ["action_uuid": "s", "info": "a{sv}"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let provider = try owned(id, by: call)
-                let (action, info) = try call.decode(String.self, [String: DBusValue].self)
+            method(API.failAction) { service, call, action, info in
+                let provider = try service.owned(id, by: call)
                 _ = try VarDict(info, context: "info").get("Date", as: UInt64.self)
-                try switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
-                return .empty
+                try service.switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
             }
-            Method("BeginCallDirectoryUpdate", in: ["incremental": "b"], out: ["update": "o"]) { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                let id = try owned(id, by: call)
-                guard let provider = switchboard.provider(id) else { throw DBusError.unknownObject("provider \(id) is gone") }
-                return .values([.objectPath(try beginDirectoryUpdate(provider, incremental: try call.decode(Bool.self)))])
+            method(API.beginCallDirectoryUpdate) { service, call, incremental in
+                let id = try service.owned(id, by: call)
+                guard let provider = service.switchboard.provider(id) else { throw DBusError.unknownObject("provider \(id) is gone") }
+                return try service.beginDirectoryUpdate(provider, incremental: incremental)
             }
-            Method("Invalidate") { [weak self] call in
-                guard let self else { throw TelephonyService.stopping }
-                switchboard.invalidateProvider(try owned(id, by: call))
-                return .empty
+            method(API.invalidate) { service, call in
+                service.switchboard.invalidateProvider(try service.owned(id, by: call))
             }
-            Signal("DidBegin")
-            Signal("PerformAction", ["action_uuid": "s", "kind": "s", "call_uuid": "s", "args": "a{sv}"])
-            Signal("TimedOutPerformingAction", ["action_uuid": "s", "kind": "s", "call_uuid": "s"])
-            Signal("DidReset")
-            Signal("DidActivateAudioSession")
-            Signal("DidDeactivateAudioSession")
-            Property("Name", "s") { .string(provider.configuration.name) }
-            Property("Owner", "s") { .string(provider.owner) }
-            Property("Configuration", "a{sv}") { Encode.configuration(provider.configuration) }
-            Property("Calls", "ao") { [weak self] in
-                guard let self else { throw TelephonyService.stopping }
-                return switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) }.dbusValue
-            }
+            Signal(API.didBegin)
+            Signal(API.performAction)
+            Signal(API.timedOutPerformingAction)
+            Signal(API.didReset)
+            Signal(API.didActivateAudioSession)
+            Signal(API.didDeactivateAudioSession)
+            Property(API.name) { provider.configuration.name }
+            Property(API.owner) { provider.owner }
+            Property(API.configuration) { Encode.configuration(provider.configuration) }
+            property(API.calls) { service in service.switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) } }
         }
     }
 }

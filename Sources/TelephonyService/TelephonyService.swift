@@ -162,7 +162,7 @@ public final class TelephonyService: @unchecked Sendable {
         case .callAdded(let call):
             published[call.uuid] = Encode.properties(of: call, callerName: callerName(of: call))
             exportCall(call)
-            providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+            providerObjects[call.provider]?.propertiesChanged([Telephony1.Provider.calls])
             ringer?.update(call)
             sleepInhibitor?.update(call, reason: sleepInhibitionReason(call))
         case .callChanged(let call):
@@ -170,36 +170,35 @@ public final class TelephonyService: @unchecked Sendable {
             let after = Encode.properties(of: call, callerName: callerName(of: call))
             published[call.uuid] = after
             let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
-            callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Interface.call)
+            callObjects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Call.interface)
             ringer?.update(call)
             sleepInhibitor?.update(call, reason: sleepInhibitionReason(call))
         case .callRemoved(let call):
             published[call.uuid] = nil
             callObjects[call.uuid] = nil
             connection.unexport(Telephony1.callPath(call.uuid.apiString))
-            providerObjects[call.provider]?.propertiesChanged(["Calls"], on: Telephony1.Interface.provider)
+            providerObjects[call.provider]?.propertiesChanged([Telephony1.Provider.calls])
             if call.endReason == .unanswered && !call.outgoing { rememberMissed(call) }
             recordEnded(call)
             ringer?.ended(call)
             sleepInhibitor?.update(call, ended: true, reason: sleepInhibitionReason(call))
         case .performAction(let action):
-            emitToProvider(action.provider, "PerformAction",
-                           [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString), Encode.arguments(of: action)])
+            emitToProvider(action.provider, Telephony1.Provider.performAction,
+                           action.id.apiString, action.kind.name, action.callUUID.apiString, Encode.arguments(of: action))
         case .actionTimedOut(let action):
-            emitToProvider(action.provider, "TimedOutPerformingAction",
-                           [.string(action.id.apiString), .string(action.kind.name), .string(action.callUUID.apiString)])
+            emitToProvider(action.provider, Telephony1.Provider.timedOutPerformingAction,
+                           action.id.apiString, action.kind.name, action.callUUID.apiString)
         case .transactionCompleted(let transaction, let error):
             guard let requester = transaction.requester else { return }
             let failure = error?.dbusError
             try? connection.exportedObject(at: Telephony1.rootPath)?.emit(
-                "TransactionCompleted", on: Telephony1.Interface.callController,
-                [.string(transaction.id.apiString), .bool(error == nil), .string(failure?.name ?? ""), .string(failure?.message ?? "")],
-                to: requester)
+                Telephony1.CallController.transactionCompleted,
+                transaction.id.apiString, error == nil, failure?.name ?? "", failure?.message ?? "", to: requester)
         case .audioSessionActivated(let id):
-            emitToProvider(id, "DidActivateAudioSession", [])
+            emitToProvider(id, Telephony1.Provider.didActivateAudioSession)
             mediaPause.audioSession(held: true)
         case .audioSessionDeactivated(let id):
-            emitToProvider(id, "DidDeactivateAudioSession", [])
+            emitToProvider(id, Telephony1.Provider.didDeactivateAudioSession)
             // Passing from one call's provider to another's is a deactivation then an activation:
             // only when the dust has settled is it known whether any call still holds it.
             connection.queue.async { [weak self] in
@@ -216,13 +215,12 @@ public final class TelephonyService: @unchecked Sendable {
     }
 
     /// Provider signals go to the provider's own connection only.
-    func emitToProvider(_ id: ProviderID, _ signal: String, _ arguments: [DBusValue]) {
+    func emitToProvider<each A: DBusRepresentable>(_ id: ProviderID, _ signal: SignalSpec<Args<repeat each A>>, _ values: repeat each A) {
         guard let owner = providerOwners[id] else { return }
         do {
-            try connection.emit(path: Telephony1.providerPath(id.rawValue), interface: Telephony1.Interface.provider,
-                                member: signal, arguments, destination: owner)
+            try connection.emit(signal, path: Telephony1.providerPath(id.rawValue), repeat each values, destination: owner)
         } catch {
-            logger.error("cannot send \(signal) to provider \(id): \(error)")
+            logger.error("cannot send \(signal.name) to provider \(id): \(error)")
         }
     }
 

@@ -16,11 +16,10 @@ final class BenchProvider: Sendable {
     /// `answer` and `end` is signalled to `rendezvous` (`Lifecycles.fulfilledKey`).
     init(address: String, name: String, rendezvous: Rendezvous) async throws {
         let connection = try Connection(address: address)
-        let reply = try await connection.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string(name)])])
-        guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+        let path = try await connection.registerProvider(name)
 
         let (stream, actions) = AsyncStream<Message>.makeStream()
-        subscription = try await connection.subscribe(MatchRule(interface: Telephony1.Interface.provider, member: "PerformAction")) {
+        subscription = try await connection.subscribe(Telephony1.Provider.performAction.matchRule) {
             actions.yield($0)
         }
         worker = Task {
@@ -29,7 +28,7 @@ final class BenchProvider: Sendable {
                       case .string(let action) = args[0], case .string(let kind) = args[1], case .string(let call) = args[2]
                 else { continue }
                 do {
-                    try await connection.telephony(Telephony1.Interface.provider, "FulfillAction", [.string(action), .vardict([:])], at: path)
+                    try await connection.telephony(Telephony1.Provider.fulfillAction, action, [:], at: path)
                     if kind == "answer" || kind == "end" { rendezvous.signal(Lifecycles.fulfilledKey(kind, call)) }
                 } catch {
                     rendezvous.fail(BenchError("provider \(path) could not fulfil its \(kind) action on call \(call): \(error)"))
@@ -42,8 +41,7 @@ final class BenchProvider: Sendable {
     }
 
     func reportIncoming(_ uuid: String, handle: String) async throws {
-        try await connection.telephony(Telephony1.Interface.provider, "ReportNewIncomingCall",
-                                       [.string(uuid), .vardict(["Handle": .string(handle)])], at: path)
+        _ = try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string(handle)], at: path)
     }
 
     /// Closing the connection removes the provider in the daemon. Call it

@@ -51,30 +51,27 @@ enum DirectoryPhase {
     static func measure(_ service: DaemonUnderTest, executable: String, perKind: Int, iterations: Int) async throws -> DirectoryResult {
         let connection = try Connection(address: service.address)
         defer { connection.close() }
-        let reply = try await connection.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("Directory")])])
-        guard case .objectPath(let provider)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+        let provider = try await connection.registerProvider("Directory")
 
         let noop = try await sendAll(connection, perKind: perKind) { _ in (Telephony1.rootPath, "org.freedesktop.DBus.Peer", "Ping") }
         let before = try service.residentBytes()
-        guard case .objectPath(let update)? = try await connection.telephony(Telephony1.Interface.provider, "BeginCallDirectoryUpdate",
-                                                                             [.bool(false)], at: provider).first else {
-            throw BenchError("BeginCallDirectoryUpdate returned no object path")
-        }
+        let update = try await connection.telephony(Telephony1.Provider.beginCallDirectoryUpdate, false, at: provider)
         let start = ContinuousClock.now
         _ = try await sendAll(connection, perKind: perKind) { identification in
-            (update, Telephony1.Interface.callDirectoryUpdate, identification ? "AddIdentificationEntries" : "AddBlockingEntries")
+            (update, Telephony1.CallDirectoryUpdate.interface,
+             identification ? Telephony1.CallDirectoryUpdate.addIdentificationEntries.name : Telephony1.CallDirectoryUpdate.addBlockingEntries.name)
         }
-        try await connection.telephony(Telephony1.Interface.callDirectoryUpdate, "Complete", at: update)
+        try await connection.telephony(Telephony1.CallDirectoryUpdate.complete, at: update)
         let load = (ContinuousClock.now - start).seconds
         let growth = try service.residentBytes() - before
 
         let probe = "+\(base + 2 * Int64(perKind / 2) + 1)"
         let expected = "C\(perKind / 2)"
         let identify: @Sendable () async throws -> [DBusValue] = {
-            try await connection.telephony(Telephony1.Interface.callDirectory, "Identify", [.string(probe)])
+            [.string(try await connection.telephony(Telephony1.CallDirectory.identify, probe).0)]
         }
         guard try await identify().first == .string(expected) else { throw BenchError("Identify(\(probe)) did not answer \(expected)") }
-        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.telephony("org.freedesktop.DBus.Peer", "Ping") }
+        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.ping(Telephony1.busName) }
         let (identifies, pings) = try await RoundTrips.interleaved(iterations: iterations, rounds: 10, identify, ping)
 
         let ready = try await startToIdentify(service, executable: executable, probe: probe, expected: expected)
@@ -95,9 +92,7 @@ enum DirectoryPhase {
         defer { daemon.kill() }
         // Polling is the measurement here: each try is one round trip, failing fast until the name is taken.
         while ContinuousClock.now - start < .seconds(20) {
-            if let answer = try? await client.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                                   interface: Telephony1.Interface.callDirectory, member: "Identify", [.string(probe)]),
-               answer.first == .string(expected) {
+            if let answer = try? await client.telephony(Telephony1.CallDirectory.identify, probe), answer.0 == expected {
                 return (ContinuousClock.now - start).seconds
             }
             await Task.yield()

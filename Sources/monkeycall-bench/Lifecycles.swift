@@ -74,9 +74,9 @@ enum Lifecycles {
         private func lifecycle(_ index: Int, _ provider: BenchProvider) async throws {
             let uuid = UUID().uuidString.lowercased()
             try await retryingWhenLimited { try await provider.reportIncoming(uuid, handle: "caller-\(index)") }
-            try await retryingWhenLimited { try await controller.telephony(Telephony1.Interface.callController, "AnswerCall", [.string(uuid)]) }
+            try await retryingWhenLimited { try await controller.telephony(Telephony1.CallController.answerCall, uuid) }
             try await rendezvous.wait(fulfilledKey("answer", uuid))
-            try await controller.telephony(Telephony1.Interface.callController, "EndCall", [.string(uuid)])
+            try await controller.telephony(Telephony1.CallController.endCall, uuid)
             try await rendezvous.wait(removedKey(Telephony1.callPath(uuid)))
             // The removal may overtake the reply to FulfillAction(end); waiting
             // for both leaves the provider idle, and so safe to close, at the end.

@@ -28,19 +28,15 @@ enum Memory {
         let before = try daemon.residentBytes()
 
         let paths = try await mapConcurrently(providers, limit: inFlight) { index in
-            let reply = try await connections[index % connections.count].telephony(
-                Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("memory-\(index)")])])
-            guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
-            return path
+            try await connections[index % connections.count].registerProvider("memory-\(index)")
         }
         let withProviders = try await settledRSS(daemon, connections[0])
 
         // Calls go round-robin over the providers; none is answered, so all ring.
         _ = try await mapConcurrently(calls, limit: inFlight) { index in
             let provider = index % providers
-            try await connections[provider % connections.count].telephony(
-                Telephony1.Interface.provider, "ReportNewIncomingCall",
-                [.string(UUID().uuidString), .vardict(["Handle": .string("caller-\(index)")])], at: paths[provider])
+            _ = try await connections[provider % connections.count].telephony(
+                Telephony1.Provider.reportNewIncomingCall, UUID().uuidString, ["Handle": .string("caller-\(index)")], at: paths[provider])
         }
         let withCalls = try await settledRSS(daemon, connections[0])
         return MemoryResult(idle: idle, before: before, providers: providers, withProviders: withProviders, calls: calls, withCalls: withCalls)
@@ -49,7 +45,7 @@ enum Memory {
     /// RSS once the daemon has worked through its queue: a round trip through
     /// it first, so that nothing sent before is still waiting to be handled.
     private static func settledRSS(_ daemon: DaemonUnderTest, _ connection: Connection) async throws -> Int {
-        try await connection.telephony("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Interface.manager), .string("Version")])
+        try await connection.version()
         return try daemon.residentBytes()
     }
 }

@@ -12,22 +12,20 @@ enum NotificationLatency {
         defer { server.stop() }
         let app = try Connection(address: address)
         defer { app.close() }
-        let reply = try await app.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("Latency")])])
-        guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+        let path = try await app.registerProvider("Latency")
 
         let warmUp = 10
         var samples: [Double] = []
         for index in 0..<(warmUp + count) {
             let uuid = UUID().uuidString.lowercased()
             let start = ContinuousClock.now
-            try await app.telephony(Telephony1.Interface.provider, "ReportNewIncomingCall",
-                                    [.string(uuid), .vardict(["Handle": .string("caller\(index)")])], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string("caller\(index)")], at: path)
             // The notification of this call (a server that appeared may first get the calls still ringing).
             guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body == "caller\(index)" }) else {
                 throw BenchError("no Notify reached the notification server within 10 s")
             }
             if index >= warmUp { samples.append((shown.receivedAt - start).microseconds) }
-            try await app.telephony(Telephony1.Interface.provider, "ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)], at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
             // One notification at a time: wait for this one to close.
             guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
         }

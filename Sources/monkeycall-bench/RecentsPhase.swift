@@ -37,9 +37,9 @@ enum RecentsPhase {
         let connection = try Connection(address: address)
         defer { connection.close() }
         let list: @Sendable () async throws -> [DBusValue] = {
-            try await connection.telephony(Telephony1.Interface.recents, "List", [.uint32(50), .uint32(0)])
+            [try await connection.telephony(Telephony1.Recents.list, 50, 0).dbusValue]
         }
-        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.telephony("org.freedesktop.DBus.Peer", "Ping") }
+        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.ping(Telephony1.busName) }
         guard case .array(_, let first)? = try await list().first, first.count == 50 else {
             throw BenchError("Recents.List(50) did not return 50 entries from the prefilled history")
         }
@@ -49,16 +49,15 @@ enum RecentsPhase {
         // Ending calls as fast as one provider can: each becomes an entry.
         let app = try Connection(address: address)
         defer { app.close() }
-        let reply = try await app.telephony(Telephony1.Interface.manager, "RegisterProvider", [.vardict(["Name": .string("Recorder")])])
-        guard case .objectPath(let path)? = reply.first else { throw BenchError("RegisterProvider returned no object path") }
+        let path = try await app.registerProvider("Recorder")
         let (added, entry) = AsyncStream<Void>.makeStream()
-        let subscription = try await connection.subscribe(MatchRule(interface: Telephony1.Interface.recents, member: "EntryAdded")) { _ in entry.yield() }
+        let subscription = try await connection.subscribe(Telephony1.Recents.entryAdded.matchRule) { _ in entry.yield() }
         defer { subscription.cancel() }
         let start = ContinuousClock.now
         for index in 0..<recordings {
             let uuid = UUID().uuidString.lowercased()
-            try await app.telephony(Telephony1.Interface.provider, "ReportNewIncomingCall", [.string(uuid), .vardict(["Handle": .string("r\(index)")])], at: path)
-            try await app.telephony(Telephony1.Interface.provider, "ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string("r\(index)")], at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
         }
         var seen = 0
         for await _ in added {

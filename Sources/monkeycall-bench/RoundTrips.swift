@@ -32,9 +32,9 @@ enum RoundTrips {
     static func measure(address: String, iterations: Int, rounds: Int = 10) async throws -> RoundTripResult {
         let connection = try Connection(address: address)
         defer { connection.close() }
-        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.telephony("org.freedesktop.DBus.Peer", "Ping") }
+        let ping: @Sendable () async throws -> [DBusValue] = { try await connection.ping(Telephony1.busName) }
         let getVersion: @Sendable () async throws -> [DBusValue] = {
-            try await connection.telephony("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Interface.manager), .string("Version")])
+            try await connection.version()
         }
 
         guard case .string? = try await getVersion().first?.unwrappedVariant else {

@@ -35,8 +35,26 @@ extension Duration {
 /// Calls to the service with the names spelled once.
 extension Connection {
     @discardableResult
-    func telephony(_ interface: String, _ member: String, _ arguments: [DBusValue] = [],
-                   at path: ObjectPath = Telephony1.rootPath) async throws -> [DBusValue] {
-        try await call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
+    func telephony<each I: DBusRepresentable, each O: DBusRepresentable>(
+        _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>, _ arguments: repeat each I, at path: ObjectPath = Telephony1.rootPath
+    ) async throws -> (repeat each O) {
+        try await call(spec, destination: Telephony1.busName, path: path, repeat each arguments)
+    }
+
+    /// Reads `Manager.Version`: a property read that does no work.
+    @discardableResult
+    func version() async throws -> [DBusValue] {
+        [.string(try await get(Telephony1.Manager.version, destination: Telephony1.busName, path: Telephony1.rootPath))]
+    }
+
+    /// A round trip to `destination`'s root object that does no work (`Peer.Ping`).
+    @discardableResult
+    func ping(_ destination: String, at path: ObjectPath = Telephony1.rootPath) async throws -> [DBusValue] {
+        try await call(destination: destination, path: path, interface: "org.freedesktop.DBus.Peer", member: "Ping")
+    }
+
+    /// Registers a provider called `name` and returns its path.
+    func registerProvider(_ name: String) async throws -> ObjectPath {
+        try await telephony(Telephony1.Manager.registerProvider, ["Name": .string(name)])
     }
 }

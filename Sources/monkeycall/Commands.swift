@@ -9,11 +9,10 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await ServiceClient(bus)
-        let version = try await client.service(Telephony1.rootPath, "org.freedesktop.DBus.Properties", "Get",
-                                               [.string(Telephony1.Interface.manager), .string("Version")])
+        let version = try await client.get(Telephony1.Manager.version)
         let providers = try await client.providers()
         let calls = try await client.calls()
-        print("MonkeyCall \(version.first?.unwrappedVariant.description.trimmingCharacters(in: ["\""]) ?? "?") is running")
+        print("MonkeyCall \(version) is running")
         print("providers: \(providers.isEmpty ? "none" : providers.map(\.name).joined(separator: ", "))")
         print("calls: \(calls.count)")
     }
@@ -27,9 +26,10 @@ struct Calls: AsyncParsableCommand {
         let calls = try await ServiceClient(bus).calls()
         if calls.isEmpty { print("no calls") }
         for call in calls {
-            let direction = call.properties["Outgoing"] == .bool(true) ? "outgoing" : "incoming"
-            let name = call.string("CallerName")
-            print("\(call.uuid)  \(call.state)  \(direction)  \(call.string("ProviderName"))  \(call.string("Handle"))\(name.isEmpty ? "" : " (\(name))")")
+            let direction = call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming"
+            let name = call.string(Telephony1.Call.callerName)
+            let provider = call.string(Telephony1.Call.providerName), handle = call.string(Telephony1.Call.handle)
+            print("\(call.uuid)  \(call.state)  \(direction)  \(provider)  \(handle)\(name.isEmpty ? "" : " (\(name))")")
         }
     }
 }
@@ -52,8 +52,8 @@ struct Dial: AsyncParsableCommand {
             }
             options["Provider"] = .objectPath(match.path)
         }
-        let reply = try await client.controller("StartCall", [.string(handle), .vardict(options)])
-        if case .string(let uuid)? = reply.first { print(uuid) }
+        let (uuid, _) = try await client.call(Telephony1.CallController.startCall, handle, options)
+        print(uuid)
     }
 }
 
@@ -81,7 +81,7 @@ struct Answer: CallCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when one call rings.") var uuid: String?
     static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "ringing" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("AnswerCall", [.string(uuid)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.answerCall, uuid) }
 }
 
 struct Decline: CallCommand {
@@ -90,7 +90,7 @@ struct Decline: CallCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when one call rings.") var uuid: String?
     static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "ringing" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("EndCall", [.string(uuid)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.endCall, uuid) }
 }
 
 struct End: CallCommand {
@@ -98,7 +98,7 @@ struct End: CallCommand {
     static let purpose = "end"
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when there is one.") var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("EndCall", [.string(uuid)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.endCall, uuid) }
 }
 
 struct Hold: CallCommand {
@@ -107,7 +107,7 @@ struct Hold: CallCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when one call is active.") var uuid: String?
     static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "active" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("SetHeld", [.string(uuid), .bool(true)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setHeld, uuid, true) }
 }
 
 struct Resume: CallCommand {
@@ -116,7 +116,7 @@ struct Resume: CallCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when one call is held.") var uuid: String?
     static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "held" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("SetHeld", [.string(uuid), .bool(false)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setHeld, uuid, false) }
 }
 
 struct Mute: CallCommand {
@@ -124,7 +124,7 @@ struct Mute: CallCommand {
     static let purpose = "mute"
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when there is one.") var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("SetMuted", [.string(uuid), .bool(true)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, true) }
 }
 
 struct Unmute: CallCommand {
@@ -132,7 +132,7 @@ struct Unmute: CallCommand {
     static let purpose = "unmute"
     @OptionGroup var bus: BusOptions
     @Argument(help: "The call; may be left out when there is one.") var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.controller("SetMuted", [.string(uuid), .bool(false)]) }
+    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, false) }
 }
 
 struct DTMF: AsyncParsableCommand {
@@ -142,6 +142,6 @@ struct DTMF: AsyncParsableCommand {
     @Argument(help: "Digits: 0-9 * # A-D, and , or ; for pauses.") var digits: String
 
     func run() async throws {
-        try await ServiceClient(bus).controller("PlayDTMF", [.string(uuid), .string(digits), .string("single-tone")])
+        try await ServiceClient(bus).call(Telephony1.CallController.playDTMF, uuid, digits, "single-tone")
     }
 }

@@ -11,13 +11,10 @@ struct Directory: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the directories.")
         @OptionGroup var bus: BusOptions
         func run() async throws {
-            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "ListDirectories")
-            guard case .array(_, let items)? = reply.first else { return }
-            if items.isEmpty { print("no call directories") }
-            for case .structure(let fields) in items where fields.count == 4 {
-                guard case .string(let name) = fields[0], case .bool(let enabled) = fields[1],
-                      case .uint64(let blocking) = fields[2], case .uint64(let identification) = fields[3] else { continue }
-                print("\(name)  \(enabled ? "enabled" : "disabled")  \(blocking) blocked  \(identification) identified")
+            let directories = try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories)
+            if directories.isEmpty { print("no call directories") }
+            for directory in directories {
+                print("\(directory.app)  \(directory.enabled ? "enabled" : "disabled")  \(directory.blockingCount) blocked  \(directory.identificationCount) identified")
             }
         }
     }
@@ -27,7 +24,7 @@ struct Directory: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "The app's name.") var provider: String
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "SetDirectoryEnabled", [.string(provider), .bool(true)])
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
         }
     }
 
@@ -36,7 +33,7 @@ struct Directory: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "The app's name.") var provider: String
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "SetDirectoryEnabled", [.string(provider), .bool(false)])
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, false)
         }
     }
 
@@ -51,26 +48,22 @@ struct Directory: AsyncParsableCommand {
             let entries = try DirectoryFile.read(file)
             let client = try await ServiceClient(bus)
             // Acting as the provider: updates are taken from a provider's own connection only.
-            let reply = try await client.service(Telephony1.rootPath, Telephony1.Interface.manager, "RegisterProvider",
-                                                 [.vardict(["Name": .string(provider)])])
-            guard case .objectPath(let path)? = reply.first,
-                  case .objectPath(let update)? = try await client.service(path, Telephony1.Interface.provider, "BeginCallDirectoryUpdate", [.bool(false)]).first
-            else { throw CLIError("the service did not open a directory update") }
+            let path = try await client.call(Telephony1.Manager.registerProvider, ["Name": .string(provider)])
+            let update = try await client.call(Telephony1.Provider.beginCallDirectoryUpdate, at: path, false)
             let progress = Progress(total: entries.blocking.count + entries.identification.count)
             let batch = 100_000
             for start in stride(from: 0, to: entries.blocking.count, by: batch) {
                 let slice = Array(entries.blocking[start..<min(start + batch, entries.blocking.count)])
-                try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "AddBlockingEntries", [slice.dbusValue])
+                try await client.call(Telephony1.CallDirectoryUpdate.addBlockingEntries, at: update, slice)
                 progress.advance(slice.count)
             }
             for start in stride(from: 0, to: entries.identification.count, by: batch) {
                 let slice = entries.identification[start..<min(start + batch, entries.identification.count)]
-                try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "AddIdentificationEntries",
-                                         [slice.map(\.number).dbusValue, slice.map(\.label).dbusValue])
+                try await client.call(Telephony1.CallDirectoryUpdate.addIdentificationEntries, at: update, slice.map(\.number), slice.map(\.label))
                 progress.advance(slice.count)
             }
-            try await client.service(update, Telephony1.Interface.callDirectoryUpdate, "Complete")
-            try await client.service(path, Telephony1.Interface.provider, "Invalidate")
+            try await client.call(Telephony1.CallDirectoryUpdate.complete, at: update)
+            try await client.call(Telephony1.Provider.invalidate, at: path)
             progress.finish()
             print("\(provider): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
         }

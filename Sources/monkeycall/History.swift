@@ -17,10 +17,8 @@ struct Recents: AsyncParsableCommand {
         func run() async throws {
             let client = try await ServiceClient(bus)
             // The service pages; missed calls are picked here from a longer page.
-            let reply = try await client.service(Telephony1.rootPath, Telephony1.Interface.recents, "List",
-                                                 [.uint32(missed ? 10_000 : limit), .uint32(0)])
-            guard case .array(_, let items)? = reply.first else { return }
-            let entries = items.compactMap(\.vardict).filter { !missed || $0["Status"] == .string("missed") }.prefix(Int(limit))
+            let page = try await client.call(Telephony1.Recents.list, missed ? 10_000 : limit, 0)
+            let entries = page.filter { !missed || $0["Status"] == .string("missed") }.prefix(Int(limit))
             if entries.isEmpty && !json { print(missed ? "no missed calls" : "no recent calls") }
             for entry in entries {
                 if json { print(WatchEvent.jsonObject(entry)) } else { print(Self.line(entry)) }
@@ -43,7 +41,7 @@ struct Recents: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Forget every recent call.")
         @OptionGroup var bus: BusOptions
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.recents, "Clear")
+            try await ServiceClient(bus).call(Telephony1.Recents.clear)
         }
     }
 }
@@ -54,8 +52,7 @@ struct CallBack: AsyncParsableCommand {
     @Argument(help: "The recent call's Id.") var id: UInt64
 
     func run() async throws {
-        let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.recents, "CallBack", [.uint64(id)])
-        if case .string(let uuid)? = reply.first { print(uuid) }
+        print(try await ServiceClient(bus).call(Telephony1.Recents.callBack, id))
     }
 }
 
@@ -67,10 +64,9 @@ struct Favorites: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List favorites.")
         @OptionGroup var bus: BusOptions
         func run() async throws {
-            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "List")
-            guard case .array(_, let items)? = reply.first else { return }
-            if items.isEmpty { print("no favorites") }
-            for item in items.compactMap(\.vardict) {
+            let favorites = try await ServiceClient(bus).call(Telephony1.Favorites.list)
+            if favorites.isEmpty { print("no favorites") }
+            for item in favorites {
                 func text(_ key: String) -> String { item[key].map { "\($0)".trimmingCharacters(in: ["\""]) } ?? "" }
                 print("\(text("Id"))  \(text("Name"))  \(text("Handle"))  \(text("ProviderName"))")
             }
@@ -85,9 +81,7 @@ struct Favorites: AsyncParsableCommand {
         @Option(help: "The app to call them through.") var provider: String
         @Option(help: "generic, phone-number or email-address.") var handleType = "generic"
         func run() async throws {
-            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Add",
-                                                             [.string(handle), .string(handleType), .string(name), .string(provider)])
-            if case .uint64(let id)? = reply.first { print(id) }
+            print(try await ServiceClient(bus).call(Telephony1.Favorites.add, handle, handleType, name, provider))
         }
     }
 
@@ -96,7 +90,7 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "The favorite's Id.") var id: UInt64
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Remove", [.uint64(id)])
+            try await ServiceClient(bus).call(Telephony1.Favorites.remove, id)
         }
     }
 
@@ -105,8 +99,7 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "The favorite's Id.") var id: UInt64
         func run() async throws {
-            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.favorites, "Call", [.uint64(id)])
-            if case .string(let uuid)? = reply.first { print(uuid) }
+            print(try await ServiceClient(bus).call(Telephony1.Favorites.call, id))
         }
     }
 }

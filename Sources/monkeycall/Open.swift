@@ -12,10 +12,9 @@ struct Open: AsyncParsableCommand {
     func run() async throws {
         let client = try await ServiceClient(bus)
         do {
-            let reply = try await client.connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                                         interface: Telephony1.Interface.manager, member: "OpenURL", [.string(url)])
-            if case .string(let uuid)? = reply.first { print(uuid) }
-        } catch let error as DBusError where error.name == Telephony1.errorPrefix + "NoProvider" {
+            let uuid = try await client.connection.call(Telephony1.Manager.openURL, destination: Telephony1.busName, path: Telephony1.rootPath, url)
+            print(uuid)
+        } catch let error as DBusError where error.name == APIError.noProvider.rawValue {
             // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
             await notify(summary: "No app can make this call", body: error.message, on: client.connection)
             throw CLIError("\(error.message); start the app that handles these links and try again")

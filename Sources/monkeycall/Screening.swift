@@ -12,29 +12,28 @@ struct DND: AsyncParsableCommand {
         let client = try await ServiceClient(bus)
         switch state {
         case "on", "off":
-            try await client.service(Telephony1.rootPath, "org.freedesktop.DBus.Properties", "Set",
-                                     [.string(Telephony1.Interface.manager), .string("DoNotDisturb"), .variant(.bool(state == "on"))])
+            try await client.set(Telephony1.Manager.doNotDisturb, state == "on")
         case "status": break
         default: throw ValidationError("say on, off or status")
         }
-        let reply = try await client.service(Telephony1.rootPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(Telephony1.Interface.manager)])
-        let properties = reply.first?.vardict ?? [:]
-        func flag(_ name: String) -> String { properties[name] == .bool(true) ? "on" : "off" }
-        let source = if case .string(let source)? = properties["DoNotDisturbSource"] { source } else { "" }
+        let properties = try await client.allProperties(of: Telephony1.Manager.interface)
+        func flag(_ property: PropertySpec<Bool>) -> String { properties[property] == true ? "on" : "off" }
+        let source = properties[Telephony1.Manager.doNotDisturbSource] ?? ""
         let state = switch source {
         case "monkeycall": "on, MonkeyCall's own"
         case "gnome": "on, from GNOME's notification settings"
         case "notification-server": "on, from the notification server"
         // An older service without the desktop's sources.
-        case "": flag("DoNotDisturb")
+        case "": flag(Telephony1.Manager.doNotDisturb)
         case "none": "off"
         default: "on, from \(source)"
         }
-        print("Do Not Disturb: \(state) (favorites ring: \(flag("DoNotDisturbAllowFavorites")), repeated calls ring: \(flag("DoNotDisturbAllowRepeatedCalls")))")
+        print("Do Not Disturb: \(state) (favorites ring: \(flag(Telephony1.Manager.doNotDisturbAllowFavorites)), "
+              + "repeated calls ring: \(flag(Telephony1.Manager.doNotDisturbAllowRepeatedCalls)))")
         if source != "monkeycall" && source != "none" && !source.isEmpty {
-            print("MonkeyCall's own Do Not Disturb: \(flag("DoNotDisturb"))")
+            print("MonkeyCall's own Do Not Disturb: \(flag(Telephony1.Manager.doNotDisturb))")
         }
-        print("Silence unknown callers: \(flag("SilenceUnknownCallers"))")
+        print("Silence unknown callers: \(flag(Telephony1.Manager.silenceUnknownCallers))")
     }
 }
 
@@ -46,9 +45,7 @@ struct Block: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List blocked handles and prefixes.")
         @OptionGroup var bus: BusOptions
         func run() async throws {
-            let reply = try await ServiceClient(bus).service(Telephony1.rootPath, "org.freedesktop.DBus.Properties", "Get",
-                                                             [.string(Telephony1.Interface.callDirectory), .string("BlockedHandles")])
-            let patterns = (try? [String](dbusValue: reply.first?.unwrappedVariant ?? .array(element: "s", []))) ?? []
+            let patterns = try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles)
             print(patterns.isEmpty ? "nothing is blocked" : patterns.joined(separator: "\n"))
         }
     }
@@ -58,7 +55,7 @@ struct Block: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "A handle, or a number prefix ending in *.") var pattern: String
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "BlockHandle", [.string(pattern)])
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.blockHandle, pattern)
         }
     }
 
@@ -67,7 +64,7 @@ struct Block: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "As it was added.") var pattern: String
         func run() async throws {
-            try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "UnblockHandle", [.string(pattern)])
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.unblockHandle, pattern)
         }
     }
 }
@@ -78,8 +75,7 @@ struct Identify: AsyncParsableCommand {
     @Argument(help: "A handle or number.") var handle: String
 
     func run() async throws {
-        let reply = try await ServiceClient(bus).service(Telephony1.rootPath, Telephony1.Interface.callDirectory, "Identify", [.string(handle)])
-        guard reply.count == 2, case .string(let label) = reply[0], case .bool(let blocked) = reply[1] else { return }
+        let (label, blocked) = try await ServiceClient(bus).call(Telephony1.CallDirectory.identify, handle)
         print("\(label.isEmpty ? "unknown caller" : label)\(blocked ? ", blocked" : "")")
     }
 }

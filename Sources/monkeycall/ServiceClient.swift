@@ -29,15 +29,17 @@ struct ServiceClient {
 
     struct CallInfo {
         let path: ObjectPath
+        /// The call's `Telephony1.Call` properties.
         let properties: [String: DBusValue]
-        func string(_ key: String) -> String { if case .string(let value)? = properties[key] { value } else { "" } }
-        var uuid: String { string("UUID") }
-        var state: String { string("State") }
+        /// A string property of the call; "" when absent.
+        func string(_ property: PropertySpec<String>) -> String { properties[property] ?? "" }
+        var uuid: String { string(Telephony1.Call.uuid) }
+        var state: String { string(Telephony1.Call.state) }
     }
 
     /// Objects below the root: (path, interface → properties).
     func managedObjects() async throws -> [(ObjectPath, [String: [String: DBusValue]])] {
-        let reply = try await service(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        let reply = try await standardCall(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
         guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
         return objects.compactMap { entry in
             guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value else { return nil }
@@ -51,14 +53,13 @@ struct ServiceClient {
 
     func calls() async throws -> [CallInfo] {
         try await managedObjects().compactMap { path, interfaces in
-            interfaces[Telephony1.Interface.call].map { CallInfo(path: path, properties: $0) }
-        }.sorted { ($0.properties["StartedAt"].flatMap { if case .uint64(let t) = $0 { t } else { nil } } ?? 0)
-                 < ($1.properties["StartedAt"].flatMap { if case .uint64(let t) = $0 { t } else { nil } } ?? 0) }
+            interfaces[Telephony1.Call.interface].map { CallInfo(path: path, properties: $0) }
+        }.sorted { ($0.properties[Telephony1.Call.startedAt] ?? 0) < ($1.properties[Telephony1.Call.startedAt] ?? 0) }
     }
 
     func providers() async throws -> [(path: ObjectPath, name: String)] {
         try await managedObjects().compactMap { path, interfaces in
-            guard let provider = interfaces[Telephony1.Interface.provider], case .string(let name)? = provider["Name"] else { return nil }
+            guard let name = interfaces[Telephony1.Provider.interface]?[Telephony1.Provider.name] else { return nil }
             return (path, name)
         }
     }
@@ -75,18 +76,58 @@ struct ServiceClient {
         }
     }
 
+    /// Calls a method of the API (on the root object unless told otherwise) and returns its declared outputs.
     @discardableResult
-    func service(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    func call<each I: DBusRepresentable, each O: DBusRepresentable>(
+        _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>, at path: ObjectPath = Telephony1.rootPath, _ arguments: repeat each I
+    ) async throws -> (repeat each O) {
+        do {
+            return try await connection.call(spec, destination: Telephony1.busName, path: path, repeat each arguments)
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+
+    /// Reads a property of the API (of the root object unless told otherwise).
+    func get<T: DBusRepresentable>(_ spec: PropertySpec<T>, at path: ObjectPath = Telephony1.rootPath) async throws -> T {
+        do {
+            return try await connection.get(spec, destination: Telephony1.busName, path: path)
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+
+    /// Writes a property of the API (of the root object unless told otherwise).
+    func set<T: DBusRepresentable>(_ spec: PropertySpec<T>, _ value: T, at path: ObjectPath = Telephony1.rootPath) async throws {
+        do {
+            try await connection.set(spec, destination: Telephony1.busName, path: path, value)
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+
+    /// Every property of one of the API's interfaces (of the root object unless told otherwise), through
+    /// the standard Properties interface.
+    func allProperties(of interface: String, at path: ObjectPath = Telephony1.rootPath) async throws -> [String: DBusValue] {
+        let reply = try await standardCall(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)])
+        return reply.first?.vardict ?? [:]
+    }
+
+    /// A call on a standard D-Bus interface of the service (ObjectManager, Properties), which has no spec.
+    private func standardCall(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
         do {
             return try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
         } catch let error as DBusError {
             throw CLIError(error)
         }
     }
+}
 
-    @discardableResult
-    func controller(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
-        try await service(Telephony1.rootPath, Telephony1.Interface.callController, member, arguments)
+extension [String: DBusValue] {
+    /// A declared property's value in a dictionary of properties (`GetAll`, `GetManagedObjects`,
+    /// `PropertiesChanged`); nil when absent or of another type.
+    subscript<T: DBusRepresentable>(_ property: PropertySpec<T>) -> T? {
+        self[property.name].flatMap { try? T(dbusValue: $0) }
     }
 }
 

@@ -161,7 +161,7 @@ final class CallModel: @unchecked Sendable {
         default: []
         }
         operation += " \(member) \(call)"
-        let outcome = await daemon.send(daemon.controller, Telephony1.callPath(call), Telephony1.Interface.call, member, arguments)
+        let outcome = await daemon.send(daemon.controller, Telephony1.callPath(call), Telephony1.Call.interface, member, arguments)
         expectProper(outcome)
         if outcome.values != nil { untrackedRequests += 1 }
     }
@@ -239,19 +239,19 @@ final class CallModel: @unchecked Sendable {
     private func name(_ app: App) -> String { "App\(apps.firstIndex { $0 === app } ?? -1)" }
 
     private func controller(_ member: String, _ arguments: [DBusValue]) async -> Outcome {
-        await daemon.send(daemon.controller, Telephony1.rootPath, Telephony1.Interface.callController, member, arguments)
+        await daemon.send(daemon.controller, Telephony1.rootPath, Telephony1.CallController.interface, member, arguments)
     }
 
     private func provider(_ app: App, _ member: String, _ arguments: [DBusValue]) async -> Outcome {
-        await daemon.send(app.provider.connection, app.provider.path, Telephony1.Interface.provider, member, arguments)
+        await daemon.send(app.provider.connection, app.provider.path, Telephony1.Provider.interface, member, arguments)
     }
 
     /// The model sends only well-formed input: an error must be one of the API's refusals, never InvalidArgs, AccessDenied or Failed.
     private func expectProper(_ outcome: Outcome) {
         operation += outcome.errorName.map { " → \($0.split(separator: ".").last ?? "")" } ?? " → ok"
         guard let error = outcome.error else { return }
-        let allowed = error.name.hasPrefix(Telephony1.errorPrefix) || error.name == DBusError.Name.limitsExceeded || error.name == DBusError.Name.unknownObject
-        if !allowed || error.name == Telephony1.errorPrefix + "RecentsUnavailable" { Issue.record("\(context): \(error)") }
+        let allowed = APIError(rawValue: error.name) != nil || error.name == DBusError.Name.limitsExceeded || error.name == DBusError.Name.unknownObject
+        if !allowed || error.name == APIError.recentsUnavailable.rawValue { Issue.record("\(context): \(error)") }
     }
 }
 
@@ -263,7 +263,7 @@ final class Completions: @unchecked Sendable {
     private var subscription: Subscription?
 
     func follow(_ connection: Connection) async throws {
-        subscription = try await connection.subscribe(MatchRule(interface: Telephony1.Interface.callController, member: "TransactionCompleted")) { [weak self] message in
+        subscription = try await connection.subscribe(MatchRule(interface: Telephony1.CallController.interface, member: "TransactionCompleted")) { [weak self] message in
             guard let self, case .string(let id)? = try? message.arguments().first else { return }
             lock.withLock { counts[id, default: 0] += 1 }
             heard.append(id)

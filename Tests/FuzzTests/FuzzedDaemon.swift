@@ -72,12 +72,12 @@ final class FuzzedDaemon: @unchecked Sendable {
         defer { app.connection.close() }
         let uuid = UUID().uuidString.lowercased()
         try await app.call("ReportNewIncomingCall", [.string(uuid), .vardict(["Handle": .string("alice")])])
-        let answer = try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+        let answer = try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.CallController.interface,
                                                member: "AnswerCall", [.string(uuid)], timeout: Self.replyDeadline)
         let action = try #require(await app.nextAction("answer"), "no answer action after \(context)", sourceLocation: sourceLocation)
         try await app.call("FulfillAction", [.string(action.id), .vardict([:])])
         let state = try await controller.call(destination: Telephony1.busName, path: Telephony1.callPath(uuid), interface: "org.freedesktop.DBus.Properties",
-                                              member: "Get", [.string(Telephony1.Interface.call), .string("State")], timeout: Self.replyDeadline)
+                                              member: "Get", [.string(Telephony1.Call.interface), .string("State")], timeout: Self.replyDeadline)
         #expect(state.first?.unwrappedVariant == .string("active"), "after \(context)", sourceLocation: sourceLocation)
         try await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
         #expect(answer.count == 1, sourceLocation: sourceLocation)
@@ -96,11 +96,11 @@ final class FuzzedDaemon: @unchecked Sendable {
                                       arguments, timeout: Self.replyDeadline)
         }
         for setting in ["DoNotDisturb", "SilenceUnknownCallers"] {
-            _ = try await root("org.freedesktop.DBus.Properties", "Set", [.string(Telephony1.Interface.manager), .string(setting), .variant(.bool(false))])
+            _ = try await root("org.freedesktop.DBus.Properties", "Set", [.string(Telephony1.Manager.interface), .string(setting), .variant(.bool(false))])
         }
-        let blocked = try await root("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Interface.callDirectory), .string("BlockedHandles")])
+        let blocked = try await root("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.CallDirectory.interface), .string("BlockedHandles")])
         guard case .array(_, let patterns)? = blocked.first?.unwrappedVariant else { return }
-        for pattern in patterns { _ = try await root(Telephony1.Interface.callDirectory, "UnblockHandle", [pattern]) }
+        for pattern in patterns { _ = try await root(Telephony1.CallDirectory.interface, "UnblockHandle", [pattern]) }
     }
 }
 
@@ -141,7 +141,7 @@ enum ProperErrors {
     ]
 
     static func isProper(_ name: String) -> Bool {
-        standard.contains(name) || (name.hasPrefix(Telephony1.errorPrefix) && name != Telephony1.errorPrefix + "RecentsUnavailable")
+        standard.contains(name) || (APIError(rawValue: name) != nil && name != APIError.recentsUnavailable.rawValue)
     }
 }
 
@@ -156,10 +156,10 @@ final class FuzzProvider: @unchecked Sendable {
     init(_ daemon: FuzzedDaemon, name: String, configuration: [String: DBusValue] = [:]) async throws {
         self.daemon = daemon
         connection = try daemon.connect()
-        signals = try await SignalRecorder(connection, MatchRule(interface: Telephony1.Interface.provider))
+        signals = try await SignalRecorder(connection, MatchRule(interface: Telephony1.Provider.interface))
         var config = configuration
         config["Name"] = .string(name)
-        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.manager,
+        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
                                               member: "RegisterProvider", [.vardict(config)], timeout: FuzzedDaemon.replyDeadline)
         guard case .objectPath(let path)? = reply.first else { throw TestSupportError("no provider path") }
         self.path = path
@@ -167,7 +167,7 @@ final class FuzzProvider: @unchecked Sendable {
 
     @discardableResult
     func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await connection.call(destination: Telephony1.busName, path: path, interface: Telephony1.Interface.provider,
+        try await connection.call(destination: Telephony1.busName, path: path, interface: Telephony1.Provider.interface,
                                   member: member, arguments, timeout: FuzzedDaemon.replyDeadline)
     }
 

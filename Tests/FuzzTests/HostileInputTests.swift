@@ -53,7 +53,7 @@ struct HostileInputTests {
             let noInterface = await daemon.send(owner, path, "org.example.NoSuchInterface", "Ping")
             #expect(noInterface.errorName == DBusError.Name.unknownInterface, "\(kind): \(noInterface)")
         }
-        let noObject = await daemon.send(daemon.controller, Telephony1.rootPath.appending("Nowhere"), Telephony1.Interface.manager, "OpenURL", [.string("x")])
+        let noObject = await daemon.send(daemon.controller, Telephony1.rootPath.appending("Nowhere"), Telephony1.Manager.interface, "OpenURL", [.string("x")])
         #expect(noObject.errorName == DBusError.Name.unknownObject)
         try await daemon.conclude("wrong signatures")
     }
@@ -64,7 +64,7 @@ struct HostileInputTests {
         let daemon = try await FuzzedDaemon()
         let targets = try await FuzzTargets(daemon)
         var values = HostileValues(seed: seed)
-        let ownedInterfaces: Set = [Telephony1.Interface.provider, Telephony1.Interface.callDirectoryUpdate]
+        let ownedInterfaces: Set = [Telephony1.Provider.interface, Telephony1.CallDirectoryUpdate.interface]
         for (kind, interfaces) in try await targets.interfaces() {
             for (interface, shape) in interfaces {
                 for (member, method) in shape.methods.sorted(by: { $0.key < $1.key }) {
@@ -112,7 +112,7 @@ struct HostileInputTests {
             return dict.merging(overrides) { $1 }
         }
         typealias Send = ([String: DBusValue]) async -> Outcome
-        let provider = Telephony1.Interface.provider
+        let provider = Telephony1.Provider.interface
         func toProvider(_ member: String, _ first: DBusValue) -> Send {
             { dict in await daemon.send(targets.provider.connection, targets.provider.path, provider, member, [first, .vardict(dict)]) }
         }
@@ -121,15 +121,15 @@ struct HostileInputTests {
         }
         // (what, its keys, how to send a dictionary of them)
         var cases: [(String, [String: String], Send)] = [
-            ("RegisterProvider configuration", OptionKeys.configuration, toRoot(Telephony1.Interface.manager, "RegisterProvider", []) { .vardict($0) }),
+            ("RegisterProvider configuration", OptionKeys.configuration, toRoot(Telephony1.Manager.interface, "RegisterProvider", []) { .vardict($0) }),
             ("ReportNewIncomingCall update", OptionKeys.update, toProvider("ReportNewIncomingCall", .string(UUID().uuidString))),
             ("ReportCallUpdated update", OptionKeys.update, toProvider("ReportCallUpdated", .string(live))),
             ("FulfillAction info", OptionKeys.actionInfo, toProvider("FulfillAction", .string(UUID().uuidString))),
             ("FailAction info", OptionKeys.actionInfo, toProvider("FailAction", .string(UUID().uuidString))),
-            ("StartCall options", OptionKeys.startOptions, toRoot(Telephony1.Interface.callController, "StartCall", [.string("bob")]) { .vardict($0) }),
+            ("StartCall options", OptionKeys.startOptions, toRoot(Telephony1.CallController.interface, "StartCall", [.string("bob")]) { .vardict($0) }),
         ]
         for (kind, keys) in OptionKeys.actions.sorted(by: { $0.key < $1.key }) {
-            cases.append(("\(kind) action", keys, toRoot(Telephony1.Interface.callController, "RequestTransaction", []) { dict in
+            cases.append(("\(kind) action", keys, toRoot(Telephony1.CallController.interface, "RequestTransaction", []) { dict in
                 .array(element: "(sa{sv})", [.structure([.string(kind), .vardict(dict)])])
             }))
         }
@@ -198,7 +198,7 @@ struct HostileInputTests {
                     var args: [String: DBusValue] = ["CallUUID": .string(targets.call), "Handle": .string("bob"), "OnHold": .bool(true), "Muted": .bool(true),
                                                      "GroupWith": .string(""), "Digits": .string("1")]
                     args[key] = .string(uuid)
-                    let outcome = await daemon.send(targets.user, Telephony1.rootPath, Telephony1.Interface.callController, "RequestTransaction",
+                    let outcome = await daemon.send(targets.user, Telephony1.rootPath, Telephony1.CallController.interface, "RequestTransaction",
                                                     [.array(element: "(sa{sv})", [.structure([.string(kind), .vardict(args)])])])
                     #expect(outcome.errorName == Self.invalidArgs, "\(kind) action \(key) '\(uuid)': \(outcome)")
                 }

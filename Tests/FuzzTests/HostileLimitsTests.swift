@@ -19,7 +19,7 @@ struct HostileLimitsTests {
         var deepest = 0
         var probe = try daemon.connect()
         for depth in 1...80 {
-            let outcome = await daemon.send(probe, Telephony1.rootPath, Telephony1.Interface.manager, "RegisterProvider",
+            let outcome = await daemon.send(probe, Telephony1.rootPath, Telephony1.Manager.interface, "RegisterProvider",
                                             [.vardict(["Name": HostileValues.nestedVariants(depth, around: .string("x"))])])
             if outcome.errorName == Self.invalidArgs && outcome.error?.message.contains("'Name'") == true {
                 deepest = depth
@@ -37,23 +37,23 @@ struct HostileLimitsTests {
         for depth in [1, 2, deepest / 2, deepest - 1, deepest] {
             let variants = HostileValues.nestedVariants(depth, around: .bool(true))
             let set = await daemon.send(daemon.controller, Telephony1.rootPath, "org.freedesktop.DBus.Properties", "Set",
-                                        [.string(Telephony1.Interface.manager), .string("DoNotDisturb"), .variant(variants)])
+                                        [.string(Telephony1.Manager.interface), .string("DoNotDisturb"), .variant(variants)])
             #expect(set.errorName == Self.invalidArgs, "DoNotDisturb set to variants nested \(depth) deep: \(set)")
-            let ignored = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Interface.provider, "ReportCallUpdated",
+            let ignored = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Provider.interface, "ReportCallUpdated",
                                             [.string(targets.call), .vardict(["NoSuchKey": variants])])
             #expect(ignored.values != nil, "an unknown key with variants nested \(depth) deep: \(ignored)")
             // An action's dictionary sits two containers deeper (an array of structs) than RegisterProvider's.
             let shallower = HostileValues.nestedVariants(min(depth, deepest - 2), around: .bool(true))
-            let action = await daemon.send(targets.user, Telephony1.rootPath, Telephony1.Interface.callController, "RequestTransaction",
+            let action = await daemon.send(targets.user, Telephony1.rootPath, Telephony1.CallController.interface, "RequestTransaction",
                                            [.array(element: "(sa{sv})", [.structure([.string("answer"), .vardict(["CallUUID": shallower])])])])
             #expect(action.errorName == Self.invalidArgs, "CallUUID as variants nested \(depth) deep: \(action)")
         }
         // 32 arrays and 32 structs: the most one signature may nest.
         for (what, value) in [("arrays", HostileValues.nestedArrays(32, around: .string("x"))), ("structs", HostileValues.nestedStructs(32, around: .string("x")))] {
-            let ignored = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Interface.provider, "ReportCallUpdated",
+            let ignored = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Provider.interface, "ReportCallUpdated",
                                             [.string(targets.call), .vardict(["NoSuchKey": value])])
             #expect(ignored.values != nil, "an unknown key holding 32 nested \(what): \(ignored)")
-            let named = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Interface.provider, "ReportCallUpdated",
+            let named = await daemon.send(targets.provider.connection, targets.provider.path, Telephony1.Provider.interface, "ReportCallUpdated",
                                           [.string(targets.call), .vardict(["LocalizedCallerName": value])])
             #expect(named.errorName == Self.invalidArgs, "LocalizedCallerName holding 32 nested \(what): \(named)")
         }
@@ -71,8 +71,8 @@ struct HostileLimitsTests {
         let daemon = try await FuzzedDaemon()
         let targets = try await FuzzTargets(daemon)
         var values = HostileValues(seed: 1)
-        let manager = Telephony1.Interface.manager, controller = Telephony1.Interface.callController
-        let directory = Telephony1.Interface.callDirectory, provider = Telephony1.Interface.provider
+        let manager = Telephony1.Manager.interface, controller = Telephony1.CallController.interface
+        let directory = Telephony1.CallDirectory.interface, provider = Telephony1.Provider.interface
         let user = targets.user, app = targets.provider.connection, root = Telephony1.rootPath
         let text = { (size: Int) in DBusValue.string(String(repeating: "7", count: size)) }
         // (what, sent by, to, interface, member, arguments for a size, whether the size is inside an array)
@@ -84,11 +84,11 @@ struct HostileLimitsTests {
             ("a handle to identify", user, root, directory, "Identify", { [text($0)] }, false),
             ("a block list pattern", user, root, directory, "BlockHandle", { [text($0)] }, false),
             ("a directory name", user, root, directory, "SetDirectoryEnabled", { [text($0), .bool(true)] }, false),
-            ("a favorite", user, root, Telephony1.Interface.favorites, "Add", { [text($0), .string("generic"), .string("n"), .string("Fuzz0")] }, false),
+            ("a favorite", user, root, Telephony1.Favorites.interface, "Add", { [text($0), .string("generic"), .string("n"), .string("Fuzz0")] }, false),
             ("an incoming handle", app, targets.provider.path, provider, "ReportNewIncomingCall", { [.string(UUID().uuidString), .vardict(["Handle": text($0)])] }, true),
             ("a caller name", app, targets.provider.path, provider, "ReportCallUpdated", { [.string(targets.call), .vardict(["LocalizedCallerName": text($0)])] }, true),
             ("an end reason", app, targets.provider.path, provider, "ReportCallEnded", { [.string(targets.call), text($0), .uint64(0)] }, false),
-            ("an identification label", app, targets.update, Telephony1.Interface.callDirectoryUpdate, "AddIdentificationEntries",
+            ("an identification label", app, targets.update, Telephony1.CallDirectoryUpdate.interface, "AddIdentificationEntries",
              { [.array(element: "x", [.int64(14_085_555_555)]), .array(element: "s", [text($0)])] }, true),
             ("a property's interface name", user, root, "org.freedesktop.DBus.Properties", "GetAll", { [text($0)] }, false),
         ]
@@ -107,7 +107,7 @@ struct HostileLimitsTests {
         // Arrays of numbers and bytes: each element is a value to build and to read, so they stop at 4 MiB.
         let icon = await daemon.send(user, root, manager, "RegisterProvider", [.vardict(["Name": .string("Icon"), "IconData": .array(element: "y", values.bytes(4 << 20))])])
         #expect(icon.errorName == Self.invalidArgs, "an icon of 4 MiB: \(icon)")
-        let entries = await daemon.send(app, targets.update, Telephony1.Interface.callDirectoryUpdate, "AddBlockingEntries",
+        let entries = await daemon.send(app, targets.update, Telephony1.CallDirectoryUpdate.interface, "AddBlockingEntries",
                                         [.array(element: "x", (0..<(512 << 10)).map { _ in .int64(values.integer(Int64.self)) })])
         #expect(entries.errorName.map(ProperErrors.isProper) == true, "half a million random blocking entries: \(entries)")
         // A pattern that long is refused, not kept and written to disk.
@@ -180,13 +180,13 @@ struct HostileLimitsTests {
                     if index == position {
                         group.addTask {
                             switch vanish {
-                            case "end a call": ("vanish", true, await daemon.send(app.connection, app.path, Telephony1.Interface.provider, "ReportCallEnded",
+                            case "end a call": ("vanish", true, await daemon.send(app.connection, app.path, Telephony1.Provider.interface, "ReportCallEnded",
                                                                                   [.string(calls[0]), .string("remote-ended"), .uint64(0)]))
-                            case "invalidate": ("vanish", true, await daemon.send(app.connection, app.path, Telephony1.Interface.provider, "Invalidate"))
+                            case "invalidate": ("vanish", true, await daemon.send(app.connection, app.path, Telephony1.Provider.interface, "Invalidate"))
                             case "disconnect":
                                 ("vanish", true, { app.connection.close(); return Outcome.reply([]) }())
-                            case "complete the update": ("vanish", true, await daemon.send(app.connection, update, Telephony1.Interface.callDirectoryUpdate, "Complete"))
-                            default: ("vanish", true, await daemon.send(app.connection, update, Telephony1.Interface.callDirectoryUpdate, "Cancel"))
+                            case "complete the update": ("vanish", true, await daemon.send(app.connection, update, Telephony1.CallDirectoryUpdate.interface, "Complete"))
+                            default: ("vanish", true, await daemon.send(app.connection, update, Telephony1.CallDirectoryUpdate.interface, "Cancel"))
                             }
                         }
                     }
@@ -194,18 +194,18 @@ struct HostileLimitsTests {
                         let callPath = Telephony1.callPath(call)
                         let controller = daemon.controller
                         return switch operation {
-                        case 0: ("GetAll on the call", false, await daemon.send(controller, callPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(Telephony1.Interface.call)]))
-                        case 1: ("Call.SetMuted", false, await daemon.send(controller, callPath, Telephony1.Interface.call, "SetMuted", [.bool(true)]))
-                        case 2: ("Call.Answer", false, await daemon.send(controller, callPath, Telephony1.Interface.call, "Answer"))
-                        case 3: ("AnswerCall", false, await daemon.send(controller, Telephony1.rootPath, Telephony1.Interface.callController, "AnswerCall", [.string(call)]))
+                        case 0: ("GetAll on the call", false, await daemon.send(controller, callPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(Telephony1.Call.interface)]))
+                        case 1: ("Call.SetMuted", false, await daemon.send(controller, callPath, Telephony1.Call.interface, "SetMuted", [.bool(true)]))
+                        case 2: ("Call.Answer", false, await daemon.send(controller, callPath, Telephony1.Call.interface, "Answer"))
+                        case 3: ("AnswerCall", false, await daemon.send(controller, Telephony1.rootPath, Telephony1.CallController.interface, "AnswerCall", [.string(call)]))
                         case 4: ("Introspect the call", false, await daemon.send(controller, callPath, "org.freedesktop.DBus.Introspectable", "Introspect"))
                         case 5: ("Calls of the provider", false, await daemon.send(controller, app.path, "org.freedesktop.DBus.Properties", "Get",
-                                                                                  [.string(Telephony1.Interface.provider), .string("Calls")]))
-                        case 6: ("ReportCallUpdated", true, await daemon.send(app.connection, app.path, Telephony1.Interface.provider, "ReportCallUpdated",
+                                                                                  [.string(Telephony1.Provider.interface), .string("Calls")]))
+                        case 6: ("ReportCallUpdated", true, await daemon.send(app.connection, app.path, Telephony1.Provider.interface, "ReportCallUpdated",
                                                                              [.string(call), .vardict(["LocalizedCallerName": .string("x")])]))
-                        case 7: ("ReportNewIncomingCall", true, await daemon.send(app.connection, app.path, Telephony1.Interface.provider, "ReportNewIncomingCall",
+                        case 7: ("ReportNewIncomingCall", true, await daemon.send(app.connection, app.path, Telephony1.Provider.interface, "ReportNewIncomingCall",
                                                                                  [.string(UUID().uuidString), .vardict(["Handle": .string("late")])]))
-                        case 8: ("AddBlockingEntries", true, await daemon.send(app.connection, update, Telephony1.Interface.callDirectoryUpdate, "AddBlockingEntries",
+                        case 8: ("AddBlockingEntries", true, await daemon.send(app.connection, update, Telephony1.CallDirectoryUpdate.interface, "AddBlockingEntries",
                                                                               [.array(element: "x", [.int64(Int64(1000 + round))])]))
                         default: ("GetManagedObjects", false, await daemon.send(controller, Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))
                         }
@@ -239,7 +239,7 @@ struct HostileLimitsTests {
         guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
         return objects.compactMap { entry in
             guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value,
-                  let call = interfaces.first(where: { $0.key == .string(Telephony1.Interface.call) })?.value.vardict else { return nil }
+                  let call = interfaces.first(where: { $0.key == .string(Telephony1.Call.interface) })?.value.vardict else { return nil }
             if case .objectPath(let provider)? = call["Provider"] { return (path, provider) }
             return (path, nil)
         }

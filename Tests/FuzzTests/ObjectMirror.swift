@@ -58,8 +58,8 @@ final class ObjectMirror: @unchecked Sendable {
         subscriptions.append(try await connection.subscribe(MatchRule(interface: objectManager, member: "InterfacesAdded")) { [weak self] message in
             guard let arguments = try? message.arguments(), arguments.count == 2, case .objectPath(let path) = arguments[0],
                   case .dictionary(_, _, let interfaces) = arguments[1] else { return }
-            let call = interfaces.first { $0.key == .string(Telephony1.Interface.call) }.map { $0.value.vardict ?? [:] }
-            let isProvider = interfaces.contains { $0.key == .string(Telephony1.Interface.provider) }
+            let call = interfaces.first { $0.key == .string(Telephony1.Call.interface) }.map { $0.value.vardict ?? [:] }
+            let isProvider = interfaces.contains { $0.key == .string(Telephony1.Provider.interface) }
             self?.record(message, .added(path, call: call, isProvider: isProvider))
         })
         subscriptions.append(try await connection.subscribe(MatchRule(interface: objectManager, member: "InterfacesRemoved")) { [weak self] message in
@@ -69,7 +69,7 @@ final class ObjectMirror: @unchecked Sendable {
         subscriptions.append(try await connection.subscribe(MatchRule(pathNamespace: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
                                                                        member: "PropertiesChanged")) { [weak self] message in
             guard let path = message.path, let arguments = try? message.arguments(), arguments.count == 3,
-                  arguments[0] == .string(Telephony1.Interface.call), let changed = arguments[1].vardict else { return }
+                  arguments[0] == .string(Telephony1.Call.interface), let changed = arguments[1].vardict else { return }
             self?.record(message, .changed(path, changed))
         })
     }
@@ -128,8 +128,8 @@ struct ManagedObjects {
         for object in objects {
             guard case .objectPath(let path) = object.key, case .dictionary(_, _, let interfaces) = object.value else { continue }
             for interface in interfaces {
-                if interface.key == .string(Telephony1.Interface.call) { calls[path] = interface.value.vardict ?? [:] }
-                if interface.key == .string(Telephony1.Interface.provider) { providers[path] = interface.value.vardict ?? [:] }
+                if interface.key == .string(Telephony1.Call.interface) { calls[path] = interface.value.vardict ?? [:] }
+                if interface.key == .string(Telephony1.Provider.interface) { providers[path] = interface.value.vardict ?? [:] }
             }
         }
     }

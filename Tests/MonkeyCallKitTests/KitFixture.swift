@@ -63,7 +63,7 @@ final class KitFixture: @unchecked Sendable {
     /// A property of a call, read straight from the service.
     func callProperty(_ uuid: UUID, _ name: String) async throws -> DBusValue? {
         let reply = try await link.call(Telephony1.callPath(uuid.uuidString), "org.freedesktop.DBus.Properties", "Get",
-                                        [.string(Telephony1.Interface.call), .string(name)])
+                                        [.string(Telephony1.Call.interface), .string(name)])
         return reply.first?.unwrappedVariant
     }
 

@@ -144,12 +144,12 @@ struct ProviderCallbackTests {
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         // Another process answers and hears the failure long before the 30 s timeout.
         let other = try Connection(address: fixture.bus.address)
-        let completions = try await SignalRecorder(other, MatchRule(interface: Telephony1.Interface.callController))
-        _ = try await other.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+        let completions = try await SignalRecorder(other, MatchRule(interface: Telephony1.CallController.interface))
+        _ = try await other.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.CallController.interface,
                                  member: "AnswerCall", [.string(uuid.uuidString)])
         let completed = await completions.next("TransactionCompleted")
         let args = try #require(try completed?.arguments())
         #expect(args[1] == .bool(false))
-        #expect(args[2] == .string(Telephony1.errorPrefix + "ActionFailed"))
+        #expect(args[2] == .string(APIError.actionFailed.rawValue))
     }
 }

@@ -40,14 +40,14 @@ struct RestartTests {
         #expect(await observer.next(finished) { !$0.hasEnded } != nil)
         provider.reportCall(with: finished, endedAt: nil, reason: .remoteEnded)
         #expect(await observer.next(finished) { $0.hasEnded } != nil)
-        guard case .objectPath(let directory)? = try await link.call(try await provider.registeredPath(), Telephony1.Interface.provider,
+        guard case .objectPath(let directory)? = try await link.call(try await provider.registeredPath(), Telephony1.Provider.interface,
                                                                      "BeginCallDirectoryUpdate", [.bool(false)]).first else {
             Issue.record("no directory update object")
             return
         }
-        try await link.call(directory, Telephony1.Interface.callDirectoryUpdate, "AddIdentificationEntries",
+        try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "AddIdentificationEntries",
                             [[Int64(14_085_555_555)].dbusValue, ["Survivor Support"].dbusValue])
-        try await link.call(directory, Telephony1.Interface.callDirectoryUpdate, "Complete")
+        try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "Complete")
         let uuid = UUID()
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         #expect(await observer.next(uuid) { !$0.hasEnded } != nil)
@@ -66,7 +66,7 @@ struct RestartTests {
         // Registered again with the same configuration.
         let path = try await provider.registeredPath()
         let reply = try await link.call(path, "org.freedesktop.DBus.Properties", "Get",
-                                        [.string(Telephony1.Interface.provider), .string("Configuration")])
+                                        [.string(Telephony1.Provider.interface), .string("Configuration")])
         let saved = reply.first?.unwrappedVariant.vardict
         #expect(saved?["Name"] == .string("Survivor") && saved?["URLSchemes"] == ["survivor"].dbusValue)
         try await controller.requestTransaction(with: CXStartCallAction(call: UUID(), handle: CXHandle(type: .generic, value: "erin")))
@@ -76,10 +76,10 @@ struct RestartTests {
         #expect(await observer.next(again) { !$0.hasEnded } != nil)
 
         // Recents and the directory survived the kill; the file is sound.
-        let recents = try await link.call(Telephony1.rootPath, Telephony1.Interface.recents, "List", [.uint32(10), .uint32(0)])
+        let recents = try await link.call(Telephony1.rootPath, Telephony1.Recents.interface, "List", [.uint32(10), .uint32(0)])
         guard case .array(_, let entries)? = recents.first else { Issue.record("no Recents list"); return }
         #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(APIValue.uuid(finished))])
-        let identified = try await link.call(Telephony1.rootPath, Telephony1.Interface.callDirectory, "Identify", [.string("+1 (408) 555-5555")])
+        let identified = try await link.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "Identify", [.string("+1 (408) 555-5555")])
         #expect(identified == [.string("Survivor Support"), .bool(false)])
         let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
                                                                     database(bus)])

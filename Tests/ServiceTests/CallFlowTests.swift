@@ -104,9 +104,9 @@ struct CallFlowTests {
         let answer = try #require(await app.nextAction("answer"))
         let timedOut = try #require(await app.signals.next("TimedOutPerformingAction"))
         #expect(try timedOut.arguments() == [.string(answer.id), .string("answer"), .string(uuid)])
-        #expect(await fixture.completion(of: transaction)! == (false, Telephony1.errorPrefix + "ActionTimedOut"))
+        #expect(await fixture.completion(of: transaction)! == (false, APIError.actionTimedOut.rawValue))
         let late = await dbusError { try await app.fulfill(answer) }
-        #expect(late?.name == Telephony1.errorPrefix + "UnknownAction")
+        #expect(late?.name == APIError.unknownAction.rawValue)
     }
 
     @Test("a failed action completes the transaction with ActionFailed")
@@ -117,7 +117,7 @@ struct CallFlowTests {
         let transaction = try await fixture.request([("answer", ["CallUUID": .string(uuid)])])
         let answer = try #require(await app.nextAction("answer"))
         try await app.call("FailAction", [.string(answer.id), .vardict([:])])
-        #expect(await fixture.completion(of: transaction)! == (false, Telephony1.errorPrefix + "ActionFailed"))
+        #expect(await fixture.completion(of: transaction)! == (false, APIError.actionFailed.rawValue))
     }
 
     @Test("a provider that leaves the bus mid-call: its calls end, another provider's call is untouched")

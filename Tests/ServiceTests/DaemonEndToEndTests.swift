@@ -47,12 +47,12 @@ struct DaemonEndToEndTests {
         let daemon = try await RunningDaemon()
         let introspection = try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "introspect", Telephony1.busName, Telephony1.rootPath.rawValue])
         #expect(introspection.status == 0, "\(introspection.stderr)")
-        for interface in [Telephony1.Interface.manager, Telephony1.Interface.callController, "org.freedesktop.DBus.ObjectManager", "org.freedesktop.DBus.Properties"] {
+        for interface in [Telephony1.Manager.interface, Telephony1.CallController.interface, "org.freedesktop.DBus.ObjectManager", "org.freedesktop.DBus.Properties"] {
             #expect(introspection.stdout.contains(interface), "\(interface) missing")
         }
         let version = try await daemon.run("/usr/bin/gdbus", ["call", "--address", daemon.bus.address, "--dest", Telephony1.busName,
                                                               "--object-path", Telephony1.rootPath.rawValue,
-                                                              "--method", "org.freedesktop.DBus.Properties.Get", Telephony1.Interface.manager, "Version"])
+                                                              "--method", "org.freedesktop.DBus.Properties.Get", Telephony1.Manager.interface, "Version"])
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "(<'\(Telephony1.version)'>,)")
         daemon.daemon.terminate()
         #expect(await daemon.daemon.waitForExit() == 0)
@@ -79,11 +79,11 @@ struct DaemonEndToEndTests {
         let daemon = try await RunningDaemon()
         let address = "--address=\(daemon.bus.address)"
         let root = Telephony1.rootPath.rawValue
-        let wrongSignature = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root, Telephony1.Interface.manager, "RegisterProvider", "s", "x"])
+        let wrongSignature = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root, Telephony1.Manager.interface, "RegisterProvider", "s", "x"])
         #expect(wrongSignature.status != 0 && wrongSignature.stderr.contains("must be of type 'a{sv}'"), "\(wrongSignature.stderr)")
-        let unknownMethod = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root, Telephony1.Interface.manager, "Explode"])
+        let unknownMethod = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root, Telephony1.Manager.interface, "Explode"])
         #expect(unknownMethod.stderr.contains("has no method"), "\(unknownMethod.stderr)")
-        let unknownObject = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root + "/Nope", Telephony1.Interface.manager, "Explode"])
+        let unknownObject = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root + "/Nope", Telephony1.Manager.interface, "Explode"])
         #expect(unknownObject.stderr.contains("no object"), "\(unknownObject.stderr)")
         let unknownInterface = try await daemon.run("/usr/bin/busctl", [address, "call", Telephony1.busName, root, "org.example.Nope", "Explode"])
         #expect(unknownInterface.stderr.contains("has no interface"), "\(unknownInterface.stderr)")

@@ -41,12 +41,12 @@ struct GnomeSettings {
 
 @Suite("The desktop's Do Not Disturb")
 struct DesktopDoNotDisturbTests {
-    static let filtered = Telephony1.errorPrefix + "FilteredByDoNotDisturb"
+    static let filtered = APIError.filteredByDoNotDisturb.rawValue
 
     /// Records the Manager's PropertiesChanged, to wait for a new DoNotDisturbSource.
     static func sourceChanges(_ connection: Connection) async throws -> SignalRecorder {
         try await SignalRecorder(connection, MatchRule(path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
-                                                        member: "PropertiesChanged", arg0: Telephony1.Interface.manager))
+                                                        member: "PropertiesChanged", arg0: Telephony1.Manager.interface))
     }
 
     static func next(_ source: String, in changes: SignalRecorder) async -> Bool {
@@ -54,7 +54,7 @@ struct DesktopDoNotDisturbTests {
     }
 
     static func lastStatus(_ connection: Connection) async throws -> DBusValue? {
-        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.recents,
+        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Recents.interface,
                                               member: "List", [.uint32(1), .uint32(0)])
         guard case .array(_, let items)? = reply.first else { return nil }
         return items.first?.vardict?["Status"]
@@ -101,7 +101,7 @@ struct DesktopDoNotDisturbTests {
         #expect(await Self.next("notification-server", in: changes))
         #expect(await dbusError { try await app.reportIncoming("stranger") }?.name == Self.filtered)
         #expect(try await Self.lastStatus(fixture.controller) == .string("filtered"))
-        try await fixture.root(Telephony1.Interface.favorites, "Add", [.string("mum"), .string("generic"), .string("Mum"), .string("Monkey")])
+        try await fixture.root(Telephony1.Favorites.interface, "Add", [.string("mum"), .string("generic"), .string("Mum"), .string("Monkey")])
         #expect(await dbusError { try await app.reportIncoming("mum") } == nil)
 
         server.setInhibited(false)
@@ -117,7 +117,7 @@ struct DesktopDoNotDisturbTests {
         let restarted = try await NotificationServer(address: fixture.bus.address, inhibited: true)
         #expect(await Self.next("notification-server", in: changes))
         #expect(await dbusError { try await app.reportIncoming("caller 2") }?.name == Self.filtered)
-        let source = try await fixture.root("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Interface.manager), .string("DoNotDisturbSource")])
+        let source = try await fixture.root("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Manager.interface), .string("DoNotDisturbSource")])
         #expect(source.first?.unwrappedVariant == .string("notification-server"))
         restarted.setInhibited(false)
         #expect(await Self.next("none", in: changes))
@@ -137,10 +137,10 @@ struct DesktopDoNotDisturbTests {
         for caller in ["alice", "bob"] {
             let uuid = try await app.reportIncoming(caller)
             #expect(await server.notified.next()?.body == caller)
-            try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+            try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.CallController.interface,
                                       member: "AnswerCall", [.string(uuid)])
             try await app.perform("answer")
-            try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+            try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.CallController.interface,
                                       member: "EndCall", [.string(uuid)])
             try await app.perform("end")
         }

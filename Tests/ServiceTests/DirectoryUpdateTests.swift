@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Call directory updates over the bus")
 struct DirectoryUpdateTests {
-    static let update = Telephony1.Interface.callDirectoryUpdate
-    static let directory = Telephony1.Interface.callDirectory
+    static let update = Telephony1.CallDirectoryUpdate.interface
+    static let directory = Telephony1.CallDirectory.interface
 
     func begin(_ app: TestProvider, incremental: Bool = false) async throws -> ObjectPath {
         guard case .objectPath(let path)? = try await app.call("BeginCallDirectoryUpdate", [.bool(incremental)]).first else {
@@ -27,16 +27,16 @@ struct DirectoryUpdateTests {
         let app = try await fixture.provider("Monkey")
         var path = try await begin(app)
         let busy = await dbusError { _ = try await begin(app) }
-        #expect(busy?.name == Telephony1.errorPrefix + "CurrentlyLoading")
+        #expect(busy?.name == APIError.currentlyLoading.rawValue)
         let stranger = await dbusError {
             _ = try await fixture.controller.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Cancel")
         }
         #expect(stranger?.name == DBusError.Name.accessDenied)
         try await on(app, path, "AddBlockingEntries", [[Int64(14085550000), 14085550001].dbusValue])
         let outOfOrder = await dbusError { try await on(app, path, "AddBlockingEntries", [[Int64(14085550002), 14085550001].dbusValue]) }
-        #expect(outOfOrder?.name == Telephony1.errorPrefix + "EntriesOutOfOrder")
+        #expect(outOfOrder?.name == APIError.entriesOutOfOrder.rawValue)
         let removal = await dbusError { try await on(app, path, "RemoveBlockingEntries", [[Int64(14085550000)].dbusValue]) }
-        #expect(removal?.name == Telephony1.errorPrefix + "UnexpectedIncrementalRemoval")
+        #expect(removal?.name == APIError.unexpectedIncrementalRemoval.rawValue)
         try await on(app, path, "AddIdentificationEntries", [[Int64(14085559999)].dbusValue, ["Pizza Place"].dbusValue])
         try await on(app, path, "Complete")
         let gone = await dbusError { try await on(app, path, "Complete") }
@@ -44,7 +44,7 @@ struct DirectoryUpdateTests {
 
         #expect(try await fixture.root(Self.directory, "Identify", [.string("+1 (408) 555-9999")]) == [.string("Pizza Place"), .bool(false)])
         let blocked = await dbusError { try await app.reportIncoming("+1 408 555 0000", update: ["HandleType": .string("phone-number")]) }
-        #expect(blocked?.name == Telephony1.errorPrefix + "FilteredByBlockList")
+        #expect(blocked?.name == APIError.filteredByBlockList.rawValue)
         let named = try await app.reportIncoming("+14085559999", update: ["HandleType": .string("phone-number")])
         #expect(try await fixture.callProperty(named, "CallerName") == .string("Pizza Place"))
         #expect(try await fixture.root(Self.directory, "ListDirectories")

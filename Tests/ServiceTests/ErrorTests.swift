@@ -9,7 +9,7 @@ import Testing
 /// Every error of the API's provider and controller sections, over the bus.
 @Suite("Errors have their API names, and the service stays up")
 struct ErrorTests {
-    static let error = Telephony1.errorPrefix
+    static let error = "org.monkeycall.Telephony1.Error."
 
     @Test func transactionErrors() async throws {
         let fixture = try await ServiceFixture()
@@ -33,7 +33,7 @@ struct ErrorTests {
         // A provider's connection acting on another provider's call.
         let unentitled = await dbusError {
             _ = try await other.connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                                interface: Telephony1.Interface.callController, member: "AnswerCall", [.string(uuid)])
+                                                interface: Telephony1.CallController.interface, member: "AnswerCall", [.string(uuid)])
         }
         #expect(unentitled?.name == Self.error + "Unentitled")
         // Malformed input names what is wrong.
@@ -78,7 +78,7 @@ struct ErrorTests {
                                     ("Invalidate", [])] {
             let denied = await dbusError {
                 try await fixture.controller.call(destination: Telephony1.busName, path: app.path,
-                                                  interface: Telephony1.Interface.provider, member: member, arguments)
+                                                  interface: Telephony1.Provider.interface, member: member, arguments)
             }
             #expect(denied?.name == DBusError.Name.accessDenied, "\(member)")
         }
@@ -92,7 +92,7 @@ struct ErrorTests {
         func register(_ config: [String: DBusValue]) async -> DBusError? {
             await dbusError {
                 try await fixture.controller.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                                  interface: Telephony1.Interface.manager, member: "RegisterProvider", [.vardict(config)])
+                                                  interface: Telephony1.Manager.interface, member: "RegisterProvider", [.vardict(config)])
             }
         }
         #expect(await register([:])?.name == DBusError.Name.invalidArgs)

@@ -39,7 +39,7 @@ struct FaultTests {
     func providerKilled(_ state: KilledIn) async throws {
         let fixture = try await ServiceFixture()
         let removed = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.objectManager, member: "InterfacesRemoved"))
-        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Telephony1.Interface.recents, member: "EntryAdded"))
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Telephony1.Recents.interface, member: "EntryAdded"))
         // Another app with an active call, which the killed app's call holds.
         let other = try await fixture.provider("Other")
         let otherCall = try await other.reportIncoming("olive")
@@ -87,7 +87,7 @@ struct FaultTests {
         #expect(entry["Status"] == .string(state.status))
         if let pending {
             let completion = await fixture.completion(of: pending)
-            #expect(completion?.0 == false && completion?.1 == Telephony1.errorPrefix + "ActionFailed", "\(String(describing: completion))")
+            #expect(completion?.0 == false && completion?.1 == APIError.actionFailed.rawValue, "\(String(describing: completion))")
         }
         if state.holdsTheOtherCall {
             let resume = try #require(await other.nextAction("set-held"))
@@ -156,7 +156,7 @@ struct FaultTests {
         let database = folder.appendingPathComponent("monkeycall.sqlite").path
         let daemon = try await RunningDaemon(bus: bus, ["--database", database])
         let watcher = try Connection(address: bus.address)
-        let added = try await SignalRecorder(watcher, MatchRule(interface: Telephony1.Interface.recents, member: "EntryAdded"))
+        let added = try await SignalRecorder(watcher, MatchRule(interface: Telephony1.Recents.interface, member: "EntryAdded"))
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
         func call(_ handle: String) async throws -> String {
             let uuid = try await app.reportIncoming(handle)
@@ -167,7 +167,7 @@ struct FaultTests {
             return uuid
         }
         func recents(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-            try await watcher.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.recents,
+            try await watcher.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Recents.interface,
                                    member: member, arguments)
         }
         let first = try await call("alice")
@@ -184,7 +184,7 @@ struct FaultTests {
         let lost = try await call("bob")
         #expect(await daemon.daemon.waitForOutput(containing: "Recents cannot record calls (calls still work); first lost: \(lost)"), "\(daemon.daemon.output)")
         let refused = await dbusError { _ = try await recents("Clear") }
-        #expect(refused?.name == Telephony1.errorPrefix + "RecentsUnavailable", "\(String(describing: refused))")
+        #expect(refused?.name == APIError.recentsUnavailable.rawValue, "\(String(describing: refused))")
         #expect(refused?.message.contains(database) == true, "\(String(describing: refused?.message))")
         // What was recorded can still be read.
         guard case .array(_, let entries)? = try await recents("List", [.uint32(10), .uint32(0)]).first else { Issue.record("no list"); return }
@@ -228,14 +228,14 @@ struct FaultTests {
         let probe = try Connection(address: second.address)
         #expect(try await probe.nameOwner(Telephony1.busName) == nil)
         // The first call to the name starts the daemon.
-        let reply = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.recents,
+        let reply = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Recents.interface,
                                          member: "List", [.uint32(10), .uint32(0)])
         guard case .array(_, let entries)? = reply.first else { Issue.record("no list"); return }
         #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(uuid)])
         let again = try await TestProvider(bus: second, name: "Monkey", configuration: [:])
         let call = try await again.reportIncoming("bob")
         #expect(try await probe.call(destination: Telephony1.busName, path: Telephony1.callPath(call), interface: "org.freedesktop.DBus.Properties",
-                                     member: "Get", [.string(Telephony1.Interface.call), .string("State")]).first?.unwrappedVariant == .string("ringing"))
+                                     member: "Get", [.string(Telephony1.Call.interface), .string("State")]).first?.unwrappedVariant == .string("ringing"))
     }
 
     static func actionIDs(_ notification: NotificationServer.Notification) -> [String] {

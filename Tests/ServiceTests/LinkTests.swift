@@ -8,7 +8,7 @@ import Testing
 struct LinkTests {
     func openURL(_ fixture: ServiceFixture, _ url: String) async throws -> String {
         let reply = try await fixture.controller.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                                      interface: Telephony1.Interface.manager, member: "OpenURL", [.string(url)])
+                                                      interface: Telephony1.Manager.interface, member: "OpenURL", [.string(url)])
         guard case .string(let uuid)? = reply.first else { throw TestSupportError("no UUID") }
         return uuid
     }
@@ -32,12 +32,12 @@ struct LinkTests {
     @Test func badLinksAndMissingAppsAreClearErrors() async throws {
         let fixture = try await ServiceFixture()
         let invalid = await dbusError { _ = try await openURL(fixture, "http://example.org") }
-        #expect(invalid?.name == Telephony1.errorPrefix + "InvalidURL")
+        #expect(invalid?.name == APIError.invalidURL.rawValue)
         #expect(invalid?.message.contains("'http:'") == true)
         let encoding = await dbusError { _ = try await openURL(fixture, "monkeycall:%zz") }
         #expect(encoding?.message.contains("percent-encoding") == true)
         let noApp = await dbusError { _ = try await openURL(fixture, "monkeycall:alice") }
-        #expect(noApp?.name == Telephony1.errorPrefix + "NoProvider")
+        #expect(noApp?.name == APIError.noProvider.rawValue)
         #expect(noApp?.message.contains("URLSchemes") == true)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// Media players (MPRIS) on the private bus, each on its own connection, around calls.
 @Suite("Media pauses during calls")
 struct MediaPauseTests {
-    static let manager = Telephony1.Interface.manager
+    static let manager = Telephony1.Manager.interface
 
     /// An incoming call from `handle`, answered by the user and fulfilled by the app: its audio session activates.
     static func answeredCall(_ fixture: ServiceFixture, _ app: TestProvider, from handle: String = "alice") async throws -> String {
@@ -103,7 +103,7 @@ struct MediaPauseTests {
         players.music.quit()
         try await players.endCall()
         #expect(fixture.warnings.all.isEmpty, "\(fixture.warnings.all)")
-        let recent = try await fixture.root(Telephony1.Interface.recents, "List", [.uint32(1), .uint32(0)])
+        let recent = try await fixture.root(Telephony1.Recents.interface, "List", [.uint32(1), .uint32(0)])
         guard case .array(_, let entries)? = recent.first else { Issue.record("no Recents"); return }
         #expect(entries.first?.vardict?["Status"] == .string("answered"))
     }

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Recents and Favorites over the bus")
 struct RecentsTests {
-    static let recents = Telephony1.Interface.recents
-    static let favorites = Telephony1.Interface.favorites
+    static let recents = Telephony1.Recents.interface
+    static let favorites = Telephony1.Favorites.interface
 
     func entries(_ fixture: ServiceFixture, limit: UInt32 = 50, offset: UInt32 = 0) async throws -> [[String: DBusValue]] {
         let reply = try await fixture.root(Self.recents, "List", [.uint32(limit), .uint32(offset)])
@@ -109,7 +109,7 @@ struct RecentsTests {
         // Without the provider: NoProvider. Unknown ids: InvalidArgs.
         try await app.call("Invalidate")
         let noProvider = await dbusError { try await fixture.root(Self.favorites, "Call", [id[0]]) }
-        #expect(noProvider?.name == Telephony1.errorPrefix + "NoProvider")
+        #expect(noProvider?.name == APIError.noProvider.rawValue)
         let unknown = await dbusError { try await fixture.root(Self.recents, "CallBack", [.uint64(999_999)]) }
         #expect(unknown?.name == DBusError.Name.invalidArgs)
         try await fixture.root(Self.favorites, "Remove", [id[0]])
@@ -132,7 +132,7 @@ struct RecentsTests {
         let error = await dbusError {
             _ = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.recents, member: "List", [.uint32(5), .uint32(0)])
         }
-        #expect(error?.name == Telephony1.errorPrefix + "RecentsUnavailable")
+        #expect(error?.name == APIError.recentsUnavailable.rawValue)
     }
 
     @Test("SIGKILL while calls end: every entry announced by EntryAdded survives, and the file is sound")

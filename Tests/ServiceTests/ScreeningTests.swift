@@ -6,15 +6,15 @@ import Testing
 
 @Suite("Do Not Disturb, silencing and the block list")
 struct ScreeningTests {
-    static let manager = Telephony1.Interface.manager
-    static let directory = Telephony1.Interface.callDirectory
+    static let manager = Telephony1.Manager.interface
+    static let directory = Telephony1.CallDirectory.interface
 
     func set(_ fixture: ServiceFixture, _ name: String, _ value: Bool) async throws {
         try await fixture.root("org.freedesktop.DBus.Properties", "Set", [.string(Self.manager), .string(name), .variant(.bool(value))])
     }
 
     func lastStatus(_ fixture: ServiceFixture) async throws -> DBusValue? {
-        let reply = try await fixture.root(Telephony1.Interface.recents, "List", [.uint32(1), .uint32(0)])
+        let reply = try await fixture.root(Telephony1.Recents.interface, "List", [.uint32(1), .uint32(0)])
         guard case .array(_, let items)? = reply.first else { return nil }
         return items.first?.vardict?["Status"]
     }
@@ -28,19 +28,19 @@ struct ScreeningTests {
         #expect(await changes.next(where: { $0.count > 1 && $0[1].vardict?["DoNotDisturb"] == .bool(true) }) != nil)
 
         let refused = await dbusError { try await app.reportIncoming("stranger") }
-        #expect(refused?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(refused?.name == APIError.filteredByDoNotDisturb.rawValue)
         #expect(try await lastStatus(fixture) == .string("filtered"))
         // The same caller again within three minutes rings.
         let repeated = await dbusError { try await app.reportIncoming("stranger") }
         #expect(repeated == nil)
 
-        try await fixture.root(Telephony1.Interface.favorites, "Add", [.string("mum"), .string("generic"), .string("Mum"), .string("Monkey")])
+        try await fixture.root(Telephony1.Favorites.interface, "Add", [.string("mum"), .string("generic"), .string("Mum"), .string("Monkey")])
         #expect(await dbusError { try await app.reportIncoming("mum") } == nil)
         // Without the exceptions, both are held back.
         try await set(fixture, "DoNotDisturbAllowFavorites", false)
         try await set(fixture, "DoNotDisturbAllowRepeatedCalls", false)
-        #expect(await dbusError { try await app.reportIncoming("mum") }?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
-        #expect(await dbusError { try await app.reportIncoming("stranger") }?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(await dbusError { try await app.reportIncoming("mum") }?.name == APIError.filteredByDoNotDisturb.rawValue)
+        #expect(await dbusError { try await app.reportIncoming("stranger") }?.name == APIError.filteredByDoNotDisturb.rawValue)
         try await set(fixture, "DoNotDisturb", false)
         #expect(await dbusError { try await app.reportIncoming("newcomer") } == nil)
     }
@@ -54,7 +54,7 @@ struct ScreeningTests {
         try await set(fixture, "SilenceUnknownCallers", true)
         #expect(await dbusError { try await app.reportIncoming("friend") } == nil)
         let silenced = await dbusError { try await app.reportIncoming("telemarketer") }
-        #expect(silenced?.name == Telephony1.errorPrefix + "FilteredByDoNotDisturb")
+        #expect(silenced?.name == APIError.filteredByDoNotDisturb.rawValue)
         #expect(try await lastStatus(fixture) == .string("missed"))
     }
 
@@ -70,9 +70,9 @@ struct ScreeningTests {
         #expect(blocked.first?.unwrappedVariant == ["+44*", "spam@example.org"].dbusValue)
 
         let refused = await dbusError { try await app.reportIncoming("+44 (20) 7946-0000", update: ["HandleType": .string("phone-number")]) }
-        #expect(refused?.name == Telephony1.errorPrefix + "FilteredByBlockList")
+        #expect(refused?.name == APIError.filteredByBlockList.rawValue)
         #expect(try await lastStatus(fixture) == .string("blocked"))
-        #expect(await dbusError { try await app.reportIncoming("SPAM@example.org") }?.name == Telephony1.errorPrefix + "FilteredByBlockList")
+        #expect(await dbusError { try await app.reportIncoming("SPAM@example.org") }?.name == APIError.filteredByBlockList.rawValue)
         #expect(await dbusError { try await app.reportIncoming("+1 555 0100") } == nil)
         #expect(try await fixture.root(Self.directory, "Identify", [.string("tel:+442079460000")]) == [.string(""), .bool(true)])
 

@@ -36,7 +36,7 @@ final class ServiceFixture: @unchecked Sendable {
         service = TelephonyService(connection: try Connection(address: bus.address), options: options, databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)
-        controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.Interface.callController))
+        controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.CallController.interface))
     }
 
     // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
@@ -47,7 +47,7 @@ final class ServiceFixture: @unchecked Sendable {
 
     @discardableResult
     func control(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
-        try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Interface.callController,
+        try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.CallController.interface,
                                   member: member, arguments)
     }
 
@@ -75,7 +75,7 @@ final class ServiceFixture: @unchecked Sendable {
     func callProperty(_ uuid: String, _ name: String) async throws -> DBusValue? {
         let reply = try await controller.call(destination: Telephony1.busName, path: Telephony1.callPath(uuid),
                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                              [.string(Telephony1.Interface.call), .string(name)])
+                                              [.string(Telephony1.Call.interface), .string(name)])
         return reply.first?.unwrappedVariant
     }
 
@@ -120,18 +120,18 @@ final class TestProvider: @unchecked Sendable {
 
     init(bus: PrivateBus, name: String, configuration: [String: DBusValue]) async throws {
         connection = try Connection(address: bus.address)
-        signals = try await SignalRecorder(connection, MatchRule(interface: Telephony1.Interface.provider))
+        signals = try await SignalRecorder(connection, MatchRule(interface: Telephony1.Provider.interface))
         var config = configuration
         config["Name"] = .string(name)
         let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                              interface: Telephony1.Interface.manager, member: "RegisterProvider", [.vardict(config)])
+                                              interface: Telephony1.Manager.interface, member: "RegisterProvider", [.vardict(config)])
         guard case .objectPath(let path)? = reply.first else { throw TestSupportError("no provider path") }
         self.path = path
     }
 
     @discardableResult
     func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
-        try await connection.call(destination: Telephony1.busName, path: path, interface: Telephony1.Interface.provider,
+        try await connection.call(destination: Telephony1.busName, path: path, interface: Telephony1.Provider.interface,
                                   member: member, arguments)
     }
 

@@ -1,0 +1,809 @@
+import DBus
+
+// The MonkeyCall D-Bus API, declared once: every interface, method, signal and
+// property with its Swift types and its documentation. The service serves these
+// specs, every client calls through them, and dbus/org.monkeycall.Telephony1.xml
+// is generated from them (`swift run monkeycall-api-xml`).
+
+
+/// Every error of the API under its D-Bus name, used by the service and by
+/// MonkeyCallKit's `CXError` codes alike. The standard
+/// `org.freedesktop.DBus.Error.*` names (InvalidArgs, AccessDenied,
+/// LimitsExceeded, NotSupported) are `DBusError.Name`'s.
+public enum APIError: String, CaseIterable, Sendable {
+    // CallKit's request-transaction errors.
+    case emptyTransaction = "org.monkeycall.Telephony1.Error.EmptyTransaction"
+    case unknownCallUUID = "org.monkeycall.Telephony1.Error.UnknownCallUUID"
+    case callUUIDAlreadyExists = "org.monkeycall.Telephony1.Error.CallUUIDAlreadyExists"
+    case invalidAction = "org.monkeycall.Telephony1.Error.InvalidAction"
+    case maximumCallGroupsReached = "org.monkeycall.Telephony1.Error.MaximumCallGroupsReached"
+    case unknownCallProvider = "org.monkeycall.Telephony1.Error.UnknownCallProvider"
+    case unentitled = "org.monkeycall.Telephony1.Error.Unentitled"
+    // An incoming call refused, as CallKit's incoming-call errors.
+    case filteredByDoNotDisturb = "org.monkeycall.Telephony1.Error.FilteredByDoNotDisturb"
+    case filteredByBlockList = "org.monkeycall.Telephony1.Error.FilteredByBlockList"
+    // Actions.
+    case unknownAction = "org.monkeycall.Telephony1.Error.UnknownAction"
+    case actionFailed = "org.monkeycall.Telephony1.Error.ActionFailed"
+    case actionTimedOut = "org.monkeycall.Telephony1.Error.ActionTimedOut"
+    // Links.
+    case invalidURL = "org.monkeycall.Telephony1.Error.InvalidURL"
+    case noProvider = "org.monkeycall.Telephony1.Error.NoProvider"
+    // Call directories: CallKit's Call Directory errors.
+    case entriesOutOfOrder = "org.monkeycall.Telephony1.Error.EntriesOutOfOrder"
+    case duplicateEntries = "org.monkeycall.Telephony1.Error.DuplicateEntries"
+    case maximumEntriesExceeded = "org.monkeycall.Telephony1.Error.MaximumEntriesExceeded"
+    case unexpectedIncrementalRemoval = "org.monkeycall.Telephony1.Error.UnexpectedIncrementalRemoval"
+    case currentlyLoading = "org.monkeycall.Telephony1.Error.CurrentlyLoading"
+    case corruptDirectory = "org.monkeycall.Telephony1.Error.CorruptDirectory"
+    // The user's data.
+    case recentsUnavailable = "org.monkeycall.Telephony1.Error.RecentsUnavailable"
+    /// A provider's own: CXProvider's calls after `invalidate()`. Never sent by the service.
+    case invalidated = "org.monkeycall.Telephony1.Error.Invalidated"
+
+    /// The error with this message, to throw or to send.
+    public func callAsFunction(_ message: String) -> DBusError { DBusError(name: rawValue, message: message) }
+
+    /// The API error a D-Bus error is, if any.
+    public init?(_ error: DBusError) { self.init(rawValue: error.name) }
+}
+
+extension Telephony1 {
+    /// The comment at the head of the XML.
+    public static let overview = """
+        MonkeyCall D-Bus API, version 1: a desktop re-creation of Apple's CallKit.
+
+        Bus: the user's session bus. Well-known name: org.monkeycall.Telephony1.
+        Interface prefix: org.monkeycall.Telephony1. Error prefix:
+        org.monkeycall.Telephony1.Error. plus the standard
+        org.freedesktop.DBus.Error.InvalidArgs, AccessDenied and LimitsExceeded.
+
+        Objects:
+          /org/monkeycall/Telephony1 serves Manager, CallController, CallDirectory,
+            Recents, Favorites and org.freedesktop.DBus.ObjectManager (for providers
+            and calls).
+          /org/monkeycall/Telephony1/Provider/N serves Provider, one per
+            registration; N is never reused while the service runs.
+          /org/monkeycall/Telephony1/Provider/N/DirectoryUpdate serves
+            CallDirectoryUpdate, only while an update is open.
+          /org/monkeycall/Telephony1/Call/HEX (the call UUID as 32 lower-case hex
+            digits) serves Call while the call lives; when it ends it first emits
+            PropertiesChanged with State "ended" and HasEnded true, then is removed.
+        Every object also has Introspectable, Peer and Properties, and emits
+        PropertiesChanged on every property change.
+
+        Conventions:
+          Call UUIDs are strings in 8-4-4-4-12 form, accepted in any letter case,
+          compared case-insensitively and always emitted in lower case.
+          Times are t, microseconds since the Unix epoch; 0 in an argument means
+          "now".
+          Handle types are "generic", "phone-number" and "email-address".
+          In option dictionaries (a{sv}) unknown keys are ignored; a known key with
+          the wrong type is org.freedesktop.DBus.Error.InvalidArgs naming the key.
+        """
+
+    /// `org.monkeycall.Telephony1.Manager`.
+    public enum Manager {
+        public static let interface = "org.monkeycall.Telephony1.Manager"
+
+        public static let registerProvider = MethodSpec(interface, "RegisterProvider", in: Arg("configuration", [String: DBusValue].self), out: Arg("provider", ObjectPath.self), doc: """
+            registers the calling app as a provider and returns
+            the path of its new Provider object. The provider lives as long as the
+            caller's bus connection, or until Provider.Invalidate.
+            configuration keys (CallKit defaults):
+              Name s: required, 1 to 64 characters, shown to the user.
+              MaximumCallGroups u: default 2.
+              MaximumCallsPerCallGroup u: default 5.
+              SupportsVideo b: default false.
+              SupportedHandleTypes as: default all three
+                ("generic", "phone-number", "email-address").
+              IncludesCallsInRecents b: default true.
+              RingtoneSound s: default "" (a sound file path or an XDG sound name;
+                empty means "phone-incoming-call").
+              IconName s: default none.
+              IconData ay: PNG image, at most 256 KiB; default none.
+              URLSchemes as: default [] (for example ["monkeycall"]).
+              DesktopEntry s: desktop-file id, used for notifications; default none.
+            provider: path of the new /org/monkeycall/Telephony1/Provider/N object.
+            """, errors: [DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
+
+        public static let openURL = MethodSpec(interface, "OpenURL", in: Arg("url", String.self), out: Arg("call_uuid", String.self), doc: """
+            starts an outgoing call from a link and returns its call UUID.
+            url: "monkeycall://HANDLE" or "monkeycall:HANDLE" (any scheme a provider
+            declared in URLSchemes), with an optional "?video=1"; the handle is
+            percent-decoded. "tel:" numbers become phone-number handles. The call
+            goes to the provider that declared the scheme in URLSchemes; for "tel:"
+            that is such a provider, else one that supports phone numbers.
+            call_uuid: the new call's UUID, in lower case.
+            """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue])
+
+        public static let version = PropertySpec(interface, "Version", String.self, doc: """
+            the service's version string.
+            """)
+
+        public static let doNotDisturb = PropertySpec(interface, "DoNotDisturb", Bool.self, access: .readwrite, doc: """
+            when true, incoming calls are refused with
+            org.monkeycall.Telephony1.Error.FilteredByDoNotDisturb, except as
+            allowed by DoNotDisturbAllowFavorites and
+            DoNotDisturbAllowRepeatedCalls. Persisted. Default false.
+            """)
+
+        public static let doNotDisturbAllowFavorites = PropertySpec(interface, "DoNotDisturbAllowFavorites", Bool.self, access: .readwrite, doc: """
+            when true, calls from favorites still ring
+            during Do Not Disturb. Persisted. Default true.
+            """)
+
+        public static let doNotDisturbAllowRepeatedCalls = PropertySpec(interface, "DoNotDisturbAllowRepeatedCalls", Bool.self, access: .readwrite, doc: """
+            when true, a second call from the same
+            handle within 3 minutes rings during Do Not Disturb. Persisted.
+            Default true.
+            """)
+
+        public static let silenceUnknownCallers = PropertySpec(interface, "SilenceUnknownCallers", Bool.self, access: .readwrite, doc: """
+            when true, callers that are neither favorites nor
+            in recents are silenced: no ring, and the call is recorded as missed.
+            Persisted. Default false.
+            """)
+
+        public static let doNotDisturbSource = PropertySpec(interface, "DoNotDisturbSource", String.self, doc: """
+            whose Do Not Disturb holds incoming calls back now,
+            the first that is on of: "monkeycall" (DoNotDisturb above), "gnome"
+            (GNOME's Do Not Disturb: org.gnome.desktop.notifications show-banners
+            is false), "notification-server" (the Inhibited property of the
+            org.freedesktop.Notifications server, KDE Plasma's Do Not Disturb);
+            "none" when none is. The desktop's sources hold calls back exactly as
+            DoNotDisturb does (FilteredByDoNotDisturb, with the same favorites and
+            repeated-call exceptions, recorded in Recents as filtered), follow
+            changes live, and are not followed when the daemon runs with
+            the no-desktop-do-not-disturb option. Emits PropertiesChanged.
+            """)
+
+        public static let pausesMediaDuringCalls = PropertySpec(interface, "PausesMediaDuringCalls", Bool.self, access: .readwrite, doc: """
+            when true, media players on the session bus
+            (MPRIS, org.mpris.MediaPlayer2.*) that are playing when a call's audio
+            session activates are paused, and resumed when no call holds the audio
+            session any more, unless the user started or stopped them meanwhile.
+            Persisted. Default true. Reads false, and refuses true with
+            org.freedesktop.DBus.Error.NotSupported, when the daemon runs with
+            the no-pause-media option.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.Manager (root object): registers providers
+            (VOIP apps), opens call links, and holds the user's Do Not Disturb and
+            media settings.
+            """, members: [
+            registerProvider,
+            openURL,
+            version,
+            doNotDisturb,
+            doNotDisturbAllowFavorites,
+            doNotDisturbAllowRepeatedCalls,
+            silenceUnknownCallers,
+            doNotDisturbSource,
+            pausesMediaDuringCalls,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.CallController`.
+    public enum CallController {
+        public static let interface = "org.monkeycall.Telephony1.CallController"
+
+        /// What a transaction may fail with: `RequestTransaction` and every shortcut to it.
+        public static let transactionErrors = [
+            APIError.emptyTransaction.rawValue, APIError.unknownCallUUID.rawValue, APIError.callUUIDAlreadyExists.rawValue,
+            APIError.invalidAction.rawValue, APIError.maximumCallGroupsReached.rawValue, APIError.unknownCallProvider.rawValue,
+            APIError.unentitled.rawValue, DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded,
+        ]
+
+        public static let requestTransaction = MethodSpec(interface, "RequestTransaction", in: Arg("actions", [ActionValue].self), out: Arg("transaction_uuid", String.self), doc: """
+            validates and dispatches a transaction, and replies
+            once it is accepted (as in CallKit, the reply means "accepted", not
+            "done"; the outcome comes in TransactionCompleted).
+            actions: a list of (kind, args). Kinds and their args keys:
+              "start": CallUUID s (a new UUID), Handle s, HandleType s (default
+                "generic"), Video b (default false), ContactIdentifier s,
+                Provider o (default: the caller's own provider when it owns exactly
+                one, else the one provider that fits; ambiguous is
+                org.monkeycall.Telephony1.Error.UnknownCallProvider).
+              "answer": CallUUID s.
+              "end": CallUUID s.
+              "set-held": CallUUID s, OnHold b.
+              "set-muted": CallUUID s, Muted b.
+              "set-group": CallUUID s, GroupWith s ("" means leave the group).
+              "play-dtmf": CallUUID s, Digits s, Type s ("single-tone",
+                "soft-pause" or "hard-pause").
+            When an "answer" or "start" would leave two calls active, the service
+            adds actions for the other active calls, of any provider: "set-held"
+            where the call supports holding, else "end".
+            transaction_uuid: identifies the transaction in TransactionCompleted.
+            """, errors: transactionErrors)
+
+        public static let startCall = MethodSpec(interface, "StartCall", in: Arg("handle", String.self), Arg("options", [String: DBusValue].self), out: Arg("call_uuid", String.self), Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "start" transaction.
+            handle: the remote party's handle.
+            options keys:
+              HandleType s: default "generic".
+              Video b: default false.
+              Provider o: default the caller's own provider when it owns exactly
+                one, else the one provider that fits.
+              CallUUID s: default a new UUID chosen by the service.
+            call_uuid: the new call's UUID; transaction_uuid: as in
+            RequestTransaction.
+            """, errors: CallController.transactionErrors)
+
+        public static let answerCall = MethodSpec(interface, "AnswerCall", in: Arg("call_uuid", String.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "answer" transaction on the
+            call call_uuid.
+            """, errors: CallController.transactionErrors)
+
+        public static let endCall = MethodSpec(interface, "EndCall", in: Arg("call_uuid", String.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "end" transaction on the call
+            call_uuid (declining a ringing call is an end).
+            """, errors: CallController.transactionErrors)
+
+        public static let setHeld = MethodSpec(interface, "SetHeld", in: Arg("call_uuid", String.self), Arg("on_hold", Bool.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "set-held" transaction.
+            on_hold: true to hold the call, false to resume it.
+            """, errors: CallController.transactionErrors)
+
+        public static let setMuted = MethodSpec(interface, "SetMuted", in: Arg("call_uuid", String.self), Arg("muted", Bool.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "set-muted" transaction.
+            muted: true to mute the call, false to unmute it.
+            """, errors: CallController.transactionErrors)
+
+        public static let setGroup = MethodSpec(interface, "SetGroup", in: Arg("call_uuid", String.self), Arg("group_with", String.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "set-group" transaction.
+            group_with: UUID of the call to group with; "" means leave the group.
+            """, errors: CallController.transactionErrors)
+
+        public static let playDTMF = MethodSpec(interface, "PlayDTMF", in: Arg("call_uuid", String.self), Arg("digits", String.self), Arg("type", String.self), out: Arg("transaction_uuid", String.self), doc: """
+            convenience for a one-action "play-dtmf" transaction.
+            digits: the digits to play; type: "single-tone", "soft-pause" or
+            "hard-pause".
+            """, errors: CallController.transactionErrors)
+
+        public static let transactionCompleted = SignalSpec(interface, "TransactionCompleted", Arg("transaction_uuid", String.self), Arg("success", Bool.self), Arg("error_name", String.self), Arg("error_message", String.self), doc: """
+            sent to the requester only, when every action of
+            the transaction is fulfilled, or on the first failure.
+            transaction_uuid: as returned by the request; success: true when every
+            action was fulfilled; error_name and error_message: "" on success, else
+            org.monkeycall.Telephony1.Error.ActionFailed or
+            org.monkeycall.Telephony1.Error.ActionTimedOut and a message.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.CallController (root object): the user's own
+            actions (start, answer, end, hold, mute, group, DTMF) arrive here as
+            transactions of actions. The service validates a transaction, then hands
+            each action to the provider that owns the call (Provider.PerformAction),
+            which fulfils or fails it.
+            """, members: [
+            requestTransaction,
+            startCall,
+            answerCall,
+            endCall,
+            setHeld,
+            setMuted,
+            setGroup,
+            playDTMF,
+            transactionCompleted,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.Provider`.
+    public enum Provider {
+        public static let interface = "org.monkeycall.Telephony1.Provider"
+
+        public static let reportNewIncomingCall = MethodSpec(interface, "ReportNewIncomingCall", in: Arg("call_uuid", String.self), Arg("update", [String: DBusValue].self), out: Arg("call", ObjectPath.self), doc: """
+            reports a new incoming call. On success the call
+            rings: a desktop notification appears and the call object is published.
+            At most 3 ringing calls have a notification each (each app's oldest
+            first, in turn); one more notification counts the others, which still
+            ring and can be answered.
+            call_uuid: the new call's UUID; update: initial call details (keys as
+            above; absent keys take their defaults).
+            call: path of the new /org/monkeycall/Telephony1/Call/HEX object.
+            """, errors: [APIError.callUUIDAlreadyExists.rawValue, APIError.filteredByDoNotDisturb.rawValue, APIError.filteredByBlockList.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.limitsExceeded])
+
+        public static let reportCallUpdated = MethodSpec(interface, "ReportCallUpdated", in: Arg("call_uuid", String.self), Arg("update", [String: DBusValue].self), doc: """
+            updates a call's details. The update is partial:
+            absent keys stay as they are (keys as above).
+            """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let reportCallEnded = MethodSpec(interface, "ReportCallEnded", in: Arg("call_uuid", String.self), Arg("reason", String.self), Arg("ended_at", UInt64.self), doc: """
+            reports that a call ended for a reason the user did
+            not cause here.
+            reason: "failed", "remote-ended", "unanswered", "answered-elsewhere" or
+            "declined-elsewhere". ended_at: when it ended (0 means now).
+            """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let reportOutgoingCallStartedConnecting = MethodSpec(interface, "ReportOutgoingCallStartedConnecting", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
+            reports that an outgoing call
+            started connecting at the time at (0 means now).
+            """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let reportOutgoingCallConnected = MethodSpec(interface, "ReportOutgoingCallConnected", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
+            reports that an outgoing call connected at
+            the time at (0 means now).
+            """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let fulfillAction = MethodSpec(interface, "FulfillAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
+            reports that the provider performed the action
+            action_uuid (from PerformAction) successfully.
+            info keys: Date t (when it was performed; default 0, meaning now).
+            """, errors: [APIError.unknownAction.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let failAction = MethodSpec(interface, "FailAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
+            reports that the provider could not perform the action
+            action_uuid (from PerformAction); the transaction fails with
+            org.monkeycall.Telephony1.Error.ActionFailed.
+            info keys: Date t (when it failed; default 0, meaning now).
+            """, errors: [APIError.unknownAction.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let invalidate = MethodSpec(interface, "Invalidate", doc: """
+            ends all the provider's calls as "failed" and removes the
+            provider.
+            """, errors: [DBusError.Name.accessDenied])
+
+        public static let beginCallDirectoryUpdate = MethodSpec(interface, "BeginCallDirectoryUpdate", in: Arg("incremental", Bool.self), out: Arg("update", ObjectPath.self), doc: """
+            opens a call directory update and returns the
+            path of its CallDirectoryUpdate object
+            (/org/monkeycall/Telephony1/Provider/N/DirectoryUpdate).
+            incremental: false replaces the whole directory; true applies additions
+            and removals since the last successful update.
+            """, errors: [APIError.currentlyLoading.rawValue, DBusError.Name.accessDenied])
+
+        public static let didBegin = SignalSpec(interface, "DidBegin", doc: """
+            the provider is ready. Sent to the owner only.
+            """)
+
+        public static let performAction = SignalSpec(interface, "PerformAction", Arg("action_uuid", String.self), Arg("kind", String.self), Arg("call_uuid", String.self), Arg("args", [String: DBusValue].self), doc: """
+            asks the provider to perform an action; it must answer
+            with FulfillAction or FailAction within the action timeout. Sent to the
+            owner only.
+            action_uuid: identifies this action; kind and args: as in
+            CallController.RequestTransaction ("start", "answer", "end",
+            "set-held", "set-muted", "set-group", "play-dtmf"), with args also
+            carrying TransactionUUID s; call_uuid: the call acted on.
+            """)
+
+        public static let timedOutPerformingAction = SignalSpec(interface, "TimedOutPerformingAction", Arg("action_uuid", String.self), Arg("kind", String.self), Arg("call_uuid", String.self), doc: """
+            the action action_uuid (of kind kind, on the
+            call call_uuid) was neither fulfilled nor failed in time and has failed;
+            it must not be fulfilled afterwards. Sent to the owner only.
+            """)
+
+        public static let didReset = SignalSpec(interface, "DidReset", doc: """
+            the provider must drop all call state; treat it as "every
+            call ended". Sent to the owner only.
+            """)
+
+        public static let didActivateAudioSession = SignalSpec(interface, "DidActivateAudioSession", doc: """
+            the call's audio session is active (the call
+            started or was answered); start media only after this. Sent to the
+            owner only.
+            """)
+
+        public static let didDeactivateAudioSession = SignalSpec(interface, "DidDeactivateAudioSession", doc: """
+            the call's audio session is no longer active
+            (the call ended). Sent to the owner only.
+            """)
+
+        public static let name = PropertySpec(interface, "Name", String.self, doc: """
+            the provider's Name from its configuration.
+            """)
+
+        public static let owner = PropertySpec(interface, "Owner", String.self, doc: """
+            the unique bus name of the connection that registered it.
+            """)
+
+        public static let configuration = PropertySpec(interface, "Configuration", [String: DBusValue].self, doc: """
+            the provider's configuration, with defaults filled in
+            (keys as in Manager.RegisterProvider).
+            """)
+
+        public static let calls = PropertySpec(interface, "Calls", [ObjectPath].self, doc: """
+            paths of the provider's live Call objects.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.Provider (/org/monkeycall/Telephony1/Provider/N):
+            one registered provider (VOIP app). Only the connection that registered
+            the provider may call its methods; any other caller gets
+            org.freedesktop.DBus.Error.AccessDenied. Its signals are sent to the owner
+            only.
+            Update dictionaries (a{sv} update) take these keys:
+              Handle s, HandleType s, LocalizedCallerName s,
+              SupportsHolding b (default true), SupportsGrouping b (default false),
+              SupportsUngrouping b (default false), SupportsDTMF b (default true),
+              HasVideo b (default false).
+            Timing: an action not fulfilled or failed within the action timeout
+            (default 10 s, a daemon option) fails, and the provider gets
+            TimedOutPerformingAction. An incoming call not answered within the ring
+            timeout (default 45 s, a daemon option) gets an "end" action and ends as
+            "unanswered" (a missed call). When the provider's connection vanishes,
+            its calls end as "failed".
+            """, members: [
+            reportNewIncomingCall,
+            reportCallUpdated,
+            reportCallEnded,
+            reportOutgoingCallStartedConnecting,
+            reportOutgoingCallConnected,
+            fulfillAction,
+            failAction,
+            invalidate,
+            beginCallDirectoryUpdate,
+            didBegin,
+            performAction,
+            timedOutPerformingAction,
+            didReset,
+            didActivateAudioSession,
+            didDeactivateAudioSession,
+            name,
+            owner,
+            configuration,
+            calls,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.Call`.
+    public enum Call {
+        public static let interface = "org.monkeycall.Telephony1.Call"
+
+        public static let answer = MethodSpec(interface, "Answer", doc: """
+            answers the call (a shortcut for CallController.AnswerCall).
+            """, errors: CallController.transactionErrors)
+
+        public static let end = MethodSpec(interface, "End", doc: """
+            ends or declines the call (a shortcut for CallController.EndCall).
+            """, errors: CallController.transactionErrors)
+
+        public static let setHeld = MethodSpec(interface, "SetHeld", in: Arg("on_hold", Bool.self), doc: """
+            holds (on_hold true) or resumes (false) the call (a shortcut
+            for CallController.SetHeld).
+            """, errors: CallController.transactionErrors)
+
+        public static let setMuted = MethodSpec(interface, "SetMuted", in: Arg("muted", Bool.self), doc: """
+            mutes (muted true) or unmutes (false) the call (a shortcut
+            for CallController.SetMuted).
+            """, errors: CallController.transactionErrors)
+
+        public static let playDTMF = MethodSpec(interface, "PlayDTMF", in: Arg("digits", String.self), doc: """
+            plays digits on the call as single tones (a shortcut for
+            CallController.PlayDTMF with type "single-tone").
+            """, errors: CallController.transactionErrors)
+
+        public static let uuid = PropertySpec(interface, "UUID", String.self, doc: """
+            the call's UUID, in lower case.
+            """)
+
+        public static let provider = PropertySpec(interface, "Provider", ObjectPath.self, doc: """
+            path of the provider that owns the call.
+            """)
+
+        public static let providerName = PropertySpec(interface, "ProviderName", String.self, doc: """
+            the owning provider's Name.
+            """)
+
+        public static let handle = PropertySpec(interface, "Handle", String.self, doc: """
+            the remote party's handle.
+            """)
+
+        public static let handleType = PropertySpec(interface, "HandleType", String.self, doc: """
+            "generic", "phone-number" or "email-address".
+            """)
+
+        public static let callerName = PropertySpec(interface, "CallerName", String.self, doc: """
+            the caller's name from the provider's update, else from
+            favorites, else the call directory's label, else "".
+            """)
+
+        public static let outgoing = PropertySpec(interface, "Outgoing", Bool.self, doc: """
+            true for an outgoing call, false for an incoming one.
+            """)
+
+        public static let state = PropertySpec(interface, "State", String.self, doc: """
+            "ringing", "dialing", "connecting", "active", "held" or "ended".
+            """)
+
+        public static let onHold = PropertySpec(interface, "OnHold", Bool.self, doc: """
+            whether the call is on hold.
+            """)
+
+        public static let muted = PropertySpec(interface, "Muted", Bool.self, doc: """
+            whether the call is muted.
+            """)
+
+        public static let hasConnected = PropertySpec(interface, "HasConnected", Bool.self, doc: """
+            whether the call has connected.
+            """)
+
+        public static let hasEnded = PropertySpec(interface, "HasEnded", Bool.self, doc: """
+            whether the call has ended.
+            """)
+
+        public static let hasVideo = PropertySpec(interface, "HasVideo", Bool.self, doc: """
+            whether the call has video.
+            """)
+
+        public static let group = PropertySpec(interface, "Group", String.self, doc: """
+            the call group the call belongs to; "" when none.
+            """)
+
+        public static let supportsHolding = PropertySpec(interface, "SupportsHolding", Bool.self, doc: """
+            whether the call can be held (default true).
+            """)
+
+        public static let supportsGrouping = PropertySpec(interface, "SupportsGrouping", Bool.self, doc: """
+            whether the call can be grouped (default false).
+            """)
+
+        public static let supportsUngrouping = PropertySpec(interface, "SupportsUngrouping", Bool.self, doc: """
+            whether the call can leave its group (default
+            false).
+            """)
+
+        public static let supportsDTMF = PropertySpec(interface, "SupportsDTMF", Bool.self, doc: """
+            whether the call can play DTMF (default true).
+            """)
+
+        public static let startedAt = PropertySpec(interface, "StartedAt", UInt64.self, doc: """
+            when the call started, in microseconds since the epoch.
+            """)
+
+        public static let connectedAt = PropertySpec(interface, "ConnectedAt", UInt64.self, doc: """
+            when the call connected; 0 if it has not.
+            """)
+
+        public static let endedAt = PropertySpec(interface, "EndedAt", UInt64.self, doc: """
+            when the call ended; 0 if it has not.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.Call (/org/monkeycall/Telephony1/Call/HEX):
+            one live call. When it ends it first emits PropertiesChanged with State
+            "ended" and HasEnded true, then the object is removed.
+            """, members: [
+            answer,
+            end,
+            setHeld,
+            setMuted,
+            playDTMF,
+            uuid,
+            provider,
+            providerName,
+            handle,
+            handleType,
+            callerName,
+            outgoing,
+            state,
+            onHold,
+            muted,
+            hasConnected,
+            hasEnded,
+            hasVideo,
+            group,
+            supportsHolding,
+            supportsGrouping,
+            supportsUngrouping,
+            supportsDTMF,
+            startedAt,
+            connectedAt,
+            endedAt,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.CallDirectoryUpdate`.
+    public enum CallDirectoryUpdate {
+        public static let interface = "org.monkeycall.Telephony1.CallDirectoryUpdate"
+
+        public static let addBlockingEntries = MethodSpec(interface, "AddBlockingEntries", in: Arg("numbers", [Int64].self), doc: """
+            adds numbers to block.
+            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let addIdentificationEntries = MethodSpec(interface, "AddIdentificationEntries", in: Arg("numbers", [Int64].self), Arg("labels", [String].self), doc: """
+            adds numbers with the caller labels to show
+            for them; numbers and labels have the same length, labels[i] naming
+            numbers[i].
+            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let removeBlockingEntries = MethodSpec(interface, "RemoveBlockingEntries", in: Arg("numbers", [Int64].self), doc: """
+            removes blocked numbers (incremental updates
+            only).
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let removeAllBlockingEntries = MethodSpec(interface, "RemoveAllBlockingEntries", doc: """
+            removes every blocked number (incremental
+            updates only).
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, DBusError.Name.accessDenied])
+
+        public static let removeIdentificationEntries = MethodSpec(interface, "RemoveIdentificationEntries", in: Arg("numbers", [Int64].self), doc: """
+            removes identification entries by number
+            (incremental updates only).
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let removeAllIdentificationEntries = MethodSpec(interface, "RemoveAllIdentificationEntries", doc: """
+            removes every identification entry
+            (incremental updates only).
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, DBusError.Name.accessDenied])
+
+        public static let complete = MethodSpec(interface, "Complete", doc: """
+            applies the whole update atomically, persists it and closes
+            the update; on error nothing changes.
+            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, APIError.unexpectedIncrementalRemoval.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+
+        public static let cancel = MethodSpec(interface, "Cancel", doc: """
+            discards the update and closes it; nothing changes.
+            """, errors: [DBusError.Name.accessDenied])
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.CallDirectoryUpdate
+            (/org/monkeycall/Telephony1/Provider/N/DirectoryUpdate): an open call
+            directory update (CallKit's Call Directory extension), present only while
+            the update is open. Owner only: any other caller gets
+            org.freedesktop.DBus.Error.AccessDenied.
+            Phone numbers are x: country code and digits, for example 14085555555,
+            in 1 to 2^63-2. Each kind of entry (blocking, identification) must be
+            strictly ascending across the whole update.
+            """, members: [
+            addBlockingEntries,
+            addIdentificationEntries,
+            removeBlockingEntries,
+            removeAllBlockingEntries,
+            removeIdentificationEntries,
+            removeAllIdentificationEntries,
+            complete,
+            cancel,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.CallDirectory`.
+    public enum CallDirectory {
+        public static let interface = "org.monkeycall.Telephony1.CallDirectory"
+
+        public static let blockHandle = MethodSpec(interface, "BlockHandle", in: Arg("pattern", String.self), doc: """
+            adds pattern to the user's block list; incoming calls
+            matching it are refused with
+            org.monkeycall.Telephony1.Error.FilteredByBlockList.
+            pattern: a handle, or a phone-number prefix ending in "*" (for example
+            "+44*").
+            """, errors: [DBusError.Name.invalidArgs])
+
+        public static let unblockHandle = MethodSpec(interface, "UnblockHandle", in: Arg("pattern", String.self), doc: """
+            removes pattern (as given to BlockHandle) from the
+            user's block list.
+            """, errors: [DBusError.Name.invalidArgs])
+
+        public static let identify = MethodSpec(interface, "Identify", in: Arg("handle", String.self), out: Arg("label", String.self), Arg("blocked", Bool.self), doc: """
+            looks up a handle in the call directories and the block list.
+            Phone handles are normalised (for example "+1 (408) 555-5555" becomes
+            14085555555).
+            label: the identification label, or "" when none; blocked: whether a
+            call from the handle would be blocked.
+            """, errors: [DBusError.Name.invalidArgs])
+
+        public static let listDirectories = MethodSpec(interface, "ListDirectories", out: Arg("directories", [DirectorySummary].self), doc: """
+            lists the providers' call directories, each as
+            (provider name, enabled, blocking entry count, identification entry
+            count).
+            """, errors: [DBusError.Name.failed])
+
+        public static let setDirectoryEnabled = MethodSpec(interface, "SetDirectoryEnabled", in: Arg("provider_name", String.self), Arg("enabled", Bool.self), doc: """
+            enables or disables the call directory of the
+            provider named provider_name.
+            """, errors: [DBusError.Name.invalidArgs])
+
+        public static let blockedHandles = PropertySpec(interface, "BlockedHandles", [String].self, doc: """
+            the user's block list patterns.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.CallDirectory (root object): the user's own
+            block list and the providers' call directories. Directories are keyed by
+            provider Name and survive restarts of the service and of the provider.
+            """, members: [
+            blockHandle,
+            unblockHandle,
+            identify,
+            listDirectories,
+            setDirectoryEnabled,
+            blockedHandles,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.Recents`.
+    public enum Recents {
+        public static let interface = "org.monkeycall.Telephony1.Recents"
+
+        public static let list = MethodSpec(interface, "List", in: Arg("limit", UInt32.self), Arg("offset", UInt32.self), out: Arg("entries", [[String: DBusValue]].self), doc: """
+            returns a page of entries, newest first.
+            limit: the most entries to return; offset: how many newest entries to
+            skip.
+            entries: each with keys Id t, CallUUID s, ProviderName s, Handle s,
+            HandleType s, CallerName s, Outgoing b, Status s ("answered", "missed",
+            "declined", "blocked", "filtered", "failed" or "cancelled"),
+            EndReason s, StartedAt t, ConnectedAt t, EndedAt t, HasVideo b, Seen b.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+
+        public static let delete = MethodSpec(interface, "Delete", in: Arg("id", UInt64.self), doc: """
+            deletes the entry with this id.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+
+        public static let clear = MethodSpec(interface, "Clear", doc: """
+            deletes every entry.
+            """, errors: [APIError.recentsUnavailable.rawValue])
+
+        public static let markAllSeen = MethodSpec(interface, "MarkAllSeen", doc: """
+            marks every entry as seen, so MissedCount becomes 0.
+            """, errors: [APIError.recentsUnavailable.rawValue])
+
+        public static let callBack = MethodSpec(interface, "CallBack", in: Arg("id", UInt64.self), out: Arg("call_uuid", String.self), doc: """
+            starts an outgoing call to the handle of the entry with this
+            id, through the same provider, and returns the new call's UUID.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
+
+        public static let missedCount = PropertySpec(interface, "MissedCount", UInt32.self, doc: """
+            the number of missed calls not yet seen.
+            """)
+
+        public static let entryAdded = SignalSpec(interface, "EntryAdded", Arg("entry", [String: DBusValue].self), doc: """
+            a call was recorded; entry has the keys of a List entry.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.Recents (root object): the call history. A call
+            is recorded when it ends, unless its provider set IncludesCallsInRecents
+            false.
+            """, members: [
+            list,
+            delete,
+            clear,
+            markAllSeen,
+            callBack,
+            missedCount,
+            entryAdded,
+        ])
+    }
+
+    /// `org.monkeycall.Telephony1.Favorites`.
+    public enum Favorites {
+        public static let interface = "org.monkeycall.Telephony1.Favorites"
+
+        public static let add = MethodSpec(interface, "Add", in: Arg("handle", String.self), Arg("handle_type", String.self), Arg("name", String.self), Arg("provider_name", String.self), out: Arg("id", UInt64.self), doc: """
+            adds a favorite and returns its id.
+            handle: the contact's handle; handle_type: "generic", "phone-number" or
+            "email-address"; name: the name to show; provider_name: Name of the
+            provider to call through.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+
+        public static let remove = MethodSpec(interface, "Remove", in: Arg("id", UInt64.self), doc: """
+            removes the favorite with this id.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+
+        public static let list = MethodSpec(interface, "List", out: Arg("favorites", [[String: DBusValue]].self), doc: """
+            returns every favorite, each with keys Id t, Handle s,
+            HandleType s, Name s, ProviderName s.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+
+        public static let call = MethodSpec(interface, "Call", in: Arg("id", UInt64.self), out: Arg("call_uuid", String.self), doc: """
+            starts an outgoing call to the favorite with this id, through its
+            provider, and returns the new call's UUID.
+            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.Favorites (root object): the user's favorite
+            contacts. Favorites still ring during Do Not Disturb when
+            DoNotDisturbAllowFavorites is true, and name callers when the provider
+            gives no name.
+            """, members: [
+            add,
+            remove,
+            list,
+            call,
+        ])
+    }
+
+    /// Every interface of the API, in the order of the XML.
+    public static let interfaces: [InterfaceSpec] = [Manager.spec, CallController.spec, Provider.spec, Call.spec, CallDirectoryUpdate.spec, CallDirectory.spec, Recents.spec, Favorites.spec]
+}

@@ -1,0 +1,46 @@
+import DBus
+
+/// One action of a transaction (`(sa{sv})` in `RequestTransaction`): its kind
+/// (`start`, `answer`, ...) and its arguments.
+public struct ActionValue: DBusRepresentable, Sendable {
+    public var kind: String
+    public var args: [String: DBusValue]
+
+    public init(kind: String, args: [String: DBusValue]) {
+        self.kind = kind
+        self.args = args
+    }
+
+    public static var dbusSignature: Signature { "(sa{sv})" }
+    public var dbusValue: DBusValue { .structure([.string(kind), .vardict(args)]) }
+    public init(dbusValue: DBusValue) throws(DBusError) {
+        guard case .structure(let members) = dbusValue, members.count == 2, case .string(let kind) = members[0],
+              let args = members[1].vardict else { throw DBusError.invalidArgs("malformed action: expected (sa{sv}), got '\(dbusValue.signature)'") }
+        self.init(kind: kind, args: args)
+    }
+}
+
+/// One app's call directory in `ListDirectories` (`(sbtt)`).
+public struct DirectorySummary: DBusRepresentable, Sendable, Equatable {
+    public var app: String
+    public var enabled: Bool
+    public var blockingCount: UInt64
+    public var identificationCount: UInt64
+
+    public init(app: String, enabled: Bool, blockingCount: UInt64, identificationCount: UInt64) {
+        self.app = app
+        self.enabled = enabled
+        self.blockingCount = blockingCount
+        self.identificationCount = identificationCount
+    }
+
+    public static var dbusSignature: Signature { "(sbtt)" }
+    public var dbusValue: DBusValue { .structure([.string(app), .bool(enabled), .uint64(blockingCount), .uint64(identificationCount)]) }
+    public init(dbusValue: DBusValue) throws(DBusError) {
+        guard case .structure(let members) = dbusValue, members.count == 4, case .string(let app) = members[0], case .bool(let enabled) = members[1],
+              case .uint64(let blocking) = members[2], case .uint64(let identification) = members[3] else {
+            throw DBusError.invalidArgs("malformed directory: expected (sbtt), got '\(dbusValue.signature)'")
+        }
+        self.init(app: app, enabled: enabled, blockingCount: blocking, identificationCount: identification)
+    }
+}

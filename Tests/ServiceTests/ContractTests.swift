@@ -1,0 +1,74 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// `dbus/org.monkeycall.Telephony1.xml` is generated from the specs in
+/// MonkeyCallAPI (`scripts/generate-api-xml`): it must say exactly what they say,
+/// and be a document every XML tool reads.
+@Suite("The committed contract is the one the specs generate")
+struct ContractTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let contract = root.appendingPathComponent("dbus/org.monkeycall.Telephony1.xml")
+
+    @Test("the committed XML is what the specs generate (run scripts/generate-api-xml after changing a spec)")
+    func committedXMLMatchesTheSpecs() throws {
+        let committed = try String(contentsOf: Self.contract, encoding: .utf8)
+        let generated = Telephony1.introspectionXML
+        let committedLines = committed.split(separator: "\n", omittingEmptySubsequences: false)
+        let generatedLines = generated.split(separator: "\n", omittingEmptySubsequences: false)
+        let firstDifference = zip(committedLines, generatedLines).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(committed == generated, """
+            dbus/org.monkeycall.Telephony1.xml differs from the specs at line \((firstDifference?.offset ?? min(committedLines.count, generatedLines.count)) + 1): \
+            committed '\(firstDifference.map { String($0.element.0) } ?? "")', generated '\(firstDifference.map { String($0.element.1) } ?? "")'
+            """)
+    }
+
+    @Test("the XML is well-formed for a real XML parser (Python's expat), and declares every spec'd member")
+    func xmlParses() async throws {
+        let script = """
+            import sys, xml.dom.minidom
+            doc = xml.dom.minidom.parse(sys.argv[1])
+            for i in doc.getElementsByTagName('interface'):
+                for kind in ('method', 'signal', 'property'):
+                    for m in i.getElementsByTagName(kind):
+                        print(i.getAttribute('name'), kind, m.getAttribute('name'))
+            """
+        let result = try await ChildProcess.run("/usr/bin/python3", ["-c", script, Self.contract.path])
+        #expect(result.status == 0, "python3 cannot parse the contract: \(result.stderr)")
+        let parsed = Set(result.stdout.split(separator: "\n").map(String.init))
+        let declared = Set(Telephony1.interfaces.flatMap { interface in
+            interface.members.map { "\(interface.name) \($0.kind.rawValue) \($0.name)" }
+        })
+        #expect(parsed == declared)
+    }
+
+    @Test("a C/GLib app can generate bindings from it (gdbus-codegen)")
+    func gdbusCodegenAcceptsIt() async throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-codegen-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try await ChildProcess.run("/usr/bin/gdbus-codegen", [
+            "--interface-prefix", "org.monkeycall.", "--c-namespace", "MonkeyCall", "--generate-c-code",
+            output.appendingPathComponent("monkeycall-generated").path, Self.contract.path,
+        ], timeout: .seconds(60))
+        #expect(result.status == 0, "gdbus-codegen failed: \(result.stderr)")
+        let header = try String(contentsOf: output.appendingPathComponent("monkeycall-generated.h"), encoding: .utf8)
+        #expect(header.contains("monkey_call_telephony1_provider_call_report_new_incoming_call"))
+    }
+
+    @Test("every method lists the errors it may return; each is an API or standard D-Bus error")
+    func methodsListTheirErrors() {
+        let standard: Set<String> = [DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.limitsExceeded,
+                                     DBusError.Name.notSupported, DBusError.Name.unknownObject, DBusError.Name.failed]
+        for interface in Telephony1.interfaces {
+            for member in interface.members where member.kind == .method {
+                #expect(!member.errors.isEmpty, "\(interface.name).\(member.name) lists no errors")
+                for error in member.errors {
+                    #expect(APIError(rawValue: error) != nil || standard.contains(error), "\(member.name): unknown error \(error)")
+                }
+            }
+        }
+    }
+}

@@ -807,3 +807,52 @@ extension Telephony1 {
     /// Every interface of the API, in the order of the XML.
     public static let interfaces: [InterfaceSpec] = [Manager.spec, CallController.spec, Provider.spec, Call.spec, CallDirectoryUpdate.spec, CallDirectory.spec, Recents.spec, Favorites.spec]
 }
+
+extension Telephony1 {
+    /// The keys of the API's dictionaries: provider configurations, call updates,
+    /// transaction actions (and `StartCall` options), action info, and Recents and
+    /// Favorites entries. Some are also `Call` property names, which keep their
+    /// meaning.
+    public enum Key {
+        public static let name = "Name"
+        public static let maximumCallGroups = "MaximumCallGroups"
+        public static let maximumCallsPerCallGroup = "MaximumCallsPerCallGroup"
+        public static let supportsVideo = "SupportsVideo"
+        public static let supportedHandleTypes = "SupportedHandleTypes"
+        public static let includesCallsInRecents = "IncludesCallsInRecents"
+        public static let ringtoneSound = "RingtoneSound"
+        public static let iconName = "IconName"
+        public static let iconData = "IconData"
+        public static let urlSchemes = "URLSchemes"
+        public static let desktopEntry = "DesktopEntry"
+        public static let handle = "Handle"
+        public static let handleType = "HandleType"
+        public static let localizedCallerName = "LocalizedCallerName"
+        public static let supportsHolding = "SupportsHolding"
+        public static let supportsGrouping = "SupportsGrouping"
+        public static let supportsUngrouping = "SupportsUngrouping"
+        public static let supportsDTMF = "SupportsDTMF"
+        public static let hasVideo = "HasVideo"
+        public static let callUUID = "CallUUID"
+        public static let video = "Video"
+        public static let contactIdentifier = "ContactIdentifier"
+        public static let provider = "Provider"
+        public static let onHold = "OnHold"
+        public static let muted = "Muted"
+        public static let groupWith = "GroupWith"
+        public static let digits = "Digits"
+        public static let type = "Type"
+        public static let transactionUUID = "TransactionUUID"
+        public static let date = "Date"
+        public static let id = "Id"
+        public static let providerName = "ProviderName"
+        public static let callerName = "CallerName"
+        public static let outgoing = "Outgoing"
+        public static let status = "Status"
+        public static let endReason = "EndReason"
+        public static let startedAt = "StartedAt"
+        public static let connectedAt = "ConnectedAt"
+        public static let endedAt = "EndedAt"
+        public static let seen = "Seen"
+    }
+}

@@ -218,7 +218,7 @@ public final class CXProvider: @unchecked Sendable {
 extension CXProvider: ActionPerformer {
     func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
         link?.connection.onQueue { self.pendingActions[action.uuid] = nil }
-        let info: [String: DBusValue] = date.map { ["Date": .uint64(APIValue.time($0))] } ?? [:]
+        let info: [String: DBusValue] = date.map { [Telephony1.Key.date: .uint64(APIValue.time($0))] } ?? [:]
         submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(action.uuid), info)
     }
 }

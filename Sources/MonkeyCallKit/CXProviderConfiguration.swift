@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// How a provider presents itself to the desktop and what it supports
@@ -37,18 +38,18 @@ public final class CXProviderConfiguration: @unchecked Sendable {
 
     var entries: [String: DBusValue] {
         var entries: [String: DBusValue] = [
-            "Name": .string(localizedName),
-            "MaximumCallGroups": .uint32(UInt32(clamping: maximumCallGroups)),
-            "MaximumCallsPerCallGroup": .uint32(UInt32(clamping: maximumCallsPerCallGroup)),
-            "SupportsVideo": .bool(supportsVideo),
-            "SupportedHandleTypes": supportedHandleTypes.map(\.apiName).sorted().dbusValue,
-            "IncludesCallsInRecents": .bool(includesCallsInRecents),
-            "URLSchemes": urlSchemes.dbusValue,
+            Telephony1.Key.name: .string(localizedName),
+            Telephony1.Key.maximumCallGroups: .uint32(UInt32(clamping: maximumCallGroups)),
+            Telephony1.Key.maximumCallsPerCallGroup: .uint32(UInt32(clamping: maximumCallsPerCallGroup)),
+            Telephony1.Key.supportsVideo: .bool(supportsVideo),
+            Telephony1.Key.supportedHandleTypes: supportedHandleTypes.map(\.apiName).sorted().dbusValue,
+            Telephony1.Key.includesCallsInRecents: .bool(includesCallsInRecents),
+            Telephony1.Key.urlSchemes: urlSchemes.dbusValue,
         ]
-        if let ringtoneSound { entries["RingtoneSound"] = .string(ringtoneSound) }
-        if let iconTemplateImageData { entries["IconData"] = [UInt8](iconTemplateImageData).dbusValue }
-        if let iconName { entries["IconName"] = .string(iconName) }
-        if let desktopEntry { entries["DesktopEntry"] = .string(desktopEntry) }
+        if let ringtoneSound { entries[Telephony1.Key.ringtoneSound] = .string(ringtoneSound) }
+        if let iconTemplateImageData { entries[Telephony1.Key.iconData] = [UInt8](iconTemplateImageData).dbusValue }
+        if let iconName { entries[Telephony1.Key.iconName] = .string(iconName) }
+        if let desktopEntry { entries[Telephony1.Key.desktopEntry] = .string(desktopEntry) }
         return entries
     }
 }

@@ -36,39 +36,39 @@ enum Encode {
     /// The configuration with every default filled in.
     static func configuration(_ configuration: ProviderConfiguration) -> [String: DBusValue] {
         [
-            "Name": .string(configuration.name),
-            "MaximumCallGroups": .uint32(UInt32(clamping: configuration.maximumCallGroups)),
-            "MaximumCallsPerCallGroup": .uint32(UInt32(clamping: configuration.maximumCallsPerCallGroup)),
-            "SupportsVideo": .bool(configuration.supportsVideo),
-            "SupportedHandleTypes": configuration.supportedHandleTypes.map(\.rawValue).sorted().dbusValue,
-            "IncludesCallsInRecents": .bool(configuration.includesCallsInRecents),
-            "RingtoneSound": .string(configuration.ringtoneSound),
-            "IconName": .string(configuration.iconName),
-            "IconData": configuration.iconData.dbusValue,
-            "URLSchemes": configuration.urlSchemes.dbusValue,
-            "DesktopEntry": .string(configuration.desktopEntry),
+            Telephony1.Key.name: .string(configuration.name),
+            Telephony1.Key.maximumCallGroups: .uint32(UInt32(clamping: configuration.maximumCallGroups)),
+            Telephony1.Key.maximumCallsPerCallGroup: .uint32(UInt32(clamping: configuration.maximumCallsPerCallGroup)),
+            Telephony1.Key.supportsVideo: .bool(configuration.supportsVideo),
+            Telephony1.Key.supportedHandleTypes: configuration.supportedHandleTypes.map(\.rawValue).sorted().dbusValue,
+            Telephony1.Key.includesCallsInRecents: .bool(configuration.includesCallsInRecents),
+            Telephony1.Key.ringtoneSound: .string(configuration.ringtoneSound),
+            Telephony1.Key.iconName: .string(configuration.iconName),
+            Telephony1.Key.iconData: configuration.iconData.dbusValue,
+            Telephony1.Key.urlSchemes: configuration.urlSchemes.dbusValue,
+            Telephony1.Key.desktopEntry: .string(configuration.desktopEntry),
         ]
     }
 
     /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
     static func arguments(of action: Action) -> [String: DBusValue] {
         var args: [String: DBusValue] = [
-            "CallUUID": .string(action.callUUID.apiString),
-            "TransactionUUID": .string(action.transactionID.apiString),
+            Telephony1.Key.callUUID: .string(action.callUUID.apiString),
+            Telephony1.Key.transactionUUID: .string(action.transactionID.apiString),
         ]
         switch action.kind {
         case .start(let handle, let video, let contactIdentifier):
-            args["Handle"] = .string(handle.value)
-            args["HandleType"] = .string(handle.type.rawValue)
-            args["Video"] = .bool(video)
-            args["ContactIdentifier"] = .string(contactIdentifier)
+            args[Telephony1.Key.handle] = .string(handle.value)
+            args[Telephony1.Key.handleType] = .string(handle.type.rawValue)
+            args[Telephony1.Key.video] = .bool(video)
+            args[Telephony1.Key.contactIdentifier] = .string(contactIdentifier)
         case .answer, .end: break
-        case .setHeld(let onHold): args["OnHold"] = .bool(onHold)
-        case .setMuted(let muted): args["Muted"] = .bool(muted)
-        case .setGroup(let other): args["GroupWith"] = .string(other?.apiString ?? "")
+        case .setHeld(let onHold): args[Telephony1.Key.onHold] = .bool(onHold)
+        case .setMuted(let muted): args[Telephony1.Key.muted] = .bool(muted)
+        case .setGroup(let other): args[Telephony1.Key.groupWith] = .string(other?.apiString ?? "")
         case .playDTMF(let digits, let type):
-            args["Digits"] = .string(digits)
-            args["Type"] = .string(type.rawValue)
+            args[Telephony1.Key.digits] = .string(digits)
+            args[Telephony1.Key.type] = .string(type.rawValue)
         }
         return args
     }

@@ -96,17 +96,17 @@ extension TelephonyService {
 
     static func encode(_ entry: RecentCall) -> [String: DBusValue] {
         [
-            "Id": .uint64(UInt64(entry.id ?? 0)), "CallUUID": .string(entry.callUUID), "ProviderName": .string(entry.providerName),
-            "Handle": .string(entry.handle), "HandleType": .string(entry.handleType), "CallerName": .string(entry.callerName),
-            "Outgoing": .bool(entry.outgoing), "Status": .string(entry.status.rawValue), "EndReason": .string(entry.endReason),
-            "StartedAt": .uint64(entry.startedAt), "ConnectedAt": .uint64(entry.connectedAt), "EndedAt": .uint64(entry.endedAt),
-            "HasVideo": .bool(entry.hasVideo), "Seen": .bool(entry.seen),
+            Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
+            Telephony1.Key.handle: .string(entry.handle), Telephony1.Key.handleType: .string(entry.handleType), Telephony1.Key.callerName: .string(entry.callerName),
+            Telephony1.Key.outgoing: .bool(entry.outgoing), Telephony1.Key.status: .string(entry.status.rawValue), Telephony1.Key.endReason: .string(entry.endReason),
+            Telephony1.Key.startedAt: .uint64(entry.startedAt), Telephony1.Key.connectedAt: .uint64(entry.connectedAt), Telephony1.Key.endedAt: .uint64(entry.endedAt),
+            Telephony1.Key.hasVideo: .bool(entry.hasVideo), Telephony1.Key.seen: .bool(entry.seen),
         ]
     }
 
     static func encode(_ favorite: Favorite) -> [String: DBusValue] {
-        ["Id": .uint64(UInt64(favorite.id ?? 0)), "Handle": .string(favorite.handle), "HandleType": .string(favorite.handleType),
-                  "Name": .string(favorite.name), "ProviderName": .string(favorite.providerName)]
+        [Telephony1.Key.id: .uint64(UInt64(favorite.id ?? 0)), Telephony1.Key.handle: .string(favorite.handle), Telephony1.Key.handleType: .string(favorite.handleType),
+                  Telephony1.Key.name: .string(favorite.name), Telephony1.Key.providerName: .string(favorite.providerName)]
     }
 
     /// A call to `handle` through the registered provider called `providerName`.

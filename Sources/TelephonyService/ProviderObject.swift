@@ -78,12 +78,12 @@ extension TelephonyService {
             }
             method(API.fulfillAction) { service, call, action, info in
                 let provider = try service.owned(id, by: call)
-                let at = try VarDict(info, context: "info").get("Date", default: UInt64(0))
+                let at = try VarDict(info, context: "info").get(Telephony1.Key.date, default: UInt64(0))
                 try service.switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
             }
             method(API.failAction) { service, call, action, info in
                 let provider = try service.owned(id, by: call)
-                _ = try VarDict(info, context: "info").get("Date", as: UInt64.self)
+                _ = try VarDict(info, context: "info").get(Telephony1.Key.date, as: UInt64.self)
                 try service.switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
             }
             method(API.beginCallDirectoryUpdate) { service, call, incremental in

@@ -58,8 +58,8 @@ extension TelephonyService {
             }
             method(Controller.startCall) { service, call, handle, options in
                 var args = options
-                args["Handle"] = .string(handle)
-                if args["CallUUID"] == nil { args["CallUUID"] = .string(UUID().apiString) }
+                args[Telephony1.Key.handle] = .string(handle)
+                if args[Telephony1.Key.callUUID] == nil { args[Telephony1.Key.callUUID] = .string(UUID().apiString) }
                 let start = try Decode.action(kind: "start", args)
                 return (start.callUUID.apiString, try service.request([start], from: call.sender))
             }
@@ -72,12 +72,12 @@ extension TelephonyService {
                 try service.request([.setMuted(try Decode.uuid(uuid), muted)], from: call.sender)
             }
             method(Controller.setGroup) { service, call, uuid, other in
-                let action = try Decode.action(kind: "set-group", ["CallUUID": .string(uuid), "GroupWith": .string(other)])
+                let action = try Decode.action(kind: "set-group", [Telephony1.Key.callUUID: .string(uuid), Telephony1.Key.groupWith: .string(other)])
                 return try service.request([action], from: call.sender)
             }
             method(Controller.playDTMF) { service, call, uuid, digits, type in
                 let action = try Decode.action(kind: "play-dtmf",
-                                               ["CallUUID": .string(uuid), "Digits": .string(digits), "Type": .string(type)])
+                                               [Telephony1.Key.callUUID: .string(uuid), Telephony1.Key.digits: .string(digits), Telephony1.Key.type: .string(type)])
                 return try service.request([action], from: call.sender)
             }
             Signal(Controller.transactionCompleted)

@@ -41,7 +41,7 @@ final class BenchProvider: Sendable {
     }
 
     func reportIncoming(_ uuid: String, handle: String) async throws {
-        _ = try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string(handle)], at: path)
+        _ = try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string(handle)], at: path)
     }
 
     /// Closing the connection removes the provider in the daemon. Call it

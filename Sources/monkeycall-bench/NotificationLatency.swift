@@ -19,7 +19,7 @@ enum NotificationLatency {
         for index in 0..<(warmUp + count) {
             let uuid = UUID().uuidString.lowercased()
             let start = ContinuousClock.now
-            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string("caller\(index)")], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("caller\(index)")], at: path)
             // The notification of this call (a server that appeared may first get the calls still ringing).
             guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body == "caller\(index)" }) else {
                 throw BenchError("no Notify reached the notification server within 10 s")

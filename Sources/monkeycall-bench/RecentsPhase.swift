@@ -56,7 +56,7 @@ enum RecentsPhase {
         let start = ContinuousClock.now
         for index in 0..<recordings {
             let uuid = UUID().uuidString.lowercased()
-            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, ["Handle": .string("r\(index)")], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("r\(index)")], at: path)
             try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
         }
         var seen = 0

@@ -55,6 +55,6 @@ extension Connection {
 
     /// Registers a provider called `name` and returns its path.
     func registerProvider(_ name: String) async throws -> ObjectPath {
-        try await telephony(Telephony1.Manager.registerProvider, ["Name": .string(name)])
+        try await telephony(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string(name)])
     }
 }

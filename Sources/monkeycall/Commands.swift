@@ -44,13 +44,13 @@ struct Dial: AsyncParsableCommand {
 
     func run() async throws {
         let client = try await ServiceClient(bus)
-        var options: [String: DBusValue] = ["HandleType": .string(handleType), "Video": .bool(video)]
+        var options: [String: DBusValue] = [Telephony1.Key.handleType: .string(handleType), Telephony1.Key.video: .bool(video)]
         if let provider {
             let providers = try await client.providers()
             guard let match = providers.first(where: { $0.name == provider }) else {
                 throw CLIError("no provider named '\(provider)'; registered: " + (providers.isEmpty ? "none" : providers.map(\.name).joined(separator: ", ")))
             }
-            options["Provider"] = .objectPath(match.path)
+            options[Telephony1.Key.provider] = .objectPath(match.path)
         }
         let (uuid, _) = try await client.call(Telephony1.CallController.startCall, handle, options)
         print(uuid)

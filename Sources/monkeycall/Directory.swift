@@ -48,7 +48,7 @@ struct Directory: AsyncParsableCommand {
             let entries = try DirectoryFile.read(file)
             let client = try await ServiceClient(bus)
             // Acting as the provider: updates are taken from a provider's own connection only.
-            let path = try await client.call(Telephony1.Manager.registerProvider, ["Name": .string(provider)])
+            let path = try await client.call(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string(provider)])
             let update = try await client.call(Telephony1.Provider.beginCallDirectoryUpdate, at: path, false)
             let progress = Progress(total: entries.blocking.count + entries.identification.count)
             let batch = 100_000

@@ -18,7 +18,7 @@ struct Recents: AsyncParsableCommand {
             let client = try await ServiceClient(bus)
             // The service pages; missed calls are picked here from a longer page.
             let page = try await client.call(Telephony1.Recents.list, missed ? 10_000 : limit, 0)
-            let entries = page.filter { !missed || $0["Status"] == .string("missed") }.prefix(Int(limit))
+            let entries = page.filter { !missed || $0[Telephony1.Key.status] == .string("missed") }.prefix(Int(limit))
             if entries.isEmpty && !json { print(missed ? "no missed calls" : "no recent calls") }
             for entry in entries {
                 if json { print(WatchEvent.jsonObject(entry)) } else { print(Self.line(entry)) }
@@ -28,12 +28,12 @@ struct Recents: AsyncParsableCommand {
         static func line(_ entry: [String: DBusValue]) -> String {
             func text(_ key: String) -> String { entry[key].map { "\($0.unwrappedVariant)".trimmingCharacters(in: ["\""]) } ?? "" }
             var ended = ""
-            if case .uint64(let micros)? = entry["EndedAt"] {
+            if case .uint64(let micros)? = entry[Telephony1.Key.endedAt] {
                 ended = Date(timeIntervalSince1970: Double(micros) / 1e6).formatted(date: .abbreviated, time: .shortened)
             }
-            let name = text("CallerName")
-            let direction = entry["Outgoing"] == .bool(true) ? "outgoing" : "incoming"
-            return "\(text("Id"))  \(ended)  \(text("Status"))  \(direction)  \(text("ProviderName"))  \(text("Handle"))\(name.isEmpty ? "" : " (\(name))")"
+            let name = text(Telephony1.Key.callerName)
+            let direction = entry[Telephony1.Key.outgoing] == .bool(true) ? "outgoing" : "incoming"
+            return "\(text(Telephony1.Key.id))  \(ended)  \(text(Telephony1.Key.status))  \(direction)  \(text(Telephony1.Key.providerName))  \(text(Telephony1.Key.handle))\(name.isEmpty ? "" : " (\(name))")"
         }
     }
 
@@ -68,7 +68,7 @@ struct Favorites: AsyncParsableCommand {
             if favorites.isEmpty { print("no favorites") }
             for item in favorites {
                 func text(_ key: String) -> String { item[key].map { "\($0)".trimmingCharacters(in: ["\""]) } ?? "" }
-                print("\(text("Id"))  \(text("Name"))  \(text("Handle"))  \(text("ProviderName"))")
+                print("\(text(Telephony1.Key.id))  \(text(Telephony1.Key.name))  \(text(Telephony1.Key.handle))  \(text(Telephony1.Key.providerName))")
             }
         }
     }

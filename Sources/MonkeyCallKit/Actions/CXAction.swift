@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Something the user asked for that the app performs: it calls `fulfill()`
@@ -70,7 +71,7 @@ public class CXCallAction: CXAction, @unchecked Sendable {
         super.init(uuid: uuid)
     }
 
-    override var apiArguments: [String: DBusValue] { ["CallUUID": .string(APIValue.uuid(callUUID))] }
+    override var apiArguments: [String: DBusValue] { [Telephony1.Key.callUUID: .string(APIValue.uuid(callUUID))] }
 
     override public var description: String { "\(super.description) for call \(callUUID.uuidString.lowercased())" }
 }

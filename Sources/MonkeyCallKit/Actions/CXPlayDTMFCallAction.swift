@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).
@@ -34,6 +35,6 @@ public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
 
     override var apiKind: String { "play-dtmf" }
     override var apiArguments: [String: DBusValue] {
-        super.apiArguments.merging(["Digits": .string(digits), "Type": .string(type.apiName)]) { $1 }
+        super.apiArguments.merging([Telephony1.Key.digits: .string(digits), Telephony1.Key.type: .string(type.apiName)]) { $1 }
     }
 }

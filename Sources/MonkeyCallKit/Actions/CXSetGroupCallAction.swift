@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Merge a call into another call's group, or take it out of its group
@@ -18,6 +19,6 @@ public final class CXSetGroupCallAction: CXCallAction, @unchecked Sendable {
 
     override var apiKind: String { "set-group" }
     override var apiArguments: [String: DBusValue] {
-        super.apiArguments.merging(["GroupWith": .string(callUUIDToGroupWith.map(APIValue.uuid) ?? "")]) { $1 }
+        super.apiArguments.merging([Telephony1.Key.groupWith: .string(callUUIDToGroupWith.map(APIValue.uuid) ?? "")]) { $1 }
     }
 }

@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).
@@ -16,5 +17,5 @@ public final class CXSetHeldCallAction: CXCallAction, @unchecked Sendable {
     }
 
     override var apiKind: String { "set-held" }
-    override var apiArguments: [String: DBusValue] { super.apiArguments.merging(["OnHold": .bool(isOnHold)]) { $1 } }
+    override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.onHold: .bool(isOnHold)]) { $1 } }
 }

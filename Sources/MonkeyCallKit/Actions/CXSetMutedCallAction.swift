@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).
@@ -16,5 +17,5 @@ public final class CXSetMutedCallAction: CXCallAction, @unchecked Sendable {
     }
 
     override var apiKind: String { "set-muted" }
-    override var apiArguments: [String: DBusValue] { super.apiArguments.merging(["Muted": .bool(isMuted)]) { $1 } }
+    override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.muted: .bool(isMuted)]) { $1 } }
 }

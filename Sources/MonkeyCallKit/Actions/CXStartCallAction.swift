@@ -1,4 +1,5 @@
 import DBus
+import MonkeyCallAPI
 import Foundation
 
 /// Start an outgoing call (CallKit's `CXStartCallAction`).
@@ -23,10 +24,10 @@ public final class CXStartCallAction: CXCallAction, @unchecked Sendable {
     override var apiKind: String { "start" }
     override var apiArguments: [String: DBusValue] {
         var args = super.apiArguments
-        args["Handle"] = .string(handle.value)
-        args["HandleType"] = .string(handle.type.apiName)
-        args["Video"] = .bool(isVideo)
-        if let contactIdentifier { args["ContactIdentifier"] = .string(contactIdentifier) }
+        args[Telephony1.Key.handle] = .string(handle.value)
+        args[Telephony1.Key.handleType] = .string(handle.type.apiName)
+        args[Telephony1.Key.video] = .bool(isVideo)
+        if let contactIdentifier { args[Telephony1.Key.contactIdentifier] = .string(contactIdentifier) }
         return args
     }
 }

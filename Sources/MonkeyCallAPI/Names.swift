@@ -7,25 +7,30 @@ public enum Telephony1 {
     public static let rootPath: ObjectPath = "/org/monkeycall/Telephony1"
     public static let version = "1.0"
 
+    /// Where the provider objects are: `/Provider/<n>`.
+    public static let providerRoot = rootPath.appending(ObjectPath.Component.provider)
+    /// Where the call objects are: `/Call/<hex>`.
+    public static let callRoot = rootPath.appending(ObjectPath.Component.call)
+
     public static func providerPath(_ id: UInt64) -> ObjectPath {
-        rootPath.appending("Provider").appending(String(id))
+        providerRoot.appending(String(id))
     }
 
     /// `/Call/<uuid as 32 lower-case hex digits>`.
     public static func callPath(_ uuid: String) -> ObjectPath {
-        rootPath.appending("Call").appending(uuid.lowercased().replacingOccurrences(of: "-", with: ""))
+        callRoot.appending(uuid.lowercased().replacingOccurrences(of: "-", with: ""))
     }
 
     /// The provider number in a provider path, or nil when it is not one.
     public static func providerID(from path: ObjectPath) -> UInt64? {
-        let prefix = rootPath.rawValue + "/Provider/"
+        let prefix = providerRoot.rawValue + "/"
         guard path.rawValue.hasPrefix(prefix) else { return nil }
         return UInt64(path.rawValue.dropFirst(prefix.count))
     }
 
     /// The update object of a provider's open call directory update.
     public static func directoryUpdatePath(_ provider: ObjectPath) -> ObjectPath {
-        provider.appending("DirectoryUpdate")
+        provider.appending(ObjectPath.Component.directoryUpdate)
     }
 }
 

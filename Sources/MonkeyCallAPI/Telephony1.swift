@@ -856,3 +856,12 @@ extension Telephony1 {
         public static let seen = "Seen"
     }
 }
+
+extension ObjectPath {
+    /// The API's path components (see `Telephony1.providerPath` and the others).
+    enum Component {
+        static let provider = "Provider"
+        static let call = "Call"
+        static let directoryUpdate = "DirectoryUpdate"
+    }
+}

@@ -57,7 +57,7 @@ public final class CXCallObserver: @unchecked Sendable {
         guard let link else { return }
         Task { [weak self] in
             await link.ready()
-            let callRoot = Telephony1.rootPath.appending("Call")
+            let callRoot = Telephony1.callRoot
             let changes = MatchRule(sender: Telephony1.busName, pathNamespace: callRoot,
                                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let objects = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager")

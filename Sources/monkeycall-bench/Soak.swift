@@ -66,7 +66,7 @@ enum Soak {
         defer { connection.close() }
         let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         guard case .dictionary(_, _, let objects)? = reply.first else { throw BenchError("GetManagedObjects returned no dictionary") }
-        let calls = Telephony1.rootPath.appending("Call").rawValue + "/"
+        let calls = Telephony1.callRoot.rawValue + "/"
         return objects.count { if case .objectPath(let path) = $0.key { path.rawValue.hasPrefix(calls) } else { false } }
     }
 }

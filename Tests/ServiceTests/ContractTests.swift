@@ -72,3 +72,42 @@ struct ContractTests {
         }
     }
 }
+
+/// The contract's names are written once: under Sources/, every member name and
+/// error name of the API appears as a string literal only in the specs
+/// (Sources/MonkeyCallAPI/Telephony1.swift).
+@Suite("Each API name is written once")
+struct NamesWrittenOnceTests {
+    /// Literals that are the same word but not the API's name, with the reason.
+    static let elsewhere: [String: String] = [
+        // The ringing notification's button label, text for a person.
+        "Sources/TelephonyService/Ringer.swift Answer": "a button label",
+        // The pure layers cannot see the specs (no D-Bus there): their messages name the key or method.
+        "Sources/TelephonyCore/Switchboard+Reports.swift Handle": "an error message's key name",
+        "Sources/TelephonyCore/TransactionPlan.swift Handle": "an error message's key name",
+        "Sources/CallDirectory/DirectoryUpdate.swift RemoveBlockingEntries": "an error message's method name",
+        "Sources/CallDirectory/DirectoryUpdate.swift RemoveAllBlockingEntries": "an error message's method name",
+        "Sources/CallDirectory/DirectoryUpdate.swift RemoveIdentificationEntries": "an error message's method name",
+        "Sources/CallDirectory/DirectoryUpdate.swift RemoveAllIdentificationEntries": "an error message's method name",
+    ]
+
+    @Test func memberAndErrorNamesAppearInTheSpecsOnly() throws {
+        let names = Set(Telephony1.interfaces.flatMap { $0.members.map(\.name) } + APIError.allCases.map(\.rawValue))
+        let sources = ContractTests.root.appendingPathComponent("Sources")
+        let specs = "Sources/MonkeyCallAPI/Telephony1.swift"
+        var found: [String] = []
+        for case let url as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)! where url.pathExtension == "swift" {
+            let relative = "Sources/" + url.path.dropFirst(sources.path.count + 1)
+            guard relative != specs else { continue }
+            for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
+                guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
+                // Whole literals only: "Answer", not "Answer the call".
+                for literal in line.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter({ $0.offset % 2 == 1 }).map(\.element)
+                where names.contains(String(literal)) && Self.elsewhere["\(relative) \(literal)"] == nil {
+                    found.append("\(relative): \"\(literal)\"")
+                }
+            }
+        }
+        #expect(found.isEmpty, "API names written outside the specs: \(found)")
+    }
+}

@@ -21,6 +21,8 @@ public final class PrivateBus: @unchecked Sendable {
             .write(to: config, atomically: true, encoding: .utf8)
 
         let reader = FirstLineReader()
+        // --nofork: the daemon stays our own child, which dies with this process (see Spawned);
+        // a forked daemon would be a grandchild, and nothing would stop it.
         process = try Spawned("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
                               environment: ProcessInfo.processInfo.environment.merging(extra) { $1 },
                               // stderr only warns that the fd limit cannot be raised: noise here.

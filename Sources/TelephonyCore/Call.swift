@@ -50,11 +50,11 @@ public struct Call: Hashable, Sendable, Identifiable {
     public internal(set) var handle: Handle
     public internal(set) var callerName: String
     public let outgoing: Bool
-    public internal(set) var state: CallState
-    public internal(set) var onHold: Bool = false
+    /// Changed only by `move(to:at:reason:)`, with the timestamps and flags that go with it.
+    public private(set) var state: CallState
     public internal(set) var muted: Bool = false
-    public internal(set) var hasConnected: Bool = false
-    public internal(set) var hasEnded: Bool = false
+    /// Whether the call was ever active (it stays true once held or ended).
+    public private(set) var hasConnected: Bool = false
     public internal(set) var hasVideo: Bool
     /// The UUID of the call's group; nil when the call is alone.
     public internal(set) var group: UUID? = nil
@@ -64,11 +64,11 @@ public struct Call: Hashable, Sendable, Identifiable {
     public internal(set) var supportsDTMF: Bool = true
     /// Microseconds since the Unix epoch; 0 = not yet.
     public let startedAt: UInt64
-    public internal(set) var connectingAt: UInt64 = 0
-    public internal(set) var connectedAt: UInt64 = 0
-    public internal(set) var endedAt: UInt64 = 0
+    public private(set) var connectingAt: UInt64 = 0
+    public private(set) var connectedAt: UInt64 = 0
+    public private(set) var endedAt: UInt64 = 0
     /// Why the call ended; nil while it lives, and nil when the user's own `end` action ended it.
-    public internal(set) var endReason: EndReason? = nil
+    public private(set) var endReason: EndReason? = nil
     /// Whether an `answer` of this incoming call was fulfilled.
     public internal(set) var wasAnswered: Bool = false
     /// Whether the provider fulfilled the `start` of this outgoing call.
@@ -78,6 +78,54 @@ public struct Call: Hashable, Sendable, Identifiable {
     public internal(set) var heldBySystemFor: UUID? = nil
 
     public var id: UUID { uuid }
+
+    /// On hold: derived from `state`, never stored.
+    public var onHold: Bool { state == .held }
+
+    /// Over: derived from `state`, never stored.
+    public var hasEnded: Bool { state == .ended }
+
+    /// The one place a call's state changes, with the bookkeeping each move
+    /// brings (`time` in microseconds since the Unix epoch):
+    /// - to `.connecting`: `connectingAt`;
+    /// - to `.active` from ringing, dialing or connecting: `hasConnected` and
+    ///   `connectedAt`, and `connectingAt` too if an outgoing call never had one;
+    /// - to `.active` from held, or to `.held`: nothing more;
+    /// - to `.ended`: `endedAt` and `endReason` (nil: the user's own `end`).
+    ///
+    /// Moving to the state the call is in changes nothing (a hold of a held
+    /// call, a resume of an active one). The callers check that a move is
+    /// allowed and say why not; a move the model does not have is a bug.
+    mutating func move(to newState: CallState, at time: UInt64, reason: EndReason? = nil) {
+        let old = state
+        guard newState != old else { return }
+        assert(Self.allowedMoves[old, default: []].contains(newState), "A call cannot move from \(old) to \(newState).")
+        state = newState
+        switch newState {
+        case .ringing, .dialing, .held:
+            break
+        case .connecting:
+            connectingAt = time
+        case .active:
+            guard old != .held else { break }
+            hasConnected = true
+            connectedAt = time
+            if old != .ringing && connectingAt == 0 { connectingAt = time }
+        case .ended:
+            endedAt = time
+            endReason = reason
+        }
+    }
+
+    /// The moves of the model; a call starts ringing (incoming) or dialing (outgoing).
+    static let allowedMoves: [CallState: Set<CallState>] = [
+        .ringing: [.active, .ended],
+        .dialing: [.connecting, .active, .ended],
+        .connecting: [.active, .ended],
+        .active: [.held, .ended],
+        .held: [.active, .ended],
+        .ended: [],
+    ]
 
     /// Active or held: the call is connected and not over.
     var isConnectedLive: Bool { state == .active || state == .held }

@@ -33,8 +33,7 @@ extension Switchboard {
                 added.append(PlannedAction(callUUID: call.uuid, provider: call.provider, kind: .setHeld(true),
                                            addedBySystem: true, heldFor: targetUUID))
                 var held = simulated
-                held.onHold = true
-                held.state = .held
+                held.move(to: .held, at: clock.now)
                 plan.overlay[call.uuid] = held
             } else {
                 added.append(PlannedAction(callUUID: call.uuid, provider: call.provider, kind: .end,

@@ -72,10 +72,8 @@ extension Switchboard {
         }
         switch call.state {
         case .dialing:
-            mutateCall(uuid) {
-                $0.state = .connecting
-                $0.connectingAt = at == 0 ? clock.now : at
-            }
+            let time = at == 0 ? clock.now : at
+            mutateCall(uuid) { $0.move(to: .connecting, at: time) }
         case .connecting:
             break // Reported twice: nothing new.
         default:
@@ -92,12 +90,7 @@ extension Switchboard {
             throw .invalidAction("Call \(uuid.lowercased) is \(call.state.rawValue); it can only connect while dialing or connecting.")
         }
         let time = at == 0 ? clock.now : at
-        mutateCall(uuid) {
-            $0.state = .active
-            $0.hasConnected = true
-            $0.connectedAt = time
-            if $0.connectingAt == 0 { $0.connectingAt = time }
-        }
+        mutateCall(uuid) { $0.move(to: .active, at: time) }
     }
 
     /// Checks string lengths and the handle type against the provider.

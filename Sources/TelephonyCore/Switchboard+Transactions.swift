@@ -167,18 +167,15 @@ extension Switchboard {
             ringTimers.removeValue(forKey: uuid)?.cancel()
             mutateCall(uuid) {
                 guard $0.state == .ringing else { return }
-                $0.state = .active
-                $0.hasConnected = true
+                $0.move(to: .active, at: time)
                 $0.wasAnswered = true
-                $0.connectedAt = time
             }
         case .end:
             endCall(uuid, reason: pending.systemEndReason, at: time)
         case .setHeld(let onHold):
             mutateCall(uuid) {
                 guard $0.state == .active || $0.state == .held else { return }
-                $0.onHold = onHold
-                $0.state = onHold ? .held : .active
+                $0.move(to: onHold ? .held : .active, at: time)
                 $0.heldBySystemFor = onHold ? pending.heldFor : nil
             }
         case .setMuted(let muted):

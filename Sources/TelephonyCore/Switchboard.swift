@@ -229,11 +229,7 @@ public final class Switchboard {
     func endCall(_ uuid: UUID, reason: EndReason?, at: UInt64) {
         guard var call = liveCalls[uuid] else { return }
         ringTimers.removeValue(forKey: uuid)?.cancel()
-        call.state = .ended
-        call.hasEnded = true
-        call.onHold = false
-        call.endedAt = at == 0 ? clock.now : at
-        call.endReason = reason
+        call.move(to: .ended, at: at == 0 ? clock.now : at, reason: reason)
         liveCalls[uuid] = nil
         callSequence[uuid] = nil
         audioStamps[uuid] = nil
@@ -286,11 +282,12 @@ public final class Switchboard {
 }
 
 extension Call {
-    /// Whether a property the API publishes differs (bookkeeping is ignored).
+    /// Whether a property the API publishes differs (bookkeeping is ignored;
+    /// `onHold` and `hasEnded` follow `state`).
     func publishedDiffers(from other: Call) -> Bool {
         handle != other.handle || callerName != other.callerName || state != other.state
-            || onHold != other.onHold || muted != other.muted || hasConnected != other.hasConnected
-            || hasEnded != other.hasEnded || hasVideo != other.hasVideo || group != other.group
+            || muted != other.muted || hasConnected != other.hasConnected
+            || hasVideo != other.hasVideo || group != other.group
             || supportsHolding != other.supportsHolding || supportsGrouping != other.supportsGrouping
             || supportsUngrouping != other.supportsUngrouping || supportsDTMF != other.supportsDTMF
             || connectedAt != other.connectedAt || endedAt != other.endedAt || endReason != other.endReason

@@ -81,8 +81,7 @@ extension Switchboard {
             guard !hasPendingAction(on: uuid, where: { $0 == .answer }) else {
                 throw .invalidAction("\(what): it is already being answered.")
             }
-            call.state = .active
-            call.hasConnected = true
+            call.move(to: .active, at: clock.now)
             plan.groupChecks.append((call.provider, "answering call \(uuid.lowercased)"))
         case .end:
             plan.ending.insert(uuid)
@@ -95,8 +94,7 @@ extension Switchboard {
             guard call.state == .active || call.state == .held else {
                 throw .invalidAction("\(what): it is \(state); only an active or held call can be held or resumed.")
             }
-            call.onHold = onHold
-            call.state = onHold ? .held : .active
+            call.move(to: onHold ? .held : .active, at: clock.now)
         case .setMuted(let muted):
             call.muted = muted
         case .setGroup(let other):

@@ -64,10 +64,13 @@ public final class TelephonyService: @unchecked Sendable {
     /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
     var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
+    /// `clock`: the switchboard's time and timers (ring and action timeouts); nil is the real clock on the
+    /// connection's queue. Another clock must run its tasks on that queue too: a test advances a
+    /// `ManualClock` inside `connection.onQueueSync`.
     /// `databasePath`: Recents and Favorites; when it cannot be opened the service runs without them and says why.
     /// `desktopDoNotDisturb`: GNOME's Do Not Disturb, followed as well as ours.
-    public init(connection: Connection, options: ServiceOptions = .init(), notifier: Notifier? = nil, databasePath: String? = nil,
-                desktopDoNotDisturb: DesktopDoNotDisturb? = nil, logger: Logger = Logger(label: "monkeycall")) {
+    public init(connection: Connection, options: ServiceOptions = .init(), clock: (any TelephonyClock)? = nil, notifier: Notifier? = nil,
+                databasePath: String? = nil, desktopDoNotDisturb: DesktopDoNotDisturb? = nil, logger: Logger = Logger(label: "monkeycall")) {
         self.connection = connection
         self.options = options
         self.desktopDoNotDisturb = desktopDoNotDisturb
@@ -89,7 +92,7 @@ public final class TelephonyService: @unchecked Sendable {
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
         switchboardOptions.limits = options.limits
-        switchboard = Switchboard(clock: DispatchClock(queue: connection.queue), options: switchboardOptions)
+        switchboard = Switchboard(clock: clock ?? DispatchClock(queue: connection.queue), options: switchboardOptions)
         if let notifier { ringer = Ringer(notifier: notifier, service: self) }
         if let address = options.systemBusAddress { sleepInhibitor = SleepInhibitor(systemBusAddress: address, service: connection, logger: logger) }
         mediaPause = MediaPause(connection: connection, logger: logger) { [unowned self] in

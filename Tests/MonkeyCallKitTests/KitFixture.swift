@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MonkeyCallAPI
 @testable import MonkeyCallKit
+import TelephonyCore
 import TelephonyService
 import Testing
 
@@ -17,27 +18,47 @@ final class KitFixture: @unchecked Sendable {
     /// Every change to every call's properties since the fixture started.
     private var callChanges: SignalRecorder!
     private let watcher: Connection
+    /// The service's clock when the fixture was made with `manualClock`: no timeout
+    /// fires until `advanceClock(by:)`. Touched only on the service's queue.
+    private(set) var clock: ManualClock?
 
-    init(actionTimeout: Double = 10, startService: Bool = true) async throws {
+    /// `manualClock`: the service's time stands still until `advanceClock(by:)`.
+    init(actionTimeout: Double = 10, manualClock: Bool = false, startService: Bool = true) async throws {
         bus = try await PrivateBus.start()
         link = try ServiceLink(address: bus.address)
         watcher = try Connection(address: bus.address)
         callChanges = try await SignalRecorder(watcher,
                                                MatchRule(pathNamespace: Telephony1.rootPath.appending("Call"), interface: "org.freedesktop.DBus.Properties",
                                                          member: "PropertiesChanged"))
-        if startService { try await self.startService(actionTimeout: actionTimeout) }
+        if startService { try await self.startService(actionTimeout: actionTimeout, manualClock: manualClock) }
     }
 
     // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
 
-    func startService(actionTimeout: Double = 10) async throws {
+    func startService(actionTimeout: Double = 10, manualClock: Bool = false) async throws {
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
         var logger = Logger(label: "test")
         logger.logLevel = .error
-        let service = TelephonyService(connection: try Connection(address: bus.address), options: options, logger: logger)
+        let clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
+        let service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock, logger: logger)
         try await service.start()
+        self.clock = clock
         self.service = service
+    }
+
+    /// Moves the manual clock forward on the service's queue, the executor its timers run on:
+    /// the timeouts that fall due fire before this returns.
+    func advanceClock(by seconds: Double) async {
+        guard let clock, let connection = service?.connection else {
+            preconditionFailure("no service on a manual clock: make the fixture with manualClock: true")
+        }
+        await withCheckedContinuation { continuation in
+            connection.onQueue {
+                clock.advance(by: seconds)
+                continuation.resume()
+            }
+        }
     }
 
     /// A provider with a recording delegate, registered (its `providerDidBegin` seen).

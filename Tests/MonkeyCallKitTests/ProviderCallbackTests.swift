@@ -108,7 +108,7 @@ struct ProviderCallbackTests {
 
     @Test("an action left alone times out: the delegate hears it, and fulfilling it later does nothing")
     func timedOut() async throws {
-        let fixture = try await KitFixture(actionTimeout: 0.5)
+        let fixture = try await KitFixture(manualClock: true)
         let (provider, delegate) = try await fixture.provider()
         delegate.mode = .keep
         let controller = try fixture.controller()
@@ -119,6 +119,8 @@ struct ProviderCallbackTests {
         let answer = try #require(await delegate.next(CXAnswerCallAction.self))
         #expect(!answer.isComplete)
         #expect(provider.pendingTransactions.map(\.uuid) == [transaction.uuid])
+        // The action timeout is 10 s.
+        await fixture.advanceClock(by: 10)
         let event = await delegate.nextEvent { if case .timedOut = $0 { true } else { false } }
         guard case .timedOut(let action)? = event else { Issue.record("no timedOutPerforming"); return }
         #expect(action.uuid == answer.uuid)

@@ -97,11 +97,15 @@ struct CallFlowTests {
 
     @Test("an action left unfulfilled times out; the provider hears TimedOutPerformingAction")
     func actionTimeout() async throws {
-        let fixture = try await ServiceFixture(actionTimeout: 0.3)
+        let fixture = try await ServiceFixture(manualClock: true)
         let app = try await fixture.provider("Slow")
         let uuid = try await app.reportIncoming()
         let transaction = try await fixture.request([("answer", ["CallUUID": .string(uuid)])])
         let answer = try #require(await app.nextAction("answer"))
+        // The action timeout is 10 s: not a moment before (a timed-out answer ends the call).
+        await fixture.advanceClock(by: 9.999)
+        #expect(await fixture.state(uuid) == "ringing")
+        await fixture.advanceClock(by: 0.001)
         let timedOut = try #require(await app.signals.next("TimedOutPerformingAction"))
         #expect(try timedOut.arguments() == [.string(answer.id), .string("answer"), .string(uuid)])
         #expect(await fixture.completion(of: transaction)! == (false, APIError.actionTimedOut.rawValue))
@@ -137,15 +141,63 @@ struct CallFlowTests {
 
     @Test("ringing calls end unanswered after the ring timeout with an end action")
     func ringTimeout() async throws {
-        let fixture = try await ServiceFixture(ringTimeout: 0.3)
+        let fixture = try await ServiceFixture(manualClock: true)
         let app = try await fixture.provider("Monkey")
         let uuid = try await app.reportIncoming()
+        // The ring timeout is 45 s: the call rings until then.
+        await fixture.advanceClock(by: 44.999)
+        #expect(await fixture.state(uuid) == "ringing")
+        await fixture.advanceClock(by: 0.001)
         try await app.perform("end")
         let removed = try await SignalRecorder(fixture.controller, MatchRule(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"))
         if await fixture.state(uuid) != nil {
             #expect(await removed.next(where: { $0.first == .objectPath(Telephony1.callPath(uuid)) }) != nil)
         }
         #expect(await fixture.state(uuid) == nil)
+    }
+
+    @Test("an idle service has no timer pending: none before the first call, none once the calls have ended, however they ended")
+    func idleServiceHasNoTimers() async throws {
+        let fixture = try await ServiceFixture(manualClock: true)
+        #expect(await fixture.pendingTimers() == 0)
+        let app = try await fixture.provider("Monkey")
+        #expect(await fixture.pendingTimers() == 0)
+
+        // Answered, then ended by the user.
+        let answered = try await app.reportIncoming("alice")
+        #expect(await fixture.pendingTimers() == 1) // its ring timeout
+        try await fixture.control("AnswerCall", [.string(answered)])
+        try await app.perform("answer")
+        try await fixture.control("EndCall", [.string(answered)])
+        try await app.perform("end")
+        #expect(await fixture.state(answered) == nil)
+        #expect(await fixture.pendingTimers() == 0)
+
+        // Ended by the remote side while it rang.
+        let hungUp = try await app.reportIncoming("bob")
+        try await app.call("ReportCallEnded", [.string(hungUp), .string("remote-ended"), .uint64(0)])
+        #expect(await fixture.pendingTimers() == 0)
+
+        // Rang out: the ring timeout's end action.
+        let rangOut = try await app.reportIncoming("carol")
+        await fixture.advanceClock(by: 45)
+        try await app.perform("end")
+        #expect(await fixture.state(rangOut) == nil)
+        #expect(await fixture.pendingTimers() == 0)
+
+        // Outgoing: started, connected, held and resumed, ended by the provider.
+        guard case .string(let outgoing)? = try await fixture.control("StartCall", [.string("dave"), .vardict([:])]).first else {
+            Issue.record("no call UUID"); return
+        }
+        try await app.perform("start")
+        try await app.call("ReportOutgoingCallConnected", [.string(outgoing), .uint64(0)])
+        try await fixture.control("SetHeld", [.string(outgoing), .bool(true)])
+        try await app.perform("set-held")
+        try await fixture.control("SetHeld", [.string(outgoing), .bool(false)])
+        try await app.perform("set-held")
+        try await app.call("ReportCallEnded", [.string(outgoing), .string("remote-ended"), .uint64(0)])
+        #expect(await fixture.state(outgoing) == nil)
+        #expect(await fixture.pendingTimers() == 0)
     }
 }
 

@@ -22,7 +22,7 @@ struct RecentsTests {
 
     @Test("each status comes from a real call flow, newest first, with EntryAdded")
     func statuses() async throws {
-        let fixture = try await ServiceFixture()
+        let fixture = try await ServiceFixture(manualClock: true)
         let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
         let app = try await fixture.provider("Monkey")
         func nextStatus() async -> DBusValue? { try? await added.next()?.arguments().first?.vardict?["Status"] }
@@ -39,10 +39,10 @@ struct RecentsTests {
         try await fixture.control("EndCall", [.string(declined)])
         try await app.perform("end")
         #expect(await nextStatus() == .string("declined"))
-        // missed: it rang until the caller gave up (CallFlowTests has the ring timeout itself:
-        // a short one here would race answering alice on a busy machine).
-        let missed = try await app.reportIncoming("carol")
-        try await app.call("ReportCallEnded", [.string(missed), .string("unanswered"), .uint64(0)])
+        // missed: the ring timeout, on the manual clock (no other call rings meanwhile).
+        try await app.reportIncoming("carol")
+        await fixture.advanceClock(by: 45)
+        try await app.perform("end")
         #expect(await nextStatus() == .string("missed"))
         // cancelled: an outgoing call ended before it connected.
         let reply = try await fixture.control("StartCall", [.string("dave"), .vardict([:])])

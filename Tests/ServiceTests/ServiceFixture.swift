@@ -18,9 +18,13 @@ final class ServiceFixture: @unchecked Sendable {
     let databasePath: String
     /// What the service logged at warning level and above.
     let warnings = EventBuffer<String>()
+    /// The service's clock when the fixture was made with `manualClock`: no timeout
+    /// fires until `advanceClock(by:)`. Touched only on the service's queue.
+    let clock: ManualClock?
 
+    /// `manualClock`: the service's time stands still (at the time the fixture was made) until `advanceClock(by:)`.
     /// `configure`: further options (the system bus, media pausing).
-    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(),
+    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(), manualClock: Bool = false,
          configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
         bus = try await PrivateBus.start()
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
@@ -33,13 +37,34 @@ final class ServiceFixture: @unchecked Sendable {
         let warnings = self.warnings
         var logger = Logger(label: "test") { _ in WarningRecorder(warnings) }
         logger.logLevel = .warning
-        service = TelephonyService(connection: try Connection(address: bus.address), options: options, databasePath: databasePath, logger: logger)
+        clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
+        service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock,
+                                   databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)
         controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.CallController.interface))
     }
 
     // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
+
+    /// Moves the manual clock forward on the service's queue, the executor its timers run on:
+    /// the ring and action timeouts that fall due fire before this returns.
+    func advanceClock(by seconds: Double) async {
+        await onServiceQueue { $0.advance(by: seconds) }
+    }
+
+    /// The service's timers (ring and action timeouts) that have neither fired nor been cancelled.
+    func pendingTimers() async -> Int {
+        await onServiceQueue { $0.pendingTaskCount }
+    }
+
+    private func onServiceQueue<T: Sendable>(_ work: @escaping (ManualClock) -> T) async -> T {
+        guard let clock else { preconditionFailure("this fixture runs on the real clock: make it with manualClock: true") }
+        let connection = service.connection
+        return await withCheckedContinuation { continuation in
+            connection.onQueue { continuation.resume(returning: work(clock)) }
+        }
+    }
 
     func provider(_ name: String, _ configuration: [String: DBusValue] = [:]) async throws -> TestProvider {
         try await TestProvider(bus: bus, name: name, configuration: configuration)

@@ -81,7 +81,7 @@ extension TelephonyService {
     /// A call refused before it rang (blocked, held back by Do Not Disturb, silenced) still goes in Recents.
     func recordRefused(_ uuid: UUID, provider: Provider, handle: Handle, callerName: String, status: RecentCall.Status) {
         guard let history, provider.configuration.includesCallsInRecents else { return }
-        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = switchboard.clock.now
         let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
                                endedAt: now, hasVideo: false)

@@ -26,7 +26,7 @@ extension TelephonyService {
         guard let handle = update.handle else { return }
         let favorite = favoriteNames[handle.value]
         let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
-                                       now: UInt64(Date().timeIntervalSince1970 * 1_000_000))
+                                       now: switchboard.clock.now)
         let name = update.localizedCallerName ?? favorite ?? screening.label(for: handle.value) ?? ""
         switch verdict {
         case .ring:

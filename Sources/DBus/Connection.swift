@@ -103,6 +103,14 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on the queue and returns its result, suspending rather than blocking
+    /// the calling thread: how Swift concurrency code reaches state that lives on the queue.
+    public func performOnQueue<T>(_ work: @escaping () -> T) async -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<T>, Never>) in
+            onQueue { continuation.resume(returning: UncheckedSendable(work())) }
+        }.value
+    }
+
     // MARK: Sending
 
     /// Sends a message that expects no reply (a signal, a reply, or a call with no reply wanted).

@@ -7,7 +7,8 @@ import Logging
 /// ones it paused, unless the user started or stopped one in between (then it
 /// is theirs again) or it left the bus.
 ///
-/// Its state lives on the service's queue. The D-Bus round trips to players
+/// Its state lives on the service's queue, reached from the rounds with
+/// `await connection.performOnQueue` (never a blocking `sync`). The D-Bus round trips to players
 /// run off the queue, one round after the other (pause, resume, pause, ...),
 /// so that a quick end and new call cannot interleave them.
 final class MediaPause: @unchecked Sendable {
@@ -49,38 +50,38 @@ final class MediaPause: @unchecked Sendable {
 
     /// Waits for the rounds started so far (for tests and a clean shutdown).
     func settle() async {
-        let round = connection.onQueueSync { lastRound }
+        let round = await connection.performOnQueue { self.lastRound }
         await round?.value
     }
 
     // MARK: Rounds, off the queue
 
     private func pausePlaying() async {
-        guard connection.onQueueSync({ inCall && isEnabled() }) else { return }
-        if connection.onQueueSync({ statusWatch == nil }) {
+        guard await connection.performOnQueue({ self.inCall && self.isEnabled() }) else { return }
+        if await connection.performOnQueue({ self.statusWatch == nil }) {
             let rule = MatchRule(path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", arg0: Self.player)
             let watch = try? await connection.subscribe(rule) { [weak self] message in self?.statusChanged(message) }
-            connection.onQueueSync { statusWatch = watch }
+            connection.onQueue { self.statusWatch = watch }
         }
         await each(await playerOwners()) { [self] owner in
             guard await status(of: owner) == "Playing" else { return }
             // Remembered before asking: the user's Play right after our Pause may be handled before Pause's reply.
-            connection.onQueueSync { remember(owner) }
+            await connection.performOnQueue { self.remember(owner) }
             if await control(owner, "Pause") {
                 logger.info("paused media player \(owner) for the call")
             } else {
-                connection.onQueueSync { paused[owner] = nil }
+                connection.onQueue { self.paused[owner] = nil }
             }
         }
     }
 
     private func resumePaused() async {
         // A new call may have taken the audio session before this round began: the players stay paused for it.
-        let owners: [String] = connection.onQueueSync {
-            guard !inCall else { return [] }
-            let owners = Array(paused.keys)
-            paused = [:]
-            statusWatch = nil
+        let owners: [String] = await connection.performOnQueue {
+            guard !self.inCall else { return [] }
+            let owners = Array(self.paused.keys)
+            self.paused = [:]
+            self.statusWatch = nil
             return owners
         }
         await each(owners) { [self] owner in

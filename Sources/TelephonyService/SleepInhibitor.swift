@@ -51,14 +51,17 @@ final class SleepInhibitor: @unchecked Sendable {
         guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting else { return }
         requesting = true
         let reason = reason()
+        let known = systemBus
         Task {
-            let result = await inhibit(reason)
-            service.onQueue { self.finished(result) }
+            let (bus, result) = await Self.inhibit(reason, address: address, reusing: known)
+            service.onQueue { self.finished(result, systemBus: bus) }
         }
     }
 
-    private func finished(_ result: Result<UnixFD, Error>) {
+    /// On the queue: the request is over; the system bus it used is kept for the next one.
+    private func finished(_ result: Result<UnixFD, Error>, systemBus: Connection?) {
         requesting = false
+        self.systemBus = systemBus
         switch result {
         case .success(let fd):
             warned = false
@@ -74,23 +77,20 @@ final class SleepInhibitor: @unchecked Sendable {
         }
     }
 
-    private func inhibit(_ reason: String) async -> Result<UnixFD, Error> {
+    /// Off the queue: asks logind, over `known` or a new connection; returns the connection to keep (nil when lost).
+    private static func inhibit(_ reason: String, address: String, reusing known: Connection?) async -> (Connection?, Result<UnixFD, Error>) {
+        var bus: Connection?
         do {
-            let bus = try connectedSystemBus()
-            let reply = try await bus.call(destination: Self.logind, path: Self.path, interface: Self.manager, member: "Inhibit",
+            let connection = try known ?? Connection(address: address)
+            bus = connection
+            let reply = try await connection.call(destination: Self.logind, path: Self.path, interface: Self.manager, member: "Inhibit",
                                            [.string("sleep:idle"), .string("MonkeyCall"), .string(reason), .string("block")], timeout: .seconds(5))
             guard case .unixFD(let fd)? = reply.first else { throw DBusError.failed("Inhibit replied without a file descriptor") }
-            return .success(fd)
+            return (bus, .success(fd))
         } catch {
-            return .failure(error)
+            // A lost connection is made anew next time; one that merely got an error reply is kept.
+            let lost = (error as? DBusError)?.name == DBusError.Name.disconnected
+            return (lost ? nil : bus, .failure(error))
         }
-    }
-
-    /// The system bus connection, made again when it was lost. Only one request runs at a time, so no lock is needed.
-    private func connectedSystemBus() throws -> Connection {
-        if let systemBus, systemBus.onQueueSync({ systemBus.isConnected }) { return systemBus }
-        let bus = try Connection(address: address)
-        systemBus = bus
-        return bus
     }
 }

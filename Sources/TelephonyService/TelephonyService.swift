@@ -116,7 +116,7 @@ public final class TelephonyService: @unchecked Sendable {
     /// Exports the objects, then takes the well-known name (in that order, so
     /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
     public func start(replace: Bool = false) async throws {
-        connection.onQueueSync {
+        await connection.performOnQueue { [self] in
             switchboard.onEvent = { [weak self] event in self?.handle(event) }
             loadFavoriteNames()
             do {
@@ -140,7 +140,7 @@ public final class TelephonyService: @unchecked Sendable {
     public func stop() async {
         try? await connection.releaseName(Telephony1.busName)
         // Stopped during a call: the music it paused plays again.
-        connection.onQueueSync { mediaPause.audioSession(held: false) }
+        await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }
         await settleMedia()
     }
 

@@ -12,19 +12,6 @@ extension TelephonyService {
         DBusError(name: Telephony1.errorPrefix + "RecentsUnavailable", message: "Recents and Favorites are unavailable: \(reason)")
     }
 
-    /// Runs `body` on the database; a database that fails (a read-only or
-    /// full disk) gets the same clear error as one that could not be opened.
-    func withHistory<T>(_ body: (CallHistory) throws -> T) throws -> T {
-        guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
-        do {
-            return try body(history)
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw Self.unavailable("\(history.path): \(error)")
-        }
-    }
-
     /// What Recents calls the way a call ended.
     static func status(of call: Call) -> RecentCall.Status {
         if call.outgoing {
@@ -51,25 +38,23 @@ extension TelephonyService {
         store(entry, in: history)
     }
 
-    /// Records an entry and announces it (EntryAdded, and MissedCount for a missed call).
-    private func store(_ entry: RecentCall, in history: CallHistory) {
-        let recorded: RecentCall
-        do {
-            recorded = try history.record(entry)
-        } catch {
-            // Once per spell of failures (a read-only or full disk), not once per call.
-            if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
-            recordingFails = true
-            return
+    /// Records an entry and announces it once written (EntryAdded, and MissedCount for a missed call).
+    private func store(_ entry: RecentCall, in history: HistoryStore) {
+        history.record(entry) { [weak self] recorded in
+            guard let self else { return }
+            do {
+                try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
+            } catch {
+                logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
+            }
+            if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
         }
-        if recordingFails { logger.notice("Recents records calls again") }
-        recordingFails = false
-        do {
-            try connection.exportedObject(at: Telephony1.rootPath)?.emit("EntryAdded", on: Telephony1.Interface.recents, [Self.encode(recorded)])
-        } catch {
-            logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
-        }
-        if recorded.status == .missed { rootChanged(["MissedCount"], on: Telephony1.Interface.recents) }
+    }
+
+    /// A write left this many missed calls unseen: MissedCount changes.
+    func missedCountChanged(_ count: Int) {
+        history?.missedCount = count
+        rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
     }
 
     /// The name to show: the provider's, else a favorite's, else the call directories' label.
@@ -86,12 +71,6 @@ extension TelephonyService {
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
                                endedAt: now, hasVideo: false)
         store(entry, in: history)
-    }
-
-    func loadFavoriteNames() {
-        guard let favorites = try? history?.favorites() else { return }
-        favoriteNames = [:]
-        for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
     }
 
     static func encode(_ entry: RecentCall) -> DBusValue {
@@ -129,38 +108,47 @@ extension TelephonyService {
             Method("List", in: ["limit": "u", "offset": "u"], out: ["entries": "aa{sv}"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let (limit, offset) = try call.decode(UInt32.self, UInt32.self)
-                let entries = try withHistory { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)) }
-                return .values([.array(element: "a{sv}", entries.map(Self.encode))])
+                return try answer(call, reading: { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode) }) { _, entries in
+                    [.array(element: "a{sv}", entries)]
+                }
             }
             Method("Delete", in: ["id": "t"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "recent call")
-                guard try withHistory({ try $0.deleteRecent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+                return try answer(call, writing: { (try $0.removeRecent(id: id), try $0.missedCount()) }) { service, result in
+                    guard let removed = result.0 else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    service.history?.forget([removed.handle: 1])
+                    service.missedCountChanged(result.1)
+                    return []
+                }
             }
-            Method("Clear") { [weak self] _ in
+            Method("Clear") { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
-                try withHistory { try $0.clearRecents() }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+                return try answer(call, writing: { (try $0.clearRecents(), try $0.missedCount()) }) { service, result in
+                    service.history?.forget(result.0)
+                    service.missedCountChanged(result.1)
+                    return []
+                }
             }
-            Method("MarkAllSeen") { [weak self] _ in
+            Method("MarkAllSeen") { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
-                try withHistory { try $0.markAllSeen() }
-                rootChanged(["MissedCount"], on: Telephony1.Interface.recents)
-                return .empty
+                return try answer(call, writing: { try $0.markAllSeen(); return try $0.missedCount() }) { service, missed in
+                    service.missedCountChanged(missed)
+                    return []
+                }
             }
             Method("CallBack", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "recent call")
-                guard let entry = try withHistory({ try $0.recent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
-                return .values([.string(try startCall(to: handle, through: entry.providerName, from: call.sender))])
+                return try answer(call, reading: { try $0.recent(id: id) }) { service, entry in
+                    guard let entry else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
+                    return [.string(try service.startCall(to: handle, through: entry.providerName, from: call.sender))]
+                }
             }
             Property("MissedCount", "u") { [weak self] in
                 guard let self else { throw TelephonyService.stopping }
-                return .uint32(UInt32(clamping: (try? withHistory { try $0.missedCount() }) ?? 0))
+                return .uint32(UInt32(clamping: history?.missedCount ?? 0))
             }
             Signal("EntryAdded", ["entry": "a{sv}"])
         }
@@ -175,27 +163,33 @@ extension TelephonyService {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
                 _ = try Decode.handleType(type)
-                let favorite = try withHistory { try $0.addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName)) }
-                loadFavoriteNames()
-                return .values([.uint64(UInt64(favorite.id ?? 0))])
+                let favorite = Favorite(handle: handle, handleType: type, name: name, providerName: providerName)
+                return try answer(call, writing: { (try $0.addFavorite(favorite), try $0.favorites()) }) { service, result in
+                    service.history?.setFavorites(result.1)
+                    return [.uint64(UInt64(result.0.id ?? 0))]
+                }
             }
             Method("Remove", in: ["id": "t"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "favorite")
-                guard try withHistory({ try $0.removeFavorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                loadFavoriteNames()
-                return .empty
+                return try answer(call, writing: { (try $0.removeFavorite(id: id), try $0.favorites()) }) { service, result in
+                    service.history?.setFavorites(result.1)
+                    guard result.0 else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                    return []
+                }
             }
-            Method("List", out: ["favorites": "aa{sv}"]) { [weak self] _ in
+            Method("List", out: ["favorites": "aa{sv}"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
-                return .values([.array(element: "a{sv}", try withHistory { try $0.favorites() }.map(Self.encode))])
+                return try answer(call, reading: { try $0.favorites().map(Self.encode) }) { _, favorites in [.array(element: "a{sv}", favorites)] }
             }
             Method("Call", in: ["id": "t"], out: ["call_uuid": "s"]) { [weak self] call in
                 guard let self else { throw TelephonyService.stopping }
                 let id = try id(try call.decode(UInt64.self), "favorite")
-                guard let favorite = try withHistory({ try $0.favorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
-                return .values([.string(try startCall(to: handle, through: favorite.providerName, from: call.sender))])
+                return try answer(call, reading: { try $0.favorite(id: id) }) { service, favorite in
+                    guard let favorite else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                    let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
+                    return [.string(try service.startCall(to: handle, through: favorite.providerName, from: call.sender))]
+                }
             }
         }
     }

@@ -25,7 +25,7 @@ extension TelephonyService {
     private func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
         guard let handle = update.handle else { return }
         let favorite = favoriteNames[handle.value]
-        let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
+        let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: history?.knows(handle: handle.value) == true,
                                        now: UInt64(Date().timeIntervalSince1970 * 1_000_000))
         let name = update.localizedCallerName ?? favorite ?? screening.label(for: handle.value) ?? ""
         switch verdict {

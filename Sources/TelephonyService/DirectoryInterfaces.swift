@@ -44,12 +44,13 @@ extension TelephonyService {
                 guard let directories = screening.directories, directories.list().contains(where: { $0.name == name }) else {
                     throw DBusError.invalidArgs("no call directory from a provider named '\(name.prefix(64))'")
                 }
-                do {
-                    try directories.setEnabled(enabled, providerName: name)
-                } catch {
-                    throw DBusError.failed((error as? DirectoryError)?.message ?? "\(error)")
+                screening.setDirectoryEnabled(enabled, providerName: name) { result in
+                    switch result {
+                    case .success: call.reply()
+                    case .failure(let error): call.fail(DBusError.failed(error.message))
+                    }
                 }
-                return .empty
+                return .later
             }
             Property("BlockedHandles", "as") { [weak self] in
                 guard let self else { throw TelephonyService.stopping }

@@ -42,7 +42,7 @@ extension TelephonyService {
     /// The provider went away or invalidated: an open update is dropped, the directory stays as it was.
     func dropDirectoryUpdate(_ provider: Provider) {
         guard let directories = screening.directories, directories.openUpdate(providerName: provider.name) != nil else { return }
-        directories.cancelUpdate(providerName: provider.name)
+        screening.dropUpdate(of: provider.name)
         connection.unexport(Self.updatePath(provider.id))
     }
 
@@ -88,13 +88,24 @@ extension TelephonyService {
                 try update.removeIdentification(try Self.numbers(call))
             })
             Method("RemoveAllIdentificationEntries", handler: step { _, _, update throws(DirectoryError) in try update.removeAllIdentification() })
-            Method("Complete", handler: step { service, _, _ throws(DirectoryError) in
-                defer { service.connection.unexport(Self.updatePath(provider.id)) }
-                try service.screening.directories?.completeUpdate(providerName: name)
-                service.logger.info("call directory of '\(name)' updated")
-            })
+            // Applied and saved off the service queue (20,000,000 entries take about a second); answered when done.
+            Method("Complete") { [weak self] call in
+                guard let self else { throw TelephonyService.stopping }
+                _ = try openUpdate(self, call)
+                connection.unexport(Self.updatePath(provider.id))
+                screening.completeDirectory(of: name) { [weak self] result in
+                    switch result {
+                    case .success:
+                        self?.logger.info("call directory of '\(name)' updated")
+                        call.reply()
+                    case .failure(let error):
+                        call.fail(Self.dbusError(error))
+                    }
+                }
+                return .later
+            }
             Method("Cancel", handler: step { service, _, _ throws(DirectoryError) in
-                service.screening.directories?.cancelUpdate(providerName: name)
+                service.screening.dropUpdate(of: name)
                 service.connection.unexport(Self.updatePath(provider.id))
             })
         }

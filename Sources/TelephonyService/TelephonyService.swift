@@ -83,7 +83,7 @@ public final class TelephonyService: @unchecked Sendable {
         }
         self.history = history
         self.historyProblem = problem
-        screening = Screening(folder: options.dataDirectory, logger: logger)
+        screening = Screening(folder: options.dataDirectory, queue: connection.queue, logger: logger)
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -136,8 +136,8 @@ public final class TelephonyService: @unchecked Sendable {
         logger.info("serving \(Telephony1.busName) on \(connection.uniqueName)")
     }
 
-    /// Gives the name back; the objects stay until the connection closes. Recents entries still
-    /// waiting for a lock get a few seconds.
+    /// Gives the name back; the objects stay until the connection closes. Writes still waiting
+    /// (settings, a directory being completed, Recents entries waiting for a lock) get a few seconds.
     public func stop() async {
         try? await connection.releaseName(Telephony1.busName)
         // Stopped during a call: the music it paused plays again.
@@ -148,6 +148,7 @@ public final class TelephonyService: @unchecked Sendable {
 
     /// Waits until what was handed to the disk is written, or `timeout` seconds have passed.
     public func settleStorage(timeout: Double = 5) async {
+        await screening.settle()
         if let history, case let left = await history.database.settle(timeout: timeout), left > 0 {
             logger.error("stopping with \(left) Recents writes still waiting for the lock on \(history.path): they are lost")
         }

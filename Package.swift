@@ -70,7 +70,7 @@ let package = Package(
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),
-        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", grdb]),
+        .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
     ]
 )

@@ -27,6 +27,8 @@ public final class DirectoryStore {
     private var directories: [String: Directory] = [:]
     private var enabledFlags: [String: Bool] = [:]
     private var openUpdates: [String: DirectoryUpdate] = [:]
+    /// Providers whose update is being applied (`beginCompletion` … `finishCompletion`).
+    private var completing: Set<String> = []
     /// Files that could not be loaded, by file name.
     public private(set) var problems: [String: DirectoryError] = [:]
 
@@ -111,14 +113,47 @@ public final class DirectoryStore {
     }
 
     public func setEnabled(_ enabled: Bool, providerName: String) throws(DirectoryError) {
+        let write = try changeEnabled(enabled, providerName: providerName)
+        do {
+            try write.run()
+        } catch {
+            undo(write)
+            throw error
+        }
+    }
+
+    /// `setEnabled` for an owner that writes elsewhere: the flag changes at once (lookups
+    /// follow it), and the returned write saves the flags as they now are, from any thread.
+    /// Run such writes in the order they were made, on one serial executor; when one fails,
+    /// `undo` it on the owner's.
+    public func changeEnabled(_ enabled: Bool, providerName: String) throws(DirectoryError) -> FlagsWrite {
         try Self.checkName(providerName)
         let before = enabledFlags[providerName]
         enabledFlags[providerName] = enabled
-        do {
-            try saveFlags()
-        } catch {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        guard let data = try? encoder.encode(enabledFlags) else {
             enabledFlags[providerName] = before
-            throw error
+            throw .storageFailed("Cannot encode the enabled flags.")
+        }
+        return FlagsWrite(providerName: providerName, before: before, after: enabled, folder: folder, data: data)
+    }
+
+    /// Puts back the flag of a write that failed, unless another change has replaced it since.
+    public func undo(_ write: FlagsWrite) {
+        if enabledFlags[write.providerName] == write.after { enabledFlags[write.providerName] = write.before }
+    }
+
+    /// The enabled flags as one change left them, to be written.
+    public struct FlagsWrite: Sendable {
+        public let providerName: String
+        let before: Bool?
+        let after: Bool
+        let folder: String
+        let data: Data
+
+        public func run() throws(DirectoryError) {
+            try DirectoryStore.writeFlags(data, folder: folder)
         }
     }
 
@@ -161,6 +196,9 @@ public final class DirectoryStore {
         guard openUpdates[providerName] == nil else {
             throw .currentlyLoading("A directory update of \(providerName) is already open.")
         }
+        guard !completing.contains(providerName) else {
+            throw .currentlyLoading("The last directory update of \(providerName) is still being applied.")
+        }
         let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries)
         openUpdates[providerName] = update
         return update
@@ -173,18 +211,45 @@ public final class DirectoryStore {
     /// on disk) is unchanged.
     @discardableResult
     public func completeUpdate(providerName: String) throws(DirectoryError) -> Directory {
+        let completion = try beginCompletion(providerName: providerName)
+        return try finishCompletion(completion, Result { () throws(DirectoryError) in try completion.run() }).installed
+    }
+
+    /// `completeUpdate` in three steps, for an owner that must not wait for the work: this one,
+    /// on the owner's executor, closes the open update; `DirectoryCompletion.run()` applies and
+    /// saves it on any thread (the store's state is not touched); `finishCompletion`, on the
+    /// owner's executor again, makes the result the provider's directory. Until then the
+    /// directory answers as it was, and a new update of the provider is `currentlyLoading`.
+    public func beginCompletion(providerName: String) throws(DirectoryError) -> DirectoryCompletion {
         guard let update = openUpdates.removeValue(forKey: providerName) else {
             throw .invalidArguments("No directory update of \(providerName) is open.")
         }
-        defer { update.cancel() }
-        let current = try load(providerName: providerName)
-        let next = try current.applying(update)
-        return try save(next, providerName: providerName)
+        completing.insert(providerName)
+        return DirectoryCompletion(providerName: providerName, update: update, current: directories[providerName], folder: folder)
+    }
+
+    /// Installs what `run()` made, or reports its error (the directory is then unchanged).
+    /// `replaced`: the directory it replaces, which its owner may release on another thread
+    /// (a mapped file is unmapped when the last copy goes).
+    @discardableResult
+    public func finishCompletion(_ completion: DirectoryCompletion, _ result: Result<Directory, DirectoryError>)
+        throws(DirectoryError) -> (installed: Directory, replaced: Directory?) {
+        completing.remove(completion.providerName)
+        let directory = try result.get()
+        let replaced = directories.updateValue(directory, forKey: completion.providerName)
+        problems[DirectoryFile.fileName(for: completion.providerName)] = nil
+        return (directory, replaced)
     }
 
     /// Closes the open update (if any) without changing anything: `Cancel`, or the provider disconnected.
     public func cancelUpdate(providerName: String) {
-        openUpdates.removeValue(forKey: providerName)?.cancel()
+        takeUpdate(providerName: providerName)?.cancel()
+    }
+
+    /// Closes the open update (if any) and hands it over unapplied: its owner frees its
+    /// memory (`cancel()`) where that does not hold anyone up.
+    public func takeUpdate(providerName: String) -> DirectoryUpdate? {
+        openUpdates.removeValue(forKey: providerName)
     }
 
     // MARK: - Helpers
@@ -199,6 +264,10 @@ public final class DirectoryStore {
         guard let data = try? encoder.encode(enabledFlags) else {
             throw .storageFailed("Cannot encode the enabled flags.")
         }
+        try Self.writeFlags(data, folder: folder)
+    }
+
+    static func writeFlags(_ data: Data, folder: String) throws(DirectoryError) {
         let path = "\(folder)/\(Self.enabledFileName)"
         let temporary = "\(folder)/.\(Self.enabledFileName).\(getpid()).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -210,5 +279,44 @@ public final class DirectoryStore {
             throw .storageFailed("Cannot write \(path): \(errorText())")
         }
         try DirectoryFile.syncFolder(folder)
+    }
+}
+
+/// One provider's update on its way to becoming its directory (`DirectoryStore.beginCompletion`).
+/// `run()` may be called on any thread, once; nothing else uses the update meanwhile.
+public final class DirectoryCompletion: @unchecked Sendable {
+    public let providerName: String
+    private let update: DirectoryUpdate
+    /// The directory the update applies to, when the store had it; else it is read from its file.
+    private var current: Directory?
+    private let folder: String
+
+    init(providerName: String, update: DirectoryUpdate, current: Directory?, folder: String) {
+        self.providerName = providerName
+        self.update = update
+        self.current = current
+        self.folder = folder
+    }
+
+    /// Applies the update and saves the result (temporary file, fsync, rename); returns it
+    /// mapped from its new file. The update is finished either way, its memory freed here.
+    public func run() throws(DirectoryError) -> Directory {
+        defer {
+            update.cancel()
+            current = nil
+        }
+        let file = DirectoryFile.fileName(for: providerName)
+        let base: Directory
+        if let current {
+            base = current
+        } else if let (name, loaded) = try DirectoryFile.load(path: "\(folder)/\(file)") {
+            guard name == providerName else { throw .corruptDirectory("\(folder)/\(file) holds the directory of another name, \(name).") }
+            base = loaded
+        } else {
+            base = .empty
+        }
+        let next = try base.applying(update)
+        try DirectoryFile.save(next.storage, providerName: providerName, folder: folder, fileName: file)
+        return (try? DirectoryFile.load(path: "\(folder)/\(file)"))?.directory ?? next
     }
 }

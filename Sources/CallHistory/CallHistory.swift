@@ -3,12 +3,16 @@ import GRDB
 
 /// Recents and Favorites in one SQLite database (WAL, versioned migrations).
 /// Knows nothing of D-Bus. Safe to use from any thread; GRDB serialises writes.
+/// Each call waits for the disk: a program that must not wait uses it through a `HistoryQueue`.
 public final class CallHistory: Sendable {
     private let database: DatabaseQueue
     public let path: String
 
     /// Opens (creating and migrating as needed) the database at `path`.
-    public init(path: String) throws {
+    /// `busyTimeout`: how long each use waits for another process's lock before it fails
+    /// with `SQLITE_BUSY` (opening and migrating wait 2 s at least). A `HistoryQueue`
+    /// tries again itself, and wants it short, so that its queue stays free for reads.
+    public init(path: String, busyTimeout: Double = 2) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         var configuration = Configuration()
         // Another process holding a lock: wait a little rather than fail at once.
@@ -20,6 +24,9 @@ public final class CallHistory: Sendable {
         try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
         self.path = path
         try Self.migrator.migrate(database)
+        if busyTimeout < 2 {
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA busy_timeout = \(Int((busyTimeout * 1000).rounded()))") }
+        }
     }
 
     /// Each schema change is a new migration, never an edit of an old one.
@@ -105,8 +112,23 @@ public final class CallHistory: Sendable {
         try database.write { db in try RecentCall.deleteOne(db, key: id) }
     }
 
-    public func clearRecents() throws {
-        _ = try database.write { db in try RecentCall.deleteAll(db) }
+    /// Deletes the entry and returns it; nil when there was none.
+    public func removeRecent(id: Int64) throws -> RecentCall? {
+        try database.write { db in
+            guard let entry = try RecentCall.fetchOne(db, key: id) else { return nil }
+            try entry.delete(db)
+            return entry
+        }
+    }
+
+    /// Returns the handles cleared, with how many entries each had.
+    @discardableResult
+    public func clearRecents() throws -> [String: Int] {
+        try database.write { db in
+            let counts = try Self.handleCounts(db)
+            try RecentCall.deleteAll(db)
+            return counts
+        }
     }
 
     public func markAllSeen() throws {
@@ -128,6 +150,18 @@ public final class CallHistory: Sendable {
     /// Whether this handle has called or been called before (for silencing unknown callers).
     public func knows(handle: String) throws -> Bool {
         try database.read { db in try RecentCall.filter(Column("handle") == handle).fetchCount(db) > 0 }
+    }
+
+    /// Every handle in Recents, with how many entries it has: who has called or been called.
+    public func knownHandles() throws -> [String: Int] {
+        try database.read(Self.handleCounts)
+    }
+
+    private static func handleCounts(_ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT handle, COUNT(*) FROM recent GROUP BY handle")
+        while let row = try rows.next() { counts[row[0]] = row[1] }
+        return counts
     }
 
     // MARK: Favorites

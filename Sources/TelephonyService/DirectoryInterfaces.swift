@@ -30,14 +30,15 @@ extension TelephonyService {
                                      identificationCount: UInt64($0.identificationCount))
                 }
             }
-            method(API.setDirectoryEnabled) { service, _, name, enabled in
+            methodReplyingLater(API.setDirectoryEnabled) { service, reply, name, enabled in
                 guard let directories = service.screening.directories, directories.list().contains(where: { $0.name == name }) else {
                     throw DBusError.invalidArgs("no call directory from a provider named '\(name.prefix(64))'")
                 }
-                do {
-                    try directories.setEnabled(enabled, providerName: name)
-                } catch {
-                    throw DBusError.failed((error as? DirectoryError)?.message ?? "\(error)")
+                service.screening.setDirectoryEnabled(enabled, providerName: name) { result in
+                    switch result {
+                    case .success: reply.send()
+                    case .failure(let error): reply.fail(DBusError.failed(error.message))
+                    }
                 }
             }
             property(API.blockedHandles) { service in service.screening.settings.blockList.patterns }

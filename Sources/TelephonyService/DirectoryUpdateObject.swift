@@ -33,7 +33,7 @@ extension TelephonyService {
     /// The provider went away or invalidated: an open update is dropped, the directory stays as it was.
     func dropDirectoryUpdate(_ provider: Provider) {
         guard let directories = screening.directories, directories.openUpdate(providerName: provider.name) != nil else { return }
-        directories.cancelUpdate(providerName: provider.name)
+        screening.dropUpdate(of: provider.name)
         connection.unexport(Self.updatePath(provider.id))
     }
 
@@ -71,16 +71,23 @@ extension TelephonyService {
             method(API.removeAllIdentificationEntries) { service, call in
                 try step(service, call) { update throws(DirectoryError) in try update.removeAllIdentification() }
             }
-            method(API.complete) { service, call in
-                try step(service, call) { _ throws(DirectoryError) in
-                    defer { service.connection.unexport(Self.updatePath(provider.id)) }
-                    try service.screening.directories?.completeUpdate(providerName: name)
-                    service.logger.info("call directory of '\(name)' updated")
+            // Applied and saved off the service queue (20,000,000 entries take about a second); answered when done.
+            methodReplyingLater(API.complete) { service, reply in
+                try step(service, reply.call) { _ throws(DirectoryError) in }
+                service.connection.unexport(Self.updatePath(provider.id))
+                service.screening.completeDirectory(of: name) { [weak service] result in
+                    switch result {
+                    case .success:
+                        service?.logger.info("call directory of '\(name)' updated")
+                        reply.send()
+                    case .failure(let error):
+                        reply.fail(error.dbusError)
+                    }
                 }
             }
             method(API.cancel) { service, call in
                 try step(service, call) { _ throws(DirectoryError) in
-                    service.screening.directories?.cancelUpdate(providerName: name)
+                    service.screening.dropUpdate(of: name)
                     service.connection.unexport(Self.updatePath(provider.id))
                 }
             }

@@ -12,19 +12,6 @@ extension TelephonyService {
         APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
     }
 
-    /// Runs `body` on the database; a database that fails (a read-only or
-    /// full disk) gets the same clear error as one that could not be opened.
-    func withHistory<T>(_ body: (CallHistory) throws -> T) throws -> T {
-        guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
-        do {
-            return try body(history)
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw Self.unavailable("\(history.path): \(error)")
-        }
-    }
-
     /// What Recents calls the way a call ended.
     static func status(of call: Call) -> RecentCall.Status {
         if call.outgoing {
@@ -51,25 +38,23 @@ extension TelephonyService {
         store(entry, in: history)
     }
 
-    /// Records an entry and announces it (EntryAdded, and MissedCount for a missed call).
-    private func store(_ entry: RecentCall, in history: CallHistory) {
-        let recorded: RecentCall
-        do {
-            recorded = try history.record(entry)
-        } catch {
-            // Once per spell of failures (a read-only or full disk), not once per call.
-            if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
-            recordingFails = true
-            return
+    /// Records an entry and announces it once written (EntryAdded, and MissedCount for a missed call).
+    private func store(_ entry: RecentCall, in history: HistoryStore) {
+        history.record(entry) { [weak self] recorded in
+            guard let self else { return }
+            do {
+                try connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
+            } catch {
+                logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
+            }
+            if recorded.status == .missed { rootChanged([Telephony1.Recents.missedCount]) }
         }
-        if recordingFails { logger.notice("Recents records calls again") }
-        recordingFails = false
-        do {
-            try connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
-        } catch {
-            logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
-        }
-        if recorded.status == .missed { rootChanged([Telephony1.Recents.missedCount]) }
+    }
+
+    /// A write left this many missed calls unseen: MissedCount changes.
+    func missedCountChanged(_ count: Int) {
+        history?.missedCount = count
+        rootChanged([Telephony1.Recents.missedCount])
     }
 
     /// The name to show: the provider's, else a favorite's, else the call directories' label.
@@ -86,12 +71,6 @@ extension TelephonyService {
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
                                endedAt: now, hasVideo: false)
         store(entry, in: history)
-    }
-
-    func loadFavoriteNames() {
-        guard let favorites = try? history?.favorites() else { return }
-        favoriteNames = [:]
-        for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
     }
 
     static func encode(_ entry: RecentCall) -> [String: DBusValue] {
@@ -127,29 +106,42 @@ extension TelephonyService {
     func recentsInterface() -> Interface {
         typealias API = Telephony1.Recents
         return Interface(API.interface) {
-            method(API.list) { service, _, limit, offset in
-                try service.withHistory { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)) }.map(Self.encode)
+            methodReplyingLater(API.list) { service, reply, limit, offset in
+                _ = try service.answer(reply.call, reading: { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode) }) {
+                    _, entries in [entries.dbusValue]
+                }
             }
-            method(API.delete) { service, _, id in
+            methodReplyingLater(API.delete) { service, reply, id in
                 let id = try service.id(id, "recent call")
-                guard try service.withHistory({ try $0.deleteRecent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                service.rootChanged([API.missedCount])
+                _ = try service.answer(reply.call, writing: { (try $0.removeRecent(id: id), try $0.missedCount()) }) { service, result in
+                    guard let removed = result.0 else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    service.history?.forget([removed.handle: 1])
+                    service.missedCountChanged(result.1)
+                    return []
+                }
             }
-            method(API.clear) { service, _ in
-                try service.withHistory { try $0.clearRecents() }
-                service.rootChanged([API.missedCount])
+            methodReplyingLater(API.clear) { service, reply in
+                _ = try service.answer(reply.call, writing: { (try $0.clearRecents(), try $0.missedCount()) }) { service, result in
+                    service.history?.forget(result.0)
+                    service.missedCountChanged(result.1)
+                    return []
+                }
             }
-            method(API.markAllSeen) { service, _ in
-                try service.withHistory { try $0.markAllSeen() }
-                service.rootChanged([API.missedCount])
+            methodReplyingLater(API.markAllSeen) { service, reply in
+                _ = try service.answer(reply.call, writing: { try $0.markAllSeen(); return try $0.missedCount() }) { service, missed in
+                    service.missedCountChanged(missed)
+                    return []
+                }
             }
-            method(API.callBack) { service, call, id in
+            methodReplyingLater(API.callBack) { service, reply, id in
                 let id = try service.id(id, "recent call")
-                guard let entry = try service.withHistory({ try $0.recent(id: id) }) else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
-                return try service.startCall(to: handle, through: entry.providerName, from: call.sender)
+                _ = try service.answer(reply.call, reading: { try $0.recent(id: id) }) { service, entry in
+                    guard let entry else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
+                    return [.string(try service.startCall(to: handle, through: entry.providerName, from: reply.call.sender))]
+                }
             }
-            property(API.missedCount) { service in UInt32(clamping: (try? service.withHistory { try $0.missedCount() }) ?? 0) }
+            property(API.missedCount) { service in UInt32(clamping: service.history?.missedCount ?? 0) }
             Signal(API.entryAdded)
         }
     }
@@ -157,28 +149,35 @@ extension TelephonyService {
     func favoritesInterface() -> Interface {
         typealias API = Telephony1.Favorites
         return Interface(API.interface) {
-            method(API.add) { service, _, handle, type, name, providerName in
+            methodReplyingLater(API.add) { service, reply, handle, type, name, providerName in
                 guard !handle.isEmpty, handle.utf8.count <= 1024, name.utf8.count <= 1024, providerName.utf8.count <= 64 else {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
                 _ = try Decode.handleType(type)
-                let favorite = try service.withHistory {
-                    try $0.addFavorite(Favorite(handle: handle, handleType: type, name: name, providerName: providerName))
+                let favorite = Favorite(handle: handle, handleType: type, name: name, providerName: providerName)
+                _ = try service.answer(reply.call, writing: { (try $0.addFavorite(favorite), try $0.favorites()) }) { service, result in
+                    service.history?.setFavorites(result.1)
+                    return [.uint64(UInt64(result.0.id ?? 0))]
                 }
-                service.loadFavoriteNames()
-                return UInt64(favorite.id ?? 0)
             }
-            method(API.remove) { service, _, id in
+            methodReplyingLater(API.remove) { service, reply, id in
                 let id = try service.id(id, "favorite")
-                guard try service.withHistory({ try $0.removeFavorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                service.loadFavoriteNames()
+                _ = try service.answer(reply.call, writing: { (try $0.removeFavorite(id: id), try $0.favorites()) }) { service, result in
+                    service.history?.setFavorites(result.1)
+                    guard result.0 else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                    return []
+                }
             }
-            method(API.list) { service, _ in try service.withHistory { try $0.favorites() }.map(Self.encode) }
-            method(API.call) { service, call, id in
+            methodReplyingLater(API.list) { service, reply in
+                _ = try service.answer(reply.call, reading: { try $0.favorites().map(Self.encode) }) { _, favorites in [favorites.dbusValue] }
+            }
+            methodReplyingLater(API.call) { service, reply, id in
                 let id = try service.id(id, "favorite")
-                guard let favorite = try service.withHistory({ try $0.favorite(id: id) }) else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
-                return try service.startCall(to: handle, through: favorite.providerName, from: call.sender)
+                _ = try service.answer(reply.call, reading: { try $0.favorite(id: id) }) { service, favorite in
+                    guard let favorite else { throw DBusError.invalidArgs("no favorite has id \(id)") }
+                    let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
+                    return [.string(try service.startCall(to: handle, through: favorite.providerName, from: reply.call.sender))]
+                }
             }
         }
     }

@@ -25,7 +25,7 @@ extension TelephonyService {
     func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
         guard let handle = update.handle else { return }
         let favorite = favoriteNames[handle.value]
-        let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: (try? history?.knows(handle: handle.value)) == true,
+        let verdict = screening.screen(handle.value, isFavorite: favorite != nil, isKnown: history?.knows(handle: handle.value) == true,
                                        now: switchboard.clock.now)
         let name = update.localizedCallerName ?? favorite ?? screening.label(for: handle.value) ?? ""
         switch verdict {

@@ -4,7 +4,7 @@ import Logging
 import TelephonyCore
 
 /// The user's own settings, persisted as JSON: who rings, and whether media pauses during calls.
-struct ScreeningSettings: Codable, Equatable {
+struct ScreeningSettings: Codable, Equatable, Sendable {
     var doNotDisturb = false
     var doNotDisturbAllowFavorites = true
     var doNotDisturbAllowRepeatedCalls = true
@@ -43,8 +43,10 @@ enum DoNotDisturbSource: String {
 
 /// Decides whether an incoming call rings: the block list and the providers'
 /// call directories, Do Not Disturb with its exceptions, silencing of unknown
-/// callers. Lives on the service's queue.
-final class Screening {
+/// callers. Lives on the service's queue; what it writes (settings, directory
+/// files and flags) is written on `storage`, in order, and results come back
+/// to the service queue (hence `@unchecked`).
+final class Screening: @unchecked Sendable {
     enum Verdict: Equatable {
         case ring
         /// The block list or a directory blocks the caller.
@@ -67,10 +69,16 @@ final class Screening {
     private let logger: Logger
     /// When each handle last called, for the repeated-call exception.
     private var attempts = RecentAttempts(window: Screening.repeatWindow, capacity: 10_000)
+    /// Where settings and directories are written, one after another: never the service queue.
+    private let storage = DispatchQueue(label: "org.monkeycall.storage", qos: .utility)
+    /// The service queue, where the results of `storage` come back.
+    private let queue: DispatchQueue
 
     /// Settings and directories live in `folder`; without one, settings stay in memory.
-    init(folder: String?, logger: Logger) {
+    /// `queue`: the service queue.
+    init(folder: String?, queue: DispatchQueue, logger: Logger) {
         self.logger = logger
+        self.queue = queue
         settingsPath = folder.map { $0 + "/settings.json" }
         var store: DirectoryStore?
         if let folder {
@@ -99,17 +107,79 @@ final class Screening {
         save()
     }
 
+    /// The settings as they are now, written on `storage`: each save after the one before, so the last wins.
     private func save() {
         guard let settingsPath else { return }
+        let settings = self.settings, logger = self.logger
+        storage.async {
+            do {
+                let folder = (settingsPath as NSString).deletingLastPathComponent
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                // Written whole and renamed into place: a crash leaves the old settings or the new.
+                try encoder.encode(settings).write(to: URL(fileURLWithPath: settingsPath), options: .atomic)
+            } catch {
+                logger.error("cannot save settings to \(settingsPath): \(error)")
+            }
+        }
+    }
+
+    /// Waits until everything handed to `storage` so far is written.
+    func settle() async {
+        await withCheckedContinuation { continuation in storage.async { continuation.resume() } }
+    }
+
+    // MARK: Directory writes, on `storage`
+
+    /// Applies the provider's open update and saves it on `storage`; `done` runs on the service
+    /// queue once it is the provider's directory (or with the error, the directory unchanged).
+    func completeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+        guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
+        let completion: DirectoryCompletion
         do {
-            let folder = (settingsPath as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            // Written whole and renamed into place: a crash leaves the old settings or the new.
-            try encoder.encode(settings).write(to: URL(fileURLWithPath: settingsPath), options: .atomic)
+            completion = try store.beginCompletion(providerName: providerName)
         } catch {
-            logger.error("cannot save settings to \(settingsPath): \(error)")
+            return done(.failure(error))
+        }
+        storage.async { [self] in
+            let result = Result { () throws(DirectoryError) in try completion.run() }
+            queue.async { [self] in
+                do throws(DirectoryError) {
+                    guard let (_, replaced) = try directories?.finishCompletion(completion, result) else { return }
+                    // Unmapping the old file is work too.
+                    if let replaced { storage.async { withExtendedLifetime(replaced) {} } }
+                    done(.success(()))
+                } catch {
+                    done(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Closes the provider's open update, if any, without applying it; its memory is freed on `storage`.
+    func dropUpdate(of providerName: String) {
+        guard let update = directories?.takeUpdate(providerName: providerName) else { return }
+        let box = UncheckedBox(update)
+        storage.async { box.value.cancel() }
+    }
+
+    /// Turns a directory on or off at once, and writes the flags on `storage`; `done` runs on the
+    /// service queue once they are written (on an error the flag is put back).
+    func setDirectoryEnabled(_ enabled: Bool, providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+        guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
+        let write: DirectoryStore.FlagsWrite
+        do {
+            write = try store.changeEnabled(enabled, providerName: providerName)
+        } catch {
+            return done(.failure(error))
+        }
+        storage.async { [self] in
+            let result = Result { () throws(DirectoryError) in try write.run() }
+            queue.async { [self] in
+                if case .failure = result { directories?.undo(write) }
+                done(result)
+            }
         }
     }
 
@@ -144,4 +214,10 @@ final class Screening {
         if settings.silenceUnknownCallers && !isFavorite && !isKnown() { return .silenced }
         return .ring
     }
+}
+
+/// A value handed to one other thread and used by it alone (an update being freed).
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

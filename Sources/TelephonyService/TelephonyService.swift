@@ -53,14 +53,12 @@ public final class TelephonyService: @unchecked Sendable {
     /// Keeps the machine awake during calls.
     private var sleepInhibitor: SleepInhibitor?
     /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
-    let history: CallHistory?
+    let history: HistoryStore?
     let historyProblem: String?
-    /// The last attempt to record an ended call failed (logged once until one succeeds).
-    var recordingFails = false
     /// Who rings: block list, directories, Do Not Disturb.
     let screening: Screening
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
-    var favoriteNames: [String: String] = [:]
+    var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
     /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
     var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
@@ -75,11 +73,12 @@ public final class TelephonyService: @unchecked Sendable {
         self.options = options
         self.desktopDoNotDisturb = desktopDoNotDisturb
         self.logger = logger
-        var history: CallHistory?
+        var history: HistoryStore?
         var problem: String? = databasePath == nil ? "the service runs without a database" : nil
         if let databasePath {
             do {
-                history = try CallHistory(path: databasePath)
+                // Its executor tries again when another program holds a lock: each try waits only a little.
+                history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05), queue: connection.queue, logger: logger)
             } catch {
                 problem = "cannot open \(databasePath): \(error)"
                 logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")
@@ -87,7 +86,7 @@ public final class TelephonyService: @unchecked Sendable {
         }
         self.history = history
         self.historyProblem = problem
-        screening = Screening(folder: options.dataDirectory, logger: logger)
+        screening = Screening(folder: options.dataDirectory, queue: connection.queue, logger: logger)
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -116,9 +115,13 @@ public final class TelephonyService: @unchecked Sendable {
     /// Exports the objects, then takes the well-known name (in that order, so
     /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
     public func start(replace: Bool = false) async throws {
+        do {
+            try await history?.load()
+        } catch {
+            logger.error("cannot read Recents and Favorites from \(history?.path ?? ""): \(error)")
+        }
         await connection.performOnQueue { [self] in
             switchboard.onEvent = { [weak self] event in self?.handle(event) }
-            loadFavoriteNames()
             do {
                 try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface(), callDirectoryInterface(), recentsInterface(), favoritesInterface()])
             } catch {
@@ -136,12 +139,22 @@ public final class TelephonyService: @unchecked Sendable {
         logger.info("serving \(Telephony1.busName) on \(connection.uniqueName)")
     }
 
-    /// Gives the name back; the objects stay until the connection closes.
+    /// Gives the name back; the objects stay until the connection closes. Writes still waiting
+    /// (settings, a directory being completed, Recents entries waiting for a lock) get a few seconds.
     public func stop() async {
         try? await connection.releaseName(Telephony1.busName)
         // Stopped during a call: the music it paused plays again.
         await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }
         await settleMedia()
+        await settleStorage(timeout: 5)
+    }
+
+    /// Waits until what was handed to the disk is written, or `timeout` seconds have passed.
+    public func settleStorage(timeout: Double = 5) async {
+        await screening.settle()
+        if let history, case let left = await history.database.settle(timeout: timeout), left > 0 {
+            logger.error("stopping with \(left) Recents writes still waiting for the lock on \(history.path): they are lost")
+        }
     }
 
     /// Waits until the media players being paused or resumed are done with.

@@ -49,6 +49,27 @@ enum Lifecycles {
         return LifecycleResult(providers: providerCount, count: count, elapsed: ContinuousClock.now - start)
     }
 
+    /// Lifecycles over `providerCount` providers, one in flight each, for as long as `going()` says
+    /// (checked before each starts); `tally` counts them.
+    static func run(address: String, providerCount: Int, tally: LifecycleTally, while going: @escaping @Sendable () -> Bool) async throws {
+        let rendezvous = Rendezvous()
+        let controller = try Connection(address: address)
+        let removals = try await controller.subscribe(MatchRule(
+            sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"
+        )) { message in
+            if case .objectPath(let path)? = try? message.arguments().first { rendezvous.signal(removedKey(path)) }
+        }
+        defer {
+            controller.close()
+            removals.cancel()
+        }
+        let providers = try await mapConcurrently(providerCount, limit: 16) { index in
+            try await BenchProvider(address: address, name: "going-\(index)", rendezvous: rendezvous)
+        }
+        defer { providers.forEach { $0.close() } }
+        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: tally).lifecycles(Int.max, while: going)
+    }
+
     /// Lifecycles run before the measured ones.
     static func warmUp(_ providerCount: Int) -> Int { max(20, 2 * providerCount) }
 
@@ -58,11 +79,12 @@ enum Lifecycles {
         let rendezvous: Rendezvous
         let tally: LifecycleTally
 
-        func lifecycles(_ count: Int) async throws {
+        func lifecycles(_ count: Int, while going: @escaping @Sendable () -> Bool = { true }) async throws {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (first, provider) in providers.enumerated() {
                     group.addTask {
                         for index in stride(from: first, to: count, by: providers.count) {
+                            guard going() else { return }
                             try await lifecycle(index, provider)
                         }
                     }

@@ -21,6 +21,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: call lifecycles for a long time, with lifecycles/s as it goes and the daemon's RSS at the start and the end.")
     var soak = false
 
+    @Flag(help: "Instead of the figures: only whether the service queue waits on a disk (Get during a large directory Complete, calls while Recents is locked).")
+    var queue = false
+
     @Option(help: "Call lifecycles in the soak.")
     var lifecycles = 1_000_000
 
@@ -29,6 +32,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
+        guard !(soak && queue) else { throw ValidationError("--soak and --queue are separate runs") }
         guard lifecycles > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -63,6 +67,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
+        if queue {
+            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"]) { service in
+                let (stall, lock) = try await measureQueue(service, counts)
+                return (["MonkeyCall service queue: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                         "daemon: \(path)", ""] + QueuePhase.render(stall, lock)).joined(separator: "\n")
+            }
+            return
+        }
         // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
         // calls go as fast as it can make them (the flood guard would measure itself).
         try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
@@ -123,9 +135,20 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let directory = try await DirectoryPhase.measure(service, executable: path, perKind: counts.directoryPerKind,
                                                          iterations: min(counts.roundTrips, 1000))
 
+        let (stall, lock) = try await measureQueue(service, counts)
+
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, directory: directory, memory: memory)
+        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, directory: directory,
+                      stall: stall, lock: lock, memory: memory)
+    }
+
+    private func measureQueue(_ service: DaemonUnderTest, _ counts: Counts) async throws -> (StallResult, LockResult) {
+        progress("service queue: Properties.Get while \(2 * counts.directoryPerKind) directory entries complete")
+        let stall = try await QueuePhase.stall(address: service.address, perKind: counts.directoryPerKind, iterations: min(counts.roundTrips, 1000))
+        progress("service queue: calls while another process holds Recents locked for 4 s")
+        let lock = try await QueuePhase.lock(service)
+        return (stall, lock)
     }
 
     private func failure(_ error: Error, note: String = "") -> ExitCode {

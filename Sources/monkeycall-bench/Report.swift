@@ -11,6 +11,8 @@ struct Report {
     let notifications: Samples
     let recents: RecentsResult
     let directory: DirectoryResult
+    let stall: StallResult
+    let lock: LockResult
     let memory: MemoryResult
 
     func render() -> String {
@@ -56,6 +58,7 @@ struct Report {
         directoryTable.add(["Identify / Ping median", "\(fixed(directory.identify.median, 1)) / \(fixed(directory.ping.median, 1)) µs = \(fixed(directory.identify.median / directory.ping.median, 2)) (target <= 1.3)"])
         directoryTable.add(["fresh daemon to a correct Identify (target < 0.5 s)", fixed(directory.startToIdentify, 3) + " s"])
         lines += directoryTable.render() + [""]
+        lines += QueuePhase.render(stall, lock) + [""]
 
         var memory = Table(["daemon memory (VmRSS)", "value"])
         memory.add(["idle after start", mebibytes(self.memory.idle)])

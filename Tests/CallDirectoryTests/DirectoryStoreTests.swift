@@ -50,6 +50,57 @@ import Testing
         #expect(try third.load(providerName: "P").identificationPairs == ["1=a", "2=b", "3=c"])
     }
 
+    @Test("a completion runs on another thread: the directory answers as it was until it is installed; a new update meanwhile is CurrentlyLoading")
+    func completionOffTheOwnersExecutor() async throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(try .make(blocking: [1, 2]), providerName: "P")
+        let update = try store.beginUpdate(providerName: "P", kind: .incremental)
+        try update.removeBlocking([1])
+        try update.addBlocking([3])
+        let completion = try store.beginCompletion(providerName: "P")
+        #expect(store.openUpdate(providerName: "P") == nil)
+        #expect(errorName { _ = try store.beginUpdate(providerName: "P", kind: .complete) } == "CurrentlyLoading")
+
+        let result = await Task.detached { Result { () throws(DirectoryError) in try completion.run() } }.value
+        // Saved, but not yet the store's: lookups answer as before.
+        #expect(store.isBlocked(1) && !store.isBlocked(3))
+        let (installed, replaced) = try store.finishCompletion(completion, result)
+        #expect(installed.isMapped && installed.blockingEntries == [2, 3])
+        #expect(replaced?.blockingEntries == [1, 2])
+        #expect(!store.isBlocked(1) && store.isBlocked(3))
+        #expect(try DirectoryStore(folder: folder.path).load(providerName: "P").blockingEntries == [2, 3])
+        _ = try store.beginUpdate(providerName: "P", kind: .complete)
+
+        // A failed completion leaves the directory as it was, and the provider free to begin again.
+        store.cancelUpdate(providerName: "P")
+        let failing = try store.beginUpdate(providerName: "P", kind: .complete)
+        try failing.addBlocking([10])
+        let second = try store.beginCompletion(providerName: "P")
+        #expect(errorName { _ = try store.finishCompletion(second, .failure(.storageFailed("disk full"))) } == "Failed")
+        #expect(store.isBlocked(3) && !store.isBlocked(10))
+        _ = try store.beginUpdate(providerName: "P", kind: .complete)
+    }
+
+    @Test("a flag changes at once and is written elsewhere; a failed write is undone unless changed again since")
+    func enabledFlagsWrittenElsewhere() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(try .make(blocking: [1]), providerName: "P")
+        let off = try store.changeEnabled(false, providerName: "P")
+        #expect(!store.isBlocked(1))
+        try off.run()
+        #expect(try !DirectoryStore(folder: folder.path).isEnabled(providerName: "P"))
+        let on = try store.changeEnabled(true, providerName: "P")
+        store.undo(on) // as when its write failed
+        #expect(!store.isEnabled(providerName: "P"))
+        let again = try store.changeEnabled(true, providerName: "P")
+        let offAgain = try store.changeEnabled(false, providerName: "P")
+        store.undo(again) // replaced since: stays off
+        #expect(!store.isEnabled(providerName: "P"))
+        _ = offAgain
+    }
+
     @Test func longNamesGetAHashedFileNameAndEmptyDirectoriesSave() throws {
         let folder = TemporaryFolder()
         let name = String(repeating: "Ω", count: 64)

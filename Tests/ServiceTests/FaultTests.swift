@@ -198,6 +198,57 @@ struct FaultTests {
         #expect(daemon.daemon.isRunning)
     }
 
+    /// Another program with the database's write lock, as `sqlite3` in a terminal or a backup
+    /// tool holds it: taken at once, given back on SIGINT.
+    static let lockScript = """
+        import signal, sqlite3, sys
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        connection = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+        connection.execute("BEGIN EXCLUSIVE")
+        print("locked", flush=True)
+        signal.sigwait({signal.SIGINT})
+        connection.execute("COMMIT")
+        print("unlocked", flush=True)
+        """
+
+    @Test("another process holds the database locked: calls go on, Recents reads answer, and the calls that ended meanwhile are recorded, in order, once it lets go")
+    func lockedDatabase() async throws {
+        let fixture = try await ServiceFixture()
+        let added = try await SignalRecorder(fixture.controller, Telephony1.Recents.entryAdded.matchRule)
+        let app = try await fixture.provider("Monkey")
+        func list() async throws -> [DBusValue] {
+            guard case .array(_, let entries)? = try await fixture.root(Telephony1.Recents.interface, "List", [.uint32(10), .uint32(0)]).first else { return [] }
+            return entries.compactMap { $0.vardict?["CallUUID"] }
+        }
+        let locker = try ChildProcess("/usr/bin/python3", ["-c", Self.lockScript, fixture.databasePath])
+        defer { locker.kill() }
+        #expect(await locker.waitForOutput(containing: "locked\n"), "\(locker.output)")
+
+        let missed = try await app.reportIncoming("alice")
+        try await app.call("ReportCallEnded", [.string(missed), .string("unanswered"), .uint64(0)])
+        #expect(await fixture.warnings.next(where: { $0.contains("Recents waits for another program's lock") }) != nil)
+        // Calls go on meanwhile: one rings, is answered and ends.
+        let answered = try await app.reportIncoming("bob")
+        try await fixture.control("AnswerCall", [.string(answered)])
+        try await app.perform("answer")
+        try await fixture.control("EndCall", [.string(answered)])
+        try await app.perform("end")
+        #expect(await fixture.state(answered) == nil)
+        // Reads answer; nothing could be written yet.
+        #expect(try await list().isEmpty)
+        #expect(added.buffer.all.isEmpty)
+
+        locker.interrupt()
+        #expect(await locker.waitForOutput(containing: "unlocked"), "\(locker.output)")
+        let first = try #require(await added.next()?.arguments().first?.vardict)
+        let second = try #require(await added.next()?.arguments().first?.vardict)
+        #expect(first["CallUUID"] == .string(missed) && first["Status"] == .string("missed"))
+        #expect(second["CallUUID"] == .string(answered) && second["Status"] == .string("answered"))
+        #expect(try await list() == [.string(answered), .string(missed)])
+        let missedCount = try await fixture.root("org.freedesktop.DBus.Properties", "Get", [.string(Telephony1.Recents.interface), .string("MissedCount")])
+        #expect(missedCount.first?.unwrappedVariant == .uint32(1))
+    }
+
     @Test("the bus goes away: the daemon exits with status 0 and says why; on the new bus, D-Bus activation starts it again with its Recents")
     func busRestarted() async throws {
         // The activation file from dbus/, pointed at the built daemon, shared by both buses.

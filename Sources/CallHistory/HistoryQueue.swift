@@ -1,0 +1,228 @@
+import Dispatch
+import GRDB
+
+/// The database's own executor: every use of a `CallHistory` runs on one
+/// serial queue, never on its callers', and each result is handed to a
+/// completion on the queue the caller named (`delivery`), in the order the
+/// work was submitted.
+///
+/// Writes run in the order they were submitted. A write that finds the
+/// database busy or locked (another process holds a lock: a backup tool,
+/// `sqlite3` open in a terminal) stays at the head of the line and is tried
+/// again with backoff (`firstBackoff` doubling up to `maximumBackoff`); the
+/// writes behind it wait their turn, so none overtakes another, and between
+/// tries the queue is free for reads.
+/// - An `.entry` write (a call for Recents) is tried until it succeeds, for
+///   as long as the process runs. At most `capacity` entries wait; when one
+///   more comes, the oldest waiting is dropped: its completion gets
+///   `EntryDropped` with the number dropped so far. The newest calls are the
+///   ones a user looks for, and memory stays bounded however long the lock is
+///   held (10,000 entries are a few MB).
+/// - A `.request` write (a user's Delete, Clear, Favorites.Add…) is tried for
+///   `patience` seconds, then fails with the busy error: someone waits for
+///   its answer. It counts against no bound: it gives up on its own.
+/// - A read runs as soon as the queue is free, not behind waiting writes
+///   (in WAL mode a writer's lock does not stop readers). It sees every write
+///   submitted before it that did not have to wait. A read that finds the
+///   database busy is tried again like a request.
+///
+/// Errors other than busy or locked (a read-only or full disk, a corrupt
+/// file) are not retried: the completion gets them at once.
+public final class HistoryQueue: @unchecked Sendable {
+    public enum Kind: Sendable {
+        /// Tried until it succeeds; bounded by `capacity`.
+        case entry
+        /// Tried for `patience` seconds.
+        case request
+    }
+
+    /// An entry dropped at the bound. `total`: entries dropped since the queue was made.
+    public struct EntryDropped: Error, CustomStringConvertible {
+        public let total: Int
+        public var description: String { "dropped after waiting for the database lock (\(total) entries dropped so far)" }
+    }
+
+    public let history: CallHistory
+    public let capacity: Int
+    public let patience: Double
+    public let firstBackoff: Double
+    public let maximumBackoff: Double
+
+    private let queue = DispatchQueue(label: "org.monkeycall.history", qos: .utility)
+    private let delivery: DispatchQueue
+    private let onWaiting: @Sendable (_ waiting: Bool) -> Void
+
+    // Only on `queue`:
+    private var line: [Job] = []
+    private var entriesWaiting = 0
+    private var dropped = 0
+    private var retryScheduled = false
+    private var backoff: Double
+    private var lastBusy: (any Error)?
+    private var waiting = false
+
+    /// `onWaiting` is told (on `delivery`) when writes start waiting for a lock, and when they stop.
+    public init(history: CallHistory, delivery: DispatchQueue, capacity: Int = 10_000, patience: Double = 2,
+                firstBackoff: Double = 0.01, maximumBackoff: Double = 0.2,
+                onWaiting: @escaping @Sendable (_ waiting: Bool) -> Void = { _ in }) {
+        precondition(capacity > 0 && patience >= 0 && firstBackoff > 0 && maximumBackoff >= firstBackoff)
+        self.history = history
+        self.delivery = delivery
+        self.capacity = capacity
+        self.patience = patience
+        self.firstBackoff = firstBackoff
+        self.maximumBackoff = maximumBackoff
+        self.backoff = firstBackoff
+        self.onWaiting = onWaiting
+    }
+
+    /// A write, in line behind the writes submitted before it.
+    public func write<T: Sendable>(_ kind: Kind, _ body: @escaping @Sendable (CallHistory) throws -> T,
+                                   then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let delivery = self.delivery
+        queue.async { [self] in
+            let job = Job(kind: kind, deadline: .now() + patience, run: { history in
+                let value = try body(history)
+                delivery.async { completion(.success(value)) }
+            }, fail: { error in
+                delivery.async { completion(.failure(error)) }
+            })
+            submit(job)
+        }
+    }
+
+    /// A read, as soon as the queue is free.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T,
+                                  then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        queue.async { [self] in
+            attemptRead(body, deadline: .now() + patience, delay: firstBackoff, then: completion)
+        }
+    }
+
+    private func attemptRead<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T, deadline: DispatchTime, delay: Double,
+                                          then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        do {
+            let value = try body(history)
+            delivery.async { completion(.success(value)) }
+        } catch where Self.isBusy(error) && DispatchTime.now() < deadline {
+            queue.asyncAfter(deadline: .now() + delay) { [self] in
+                attemptRead(body, deadline: deadline, delay: min(delay * 2, maximumBackoff), then: completion)
+            }
+        } catch {
+            delivery.async { completion(.failure(error)) }
+        }
+    }
+
+    /// A read for whoever can wait (start-up): the same as `read`, awaited.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            read(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Writes waiting for a lock: entries and requests.
+    public func waitingCount() async -> Int {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: self.line.count) } }
+    }
+
+    /// Waits until no write is left, or `timeout` seconds have passed; returns how many are left.
+    public func settle(timeout: Double) async -> Int {
+        let deadline = DispatchTime.now() + timeout
+        return await withCheckedContinuation { continuation in
+            queue.async { [self] in check(until: deadline, continuation) }
+        }
+    }
+
+    private func check(until deadline: DispatchTime, _ continuation: CheckedContinuation<Int, Never>) {
+        guard line.isEmpty || DispatchTime.now() >= deadline else {
+            return queue.asyncAfter(deadline: .now() + firstBackoff) { [self] in check(until: deadline, continuation) }
+        }
+        continuation.resume(returning: line.count)
+    }
+
+    /// Whether SQLite refused for another connection's lock: worth trying again.
+    public static func isBusy(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+    }
+
+    // MARK: The line (on `queue`)
+
+    private final class Job {
+        let kind: Kind
+        let deadline: DispatchTime
+        let run: (CallHistory) throws -> Void
+        let fail: (any Error) -> Void
+        init(kind: Kind, deadline: DispatchTime, run: @escaping (CallHistory) throws -> Void, fail: @escaping (any Error) -> Void) {
+            self.kind = kind
+            self.deadline = deadline
+            self.run = run
+            self.fail = fail
+        }
+    }
+
+    private func submit(_ job: Job) {
+        if job.kind == .entry {
+            if entriesWaiting >= capacity, let oldest = line.firstIndex(where: { $0.kind == .entry }) {
+                let dropped = line.remove(at: oldest)
+                entriesWaiting -= 1
+                self.dropped += 1
+                dropped.fail(EntryDropped(total: self.dropped))
+            }
+            entriesWaiting += 1
+        }
+        line.append(job)
+        // Behind a write that waits for a lock: its turn comes at the next try.
+        if !retryScheduled { drain() }
+    }
+
+    private func drain() {
+        while let job = line.first {
+            do {
+                try job.run(history)
+                finish(job)
+            } catch where Self.isBusy(error) {
+                lastBusy = error
+                expireRequests()
+                guard line.first === job else { continue } // it gave up: the next one's turn
+                if !waiting {
+                    waiting = true
+                    let onWaiting = self.onWaiting
+                    delivery.async { onWaiting(true) }
+                }
+                retryScheduled = true
+                queue.asyncAfter(deadline: .now() + backoff) { [self] in
+                    retryScheduled = false
+                    drain()
+                }
+                backoff = min(backoff * 2, maximumBackoff)
+                return
+            } catch {
+                finish(job)
+                job.fail(error)
+            }
+        }
+        backoff = firstBackoff
+        if waiting {
+            waiting = false
+            let onWaiting = self.onWaiting
+            delivery.async { onWaiting(false) }
+        }
+    }
+
+    private func finish(_ job: Job) {
+        line.removeFirst()
+        if job.kind == .entry { entriesWaiting -= 1 }
+    }
+
+    /// Requests that have waited `patience` for the lock give up, wherever they are in the line.
+    private func expireRequests() {
+        let now = DispatchTime.now()
+        let error = lastBusy ?? DatabaseError(resultCode: .SQLITE_BUSY)
+        line.removeAll { job in
+            guard job.kind == .request, job.deadline <= now else { return false }
+            job.fail(error)
+            return true
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import CallHistory
+import DBus
+import Foundation
+import Logging
+
+/// Recents and Favorites as the service queue sees them. The database is
+/// used only through its own executor (`HistoryQueue`); results come back to
+/// the service queue. What a call needs at once is kept here, in memory, and
+/// follows every write: who has called before (silencing unknown callers,
+/// screened inside `ReportNewIncomingCall`), favorite names (caller names),
+/// and the missed count (a property). Lives on the service queue (hence
+/// `@unchecked`: its completions are sent to the database's executor and
+/// delivered back on the service queue).
+final class HistoryStore: @unchecked Sendable {
+    let database: HistoryQueue
+    var path: String { database.history.path }
+    /// Entries per handle, counting the ones still waiting to be written.
+    private var known: [String: Int] = [:]
+    /// Missed calls not yet seen, as the last write found them.
+    var missedCount = 0
+    /// Favorite names by handle (the first favorite of a handle names it).
+    private(set) var favoriteNames: [String: String] = [:]
+    private let logger: Logger
+    /// The last attempt to record an ended call failed (logged once until one succeeds).
+    private var recordingFails = false
+
+    /// `queue`: the service queue, where results are delivered.
+    init(_ history: CallHistory, queue: DispatchQueue, logger: Logger) {
+        self.logger = logger
+        let path = history.path
+        database = HistoryQueue(history: history, delivery: queue) { waiting in
+            if waiting {
+                logger.warning("Recents waits for another program's lock on \(path); calls that end are kept (up to 10,000) and recorded when it goes")
+            } else {
+                logger.notice("Recents: the lock on \(path) is gone; the calls that waited are recorded")
+            }
+        }
+    }
+
+    /// Reads what is kept in memory (on the service queue, like every result). Called once, before the service takes its name.
+    func load() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            database.read({ history in (try history.knownHandles(), try history.missedCount(), try history.favorites()) }) { [self] result in
+                do {
+                    let (known, missed, favorites) = try result.get()
+                    self.known = known
+                    missedCount = missed
+                    setFavorites(favorites)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Whether this handle has called or been called before.
+    func knows(handle: String) -> Bool { known[handle] != nil }
+
+    func setFavorites(_ favorites: [Favorite]) {
+        favoriteNames = [:]
+        for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
+    }
+
+    /// Entries that went (deleted, cleared, dropped) no longer make their handles known.
+    func forget(_ counts: [String: Int]) {
+        for (handle, count) in counts {
+            let left = (known[handle] ?? 0) - count
+            known[handle] = left > 0 ? left : nil
+        }
+    }
+
+    /// Records an entry: written when the database lets it, in order. `recorded` runs on the
+    /// service queue with the entry as written (with its id) and the missed count after it.
+    func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall) -> Void) {
+        known[entry.handle, default: 0] += 1
+        database.write(.entry, { history in (try history.record(entry), try history.missedCount()) }) { [self] result in
+            switch result {
+            case .success(let (written, missed)):
+                if recordingFails { logger.notice("Recents records calls again") }
+                recordingFails = false
+                missedCount = missed
+                recorded(written)
+            case .failure(let error as HistoryQueue.EntryDropped):
+                forget([entry.handle: 1])
+                // The first of a spell, then one line per hundred.
+                if error.total == 1 || error.total % 100 == 0 {
+                    logger.error("Recents is full of calls waiting for the database lock on \(path): the oldest waiting is dropped (\(entry.callUUID)); \(error.total) dropped so far")
+                }
+            case .failure(let error):
+                forget([entry.handle: 1])
+                // Once per spell of failures (a read-only or full disk), not once per call.
+                if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
+                recordingFails = true
+            }
+        }
+    }
+}
+
+extension TelephonyService {
+    /// Runs `body` on the database's executor, then `reply` on the service queue with its
+    /// result, and answers `call` with that (or with the error either throws). A database that
+    /// fails (a read-only or full disk, another program's lock held too long) gets the same clear
+    /// error as one that could not be opened.
+    func answer<T: Sendable>(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> T,
+                             reply: @escaping @Sendable (TelephonyService, T) throws -> [DBusValue]) throws -> MethodReply {
+        try answer(call, nil, body, reply: reply)
+    }
+
+    /// The same for a write: in line behind the writes before it (Recents entries waiting for a lock among them).
+    func answer<T: Sendable>(_ call: MethodCall, writing body: @escaping @Sendable (CallHistory) throws -> T,
+                             reply: @escaping @Sendable (TelephonyService, T) throws -> [DBusValue]) throws -> MethodReply {
+        try answer(call, .request, body, reply: reply)
+    }
+
+    private func answer<T: Sendable>(_ call: MethodCall, _ kind: HistoryQueue.Kind?, _ body: @escaping @Sendable (CallHistory) throws -> T,
+                                     reply: @escaping @Sendable (TelephonyService, T) throws -> [DBusValue]) throws -> MethodReply {
+        guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
+        let path = history.path
+        let done: @Sendable (Result<T, any Error>) -> Void = { [weak self] result in
+            guard let self else { return call.fail(TelephonyService.stopping) }
+            do {
+                let value: T
+                do {
+                    value = try result.get()
+                } catch let error as DBusError {
+                    throw error
+                } catch {
+                    throw Self.unavailable("\(path): \(error)")
+                }
+                call.reply(try reply(self, value))
+            } catch {
+                call.fail(error)
+            }
+        }
+        if let kind {
+            history.database.write(kind, body, then: done)
+        } else {
+            history.database.read(body, then: done)
+        }
+        return .later
+    }
+}

@@ -19,7 +19,7 @@ extension CXProvider {
         let arguments = (try? message.arguments()) ?? []
         switch member {
         case API.didBegin.name:
-            deliver { $0.providerDidBegin(self) }
+            deliverBegin()
         case API.performAction.name:
             guard let action = ActionDecoding.action(arguments) else { return }
             action.performer = self

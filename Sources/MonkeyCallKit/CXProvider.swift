@@ -22,6 +22,9 @@ public final class CXProvider: @unchecked Sendable {
     private let delegateLock = NSLock()
     private weak var delegateObject: (any CXProviderDelegate)?
     private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+    /// The service said DidBegin while no delegate was set (it can, when the
+    /// registration is quicker than the app's `setDelegate`): the next delegate hears it.
+    private var beganUnheard = false
 
     // On the link's queue:
     enum State {
@@ -100,6 +103,20 @@ public final class CXProvider: @unchecked Sendable {
         delegateLock.withLock {
             delegateObject = delegate
             delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+            if let delegate, beganUnheard {
+                beganUnheard = false
+                let work = Unchecked((delegate, self))
+                delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
+            }
+        }
+    }
+
+    /// `providerDidBegin`, kept for the next delegate when there is none yet.
+    func deliverBegin() {
+        delegateLock.withLock {
+            guard let delegate = delegateObject else { beganUnheard = true; return }
+            let work = Unchecked((delegate, self))
+            delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
         }
     }
 

@@ -18,6 +18,21 @@ struct RestartTests {
         return daemon
     }
 
+    @Test("a delegate set after the service has said DidBegin still hears providerDidBegin")
+    func lateDelegateHearsBegin() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let daemon = try await startDaemon(bus)
+        defer { daemon.kill() }
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Late"), link: try ServiceLink(address: bus.address))
+        // Time for the registration to finish first, as on a loaded machine it did
+        // between the two lines of `killAndRestart` below, and the event was lost.
+        try await Task.sleep(for: .seconds(1))
+        let delegate = RecordingDelegate(queue: nil)
+        provider.setDelegate(delegate, queue: nil)
+        #expect(await delegate.waitFor("began"))
+    }
+
     @Test("SIGKILL with a call live: the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end; Recents and call directories are intact")
     func killAndRestart() async throws {
         let bus = try await PrivateBus.start()

@@ -91,25 +91,29 @@ public final class HistoryQueue: @unchecked Sendable {
         }
     }
 
-    /// A read, as soon as the queue is free.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T,
+    /// A read, as soon as the queue is free. `completingHere`: the completion runs on the
+    /// database's queue instead of `delivery`, for a result that needs nothing of the caller's
+    /// (a large reply, encoded and sent as it is).
+    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T, completingHere: Bool = false,
                                   then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let delivery = completingHere ? nil : self.delivery
         queue.async { [self] in
-            attemptRead(body, deadline: .now() + patience, delay: firstBackoff, then: completion)
+            attemptRead(body, deadline: .now() + patience, delay: firstBackoff) { result in
+                if let delivery { delivery.async { completion(result) } } else { completion(result) }
+            }
         }
     }
 
     private func attemptRead<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T, deadline: DispatchTime, delay: Double,
                                           then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         do {
-            let value = try body(history)
-            delivery.async { completion(.success(value)) }
+            completion(.success(try body(history)))
         } catch where Self.isBusy(error) && DispatchTime.now() < deadline {
             queue.asyncAfter(deadline: .now() + delay) { [self] in
                 attemptRead(body, deadline: deadline, delay: min(delay * 2, maximumBackoff), then: completion)
             }
         } catch {
-            delivery.async { completion(.failure(error)) }
+            completion(.failure(error))
         }
     }
 

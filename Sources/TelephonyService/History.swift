@@ -107,9 +107,7 @@ extension TelephonyService {
         typealias API = Telephony1.Recents
         return Interface(API.interface) {
             methodReplyingLater(API.list) { service, reply, limit, offset in
-                _ = try service.answer(reply.call, reading: { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode) }) {
-                    _, entries in [entries.dbusValue]
-                }
+                _ = try service.answer(reply.call, reading: { [try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode).dbusValue] })
             }
             methodReplyingLater(API.delete) { service, reply, id in
                 let id = try service.id(id, "recent call")
@@ -169,7 +167,7 @@ extension TelephonyService {
                 }
             }
             methodReplyingLater(API.list) { service, reply in
-                _ = try service.answer(reply.call, reading: { try $0.favorites().map(Self.encode) }) { _, favorites in [favorites.dbusValue] }
+                _ = try service.answer(reply.call, reading: { [try $0.favorites().map(Self.encode).dbusValue] })
             }
             methodReplyingLater(API.call) { service, reply, id in
                 let id = try service.id(id, "favorite")

@@ -107,6 +107,20 @@ extension TelephonyService {
         try answer(call, nil, body, reply: reply)
     }
 
+    /// The same for a read whose result is the reply as it is: sent from the database's executor,
+    /// so that encoding a large one (a List of 10,000 entries) keeps the service queue free too.
+    func answer(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> [DBusValue]) throws -> MethodReply {
+        guard let history else { throw Self.unavailable(historyProblem ?? "no database") }
+        let path = history.path
+        history.database.read(body, completingHere: true) { result in
+            switch result {
+            case .success(let values): call.reply(values)
+            case .failure(let error): call.fail(Self.unavailable("\(path): \(error)"))
+            }
+        }
+        return .later
+    }
+
     /// The same for a write: in line behind the writes before it (Recents entries waiting for a lock among them).
     func answer<T: Sendable>(_ call: MethodCall, writing body: @escaping @Sendable (CallHistory) throws -> T,
                              reply: @escaping @Sendable (TelephonyService, T) throws -> [DBusValue]) throws -> MethodReply {

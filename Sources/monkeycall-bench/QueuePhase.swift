@@ -11,6 +11,9 @@ struct StallResult {
     /// The Gets sent while `Complete` ran, until its reply came.
     let during: Samples
     let completeSeconds: Double
+    /// Pings to dbus-daemon itself over the same window, from another connection: what the machine
+    /// does to a round trip that never reaches monkeycalld (the noise under the figures above).
+    let busPings: Samples
     var slowest: Double { during.sorted.last ?? 0 }
     var ratio: Double { slowest / idle.median }
 }
@@ -66,10 +69,22 @@ enum QueuePhase {
             try await app.telephony(Telephony1.CallDirectoryUpdate.complete, at: update)
             return (clock.now - start).seconds
         }
+        let control = try Connection(address: address)
+        defer { control.close() }
+        let pinging = Task {
+            var pings: [Double] = []
+            while !done.isSet {
+                let start = clock.now
+                try await control.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer", member: "Ping")
+                pings.append((clock.now - start).microseconds)
+            }
+            return pings
+        }
         var during: [Double] = []
         while !done.isSet { during.append(try await get()) }
         let seconds = try await completing.value
-        return StallResult(entries: 2 * perKind, idle: Samples(idle), during: Samples(during), completeSeconds: seconds)
+        return StallResult(entries: 2 * perKind, idle: Samples(idle), during: Samples(during), completeSeconds: seconds,
+                           busPings: Samples(try await pinging.value))
     }
 
     /// Another process takes the database's write lock (`BEGIN EXCLUSIVE`, as `sqlite3` in a
@@ -129,9 +144,13 @@ enum QueuePhase {
 
     static func render(_ stall: StallResult, _ lock: LockResult) -> [String] {
         var table = Table(["service queue", "value"])
-        table.add(["Properties.Get median, idle (\(stall.idle.sorted.count) Gets)", fixed(stall.idle.median, 1) + " µs"])
-        table.add(["slowest Get while \(stall.entries) directory entries complete (\(stall.during.sorted.count) Gets)",
-                   fixed(stall.slowest, 1) + " µs = \(fixed(stall.ratio, 1)) × the median (target <= 20)"])
+        table.add(["Properties.Get idle (\(stall.idle.sorted.count)): median / p99 / slowest",
+                   "\(fixed(stall.idle.median, 1)) / \(fixed(stall.idle.percentile(99), 1)) / \(fixed(stall.idle.sorted.last ?? 0, 1)) µs"])
+        table.add(["Get while \(stall.entries) directory entries complete (\(stall.during.sorted.count)): median / p99",
+                   "\(fixed(stall.during.median, 1)) / \(fixed(stall.during.percentile(99), 1)) µs"])
+        table.add(["slowest of those Gets", fixed(stall.slowest, 1) + " µs = \(fixed(stall.ratio, 1)) × the idle median (target <= 20)"])
+        table.add(["meanwhile, Ping to dbus-daemon itself (\(stall.busPings.sorted.count)): median / slowest",
+                   "\(fixed(stall.busPings.median, 1)) / \(fixed(stall.busPings.sorted.last ?? 0, 1)) µs"])
         table.add(["Complete of \(stall.entries) entries", fixed(stall.completeSeconds, 2) + " s"])
         table.add(["a call ended while another process held Recents locked \(fixed(lock.lockSeconds, 0)) s",
                    lock.probeAfterUnlock.map { "recorded \(fixed($0 * 1000, 0)) ms after the unlock" }

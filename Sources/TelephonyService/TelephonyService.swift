@@ -94,8 +94,10 @@ public final class TelephonyService: @unchecked Sendable {
         switchboard = Switchboard(clock: clock ?? DispatchClock(queue: connection.queue), options: switchboardOptions)
         if let notifier { ringer = Ringer(notifier: notifier, service: self) }
         if let address = options.systemBusAddress { sleepInhibitor = SleepInhibitor(systemBusAddress: address, service: connection, logger: logger) }
-        mediaPause = MediaPause(connection: connection, logger: logger) { [unowned self] in
-            self.options.pausesMedia && self.screening.settings.pausesMediaDuringCalls
+        // Weak: a round of pausing may still run after the service is gone (it then pauses nothing).
+        mediaPause = MediaPause(connection: connection, logger: logger) { [weak self] in
+            guard let self else { return false }
+            return options.pausesMedia && screening.settings.pausesMediaDuringCalls
         }
     }
 

@@ -101,8 +101,9 @@ struct HistoryQueueTests {
         // Unlocked before its patience runs out, a Clear behind a waiting entry clears it too.
         f.clear()
         try f.unlock()
+        // "flowing" (no entry waits any more) and the Clear's answer come in either order.
         let afterUnlock = await f.next(3)
-        #expect(afterUnlock == ["recorded a", "cleared", "flowing"], "\(afterUnlock)")
+        #expect(afterUnlock.first == "recorded a" && Set(afterUnlock.dropFirst()) == ["cleared", "flowing"], "\(afterUnlock)")
         #expect(try f.history.recentsCount() == 0)
     }
 

@@ -12,7 +12,7 @@ final class Column<Element: BitwiseCopyable> {
 
     init(capacity: Int) { reserve(capacity) }
 
-    deinit { free(base) }
+    deinit { releaseGently(base, count: capacity) }
 
     var buffer: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
@@ -52,7 +52,7 @@ final class Column<Element: BitwiseCopyable> {
     }
 
     func removeAll() {
-        free(base)
+        releaseGently(base, count: capacity)
         base = nil
         count = 0
         capacity = 0

@@ -6,7 +6,8 @@ import Glibc
 final class DirectoryStorage: @unchecked Sendable {
     enum Owner {
         case none
-        case heap([UnsafeMutableRawPointer?])
+        /// malloc'd blocks and their sizes in bytes.
+        case heap([(UnsafeMutableRawPointer?, Int)])
         case mapping(UnsafeMutableRawPointer, Int)
     }
 
@@ -43,8 +44,8 @@ final class DirectoryStorage: @unchecked Sendable {
     deinit {
         switch owner {
         case .none: break
-        case .heap(let blocks): blocks.forEach { free($0) }
-        case .mapping(let base, let length): munmap(base, length)
+        case .heap(let blocks): for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
+        case .mapping(let base, let length): unmapGently(base, length)
         }
     }
 
@@ -141,7 +142,7 @@ public struct Directory: Sendable {
         }
         let total = blocking.count + identification.count
         guard total <= update.maximumEntries else {
-            free(blocking.numbers)
+            releaseGently(blocking.numbers, count: blocking.count)
             identification.free()
             update.finish()
             throw .maximumEntriesExceeded("The directory would hold \(total) entries; a provider may have at most \(update.maximumEntries).")
@@ -153,8 +154,10 @@ public struct Directory: Sendable {
             labelOffsets: UnsafeRawPointer(identification.offsets), offsetWidth: identification.offsetWidth,
             labelBytes: .init(start: identification.bytes, count: identification.byteCount),
             owner: .heap([
-                UnsafeMutableRawPointer(blocking.numbers), UnsafeMutableRawPointer(identification.numbers),
-                identification.offsets, UnsafeMutableRawPointer(identification.bytes),
+                (UnsafeMutableRawPointer(blocking.numbers), blocking.count * 8),
+                (UnsafeMutableRawPointer(identification.numbers), identification.count * 8),
+                (identification.offsets, (identification.count + 1) * identification.offsetWidth),
+                (UnsafeMutableRawPointer(identification.bytes), identification.byteCount),
             ])))
     }
 
@@ -173,7 +176,9 @@ public struct Directory: Sendable {
         let out = allocate(Int64.self, old.count + adds.count)
         var n = 0
         var i = 0, r = 0, a = 0, c = 0
+        var pacer = Pacer()
         while true {
+            pacer.step()
             if a < adds.count, c < cancelled.count, cancelled[c] == a {
                 a += 1; c += 1
                 continue
@@ -209,9 +214,9 @@ public struct Directory: Sendable {
         var byteCount: Int
 
         func free() {
-            Glibc.free(numbers)
-            Glibc.free(offsets)
-            Glibc.free(bytes)
+            releaseGently(numbers, count: count)
+            releaseGently(offsets, bytes: (count + 1) * offsetWidth)
+            releaseGently(bytes, count: byteCount)
         }
     }
 
@@ -226,9 +231,11 @@ public struct Directory: Sendable {
             let offsets = allocate(Offset.self, adds.count + 1)
             offsets[0] = 0
             var end = 0
+            var pacer = Pacer()
             for index in 0..<lengths.count {
                 end += Int(lengths[index])
                 offsets[index + 1] = Offset(end)
+                pacer.step()
             }
             let count = adds.count
             let byteCount = addedBytes.count
@@ -248,7 +255,9 @@ public struct Directory: Sendable {
         offsets[0] = 0
         var n = 0, end = 0
         var i = 0, r = 0, a = 0, c = 0, cursor = 0
+        var pacer = Pacer()
         while true {
+            pacer.step()
             if a < adds.count, c < cancelled.count, cancelled[c] == a {
                 cursor += Int(lengths[a])
                 a += 1; c += 1

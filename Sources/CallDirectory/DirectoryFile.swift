@@ -123,8 +123,15 @@ enum DirectoryFile {
         var h = seed
         guard let base = bytes.baseAddress else { return mix(h) }
         let words = bytes.count / 8
-        for index in 0..<words {
-            h = mix(h ^ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
+        var index = 0
+        while index < words {
+            // In slices, giving way between them (`Pacer`): a large directory is hundreds of MB.
+            let end = Swift.min(words, index + Pacer.stepsBetweenYields)
+            while index < end {
+                h = mix(h ^ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
+                index += 1
+            }
+            if end < words { sched_yield() }
         }
         var tail: UInt64 = 0
         for index in (words * 8)..<bytes.count {
@@ -184,7 +191,9 @@ enum DirectoryFile {
             guard var pointer = bytes.baseAddress else { return }
             var remaining = bytes.count
             while remaining > 0 {
-                let n = Glibc.write(fd, pointer, Swift.min(remaining, 1 << 30))
+                // A MB at a time, giving way between (`Pacer`): one write of 160 MB holds a CPU throughout.
+                let n = Glibc.write(fd, pointer, Swift.min(remaining, 1 << 20))
+                sched_yield()
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw .storageFailed("Cannot write \(temporary): \(errorText())")

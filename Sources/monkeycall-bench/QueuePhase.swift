@@ -149,8 +149,8 @@ enum QueuePhase {
         table.add(["Get while \(stall.entries) directory entries complete (\(stall.during.sorted.count)): median / p99",
                    "\(fixed(stall.during.median, 1)) / \(fixed(stall.during.percentile(99), 1)) µs"])
         table.add(["slowest of those Gets", fixed(stall.slowest, 1) + " µs = \(fixed(stall.ratio, 1)) × the idle median (target <= 20)"])
-        table.add(["meanwhile, Ping to dbus-daemon itself (\(stall.busPings.sorted.count)): median / slowest",
-                   "\(fixed(stall.busPings.median, 1)) / \(fixed(stall.busPings.sorted.last ?? 0, 1)) µs"])
+        table.add(["meanwhile, Ping to dbus-daemon itself (\(stall.busPings.sorted.count)): median / p99 / slowest",
+                   "\(fixed(stall.busPings.median, 1)) / \(fixed(stall.busPings.percentile(99), 1)) / \(fixed(stall.busPings.sorted.last ?? 0, 1)) µs"])
         table.add(["Complete of \(stall.entries) entries", fixed(stall.completeSeconds, 2) + " s"])
         table.add(["a call ended while another process held Recents locked \(fixed(lock.lockSeconds, 0)) s",
                    lock.probeAfterUnlock.map { "recorded \(fixed($0 * 1000, 0)) ms after the unlock" }

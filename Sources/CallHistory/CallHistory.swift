@@ -121,14 +121,8 @@ public final class CallHistory: Sendable {
         }
     }
 
-    /// Returns the handles cleared, with how many entries each had.
-    @discardableResult
-    public func clearRecents() throws -> [String: Int] {
-        try database.write { db in
-            let counts = try Self.handleCounts(db)
-            try RecentCall.deleteAll(db)
-            return counts
-        }
+    public func clearRecents() throws {
+        _ = try database.write { db in try RecentCall.deleteAll(db) }
     }
 
     public func markAllSeen() throws {
@@ -152,16 +146,18 @@ public final class CallHistory: Sendable {
         try database.read { db in try RecentCall.filter(Column("handle") == handle).fetchCount(db) > 0 }
     }
 
-    /// Every handle in Recents, with how many entries it has: who has called or been called.
-    public func knownHandles() throws -> [String: Int] {
-        try database.read(Self.handleCounts)
-    }
-
-    private static func handleCounts(_ db: Database) throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT handle, COUNT(*) FROM recent GROUP BY handle")
-        while let row = try rows.next() { counts[row[0]] = row[1] }
-        return counts
+    /// Distinct handles of the latest calls, newest first: at most `limit` of them, from at
+    /// most `rows` entries (read newest first through the end-time index, stopping early).
+    public func recentHandles(limit: Int, rows: Int) throws -> [String] {
+        try database.read { db in
+            var seen = Set<String>()
+            var handles: [String] = []
+            let cursor = try String.fetchCursor(db, sql: "SELECT handle FROM recent ORDER BY endedAt DESC, id DESC LIMIT ?", arguments: [rows])
+            while handles.count < limit, let handle = try cursor.next() {
+                if seen.insert(handle).inserted { handles.append(handle) }
+            }
+            return handles
+        }
     }
 
     // MARK: Favorites

@@ -111,17 +111,22 @@ extension TelephonyService {
             }
             methodReplyingLater(API.delete) { service, reply, id in
                 let id = try service.id(id, "recent call")
-                _ = try service.answer(reply.call, writing: { (try $0.removeRecent(id: id), try $0.missedCount()) }) { service, result in
-                    guard let removed = result.0 else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                    service.history?.forget([removed.handle: 1])
+                _ = try service.answer(reply.call, writing: { history in
+                    (try history.removeRecent(id: id) != nil, try history.missedCount(), try HistoryStore.recentHandles(history))
+                }) { service, result in
+                    guard result.0 else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    service.history?.reloadKnown(result.2)
                     service.missedCountChanged(result.1)
                     return []
                 }
             }
             methodReplyingLater(API.clear) { service, reply in
-                _ = try service.answer(reply.call, writing: { (try $0.clearRecents(), try $0.missedCount()) }) { service, result in
-                    service.history?.forget(result.0)
-                    service.missedCountChanged(result.1)
+                _ = try service.answer(reply.call, writing: { history in
+                    try history.clearRecents()
+                    return (try history.missedCount(), try HistoryStore.recentHandles(history))
+                }) { service, result in
+                    service.history?.reloadKnown(result.1)
+                    service.missedCountChanged(result.0)
                     return []
                 }
             }

@@ -14,8 +14,10 @@ import Logging
 final class HistoryStore: @unchecked Sendable {
     let database: HistoryQueue
     var path: String { database.history.path }
-    /// Entries per handle, counting the ones still waiting to be written.
-    private var known: [String: Int] = [:]
+    /// Who has called lately (entries still waiting to be written included).
+    private var known = KnownHandles()
+    /// Handles of entries handed to the database and not yet written (or given up), by count.
+    private var pending: [String: Int] = [:]
     /// Missed calls not yet seen, as the last write found them.
     var missedCount = 0
     /// Favorite names by handle (the first favorite of a handle names it).
@@ -40,10 +42,10 @@ final class HistoryStore: @unchecked Sendable {
     /// Reads what is kept in memory (on the service queue, like every result). Called once, before the service takes its name.
     func load() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            database.read({ history in (try history.knownHandles(), try history.missedCount(), try history.favorites()) }) { [self] result in
+            database.read({ history in (try Self.recentHandles(history), try history.missedCount(), try history.favorites()) }) { [self] result in
                 do {
-                    let (known, missed, favorites) = try result.get()
-                    self.known = known
+                    let (handles, missed, favorites) = try result.get()
+                    known = KnownHandles(newestFirst: handles)
                     missedCount = missed
                     setFavorites(favorites)
                     continuation.resume()
@@ -54,27 +56,33 @@ final class HistoryStore: @unchecked Sendable {
         }
     }
 
-    /// Whether this handle has called or been called before.
-    func knows(handle: String) -> Bool { known[handle] != nil }
+    /// Whether this handle has called or been called lately (see `KnownHandles`).
+    func knows(handle: String) -> Bool { known.contains(handle) }
+
+    /// What `KnownHandles` is made of, read on the database's executor.
+    static func recentHandles(_ history: CallHistory) throws -> [String] {
+        try history.recentHandles(limit: KnownHandles.capacity, rows: KnownHandles.rowsScanned)
+    }
+
+    /// After a Delete or Clear: who has called, as the database now says (`recentHandles`, read
+    /// in the same turn of its executor), and the entries still waiting to be written.
+    func reloadKnown(_ newestFirst: [String]) {
+        known = KnownHandles(newestFirst: newestFirst)
+        for handle in pending.keys { known.touch(handle) }
+    }
 
     func setFavorites(_ favorites: [Favorite]) {
         favoriteNames = [:]
         for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
     }
 
-    /// Entries that went (deleted, cleared, dropped) no longer make their handles known.
-    func forget(_ counts: [String: Int]) {
-        for (handle, count) in counts {
-            let left = (known[handle] ?? 0) - count
-            known[handle] = left > 0 ? left : nil
-        }
-    }
-
     /// Records an entry: written when the database lets it, in order. `recorded` runs on the
     /// service queue with the entry as written (with its id) and the missed count after it.
     func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall) -> Void) {
-        known[entry.handle, default: 0] += 1
+        known.touch(entry.handle)
+        pending[entry.handle, default: 0] += 1
         database.write(.entry, { history in (try history.record(entry), try history.missedCount()) }) { [self] result in
+            if let left = pending[entry.handle], left > 1 { pending[entry.handle] = left - 1 } else { pending[entry.handle] = nil }
             switch result {
             case .success(let (written, missed)):
                 if recordingFails { logger.notice("Recents records calls again") }
@@ -82,13 +90,11 @@ final class HistoryStore: @unchecked Sendable {
                 missedCount = missed
                 recorded(written)
             case .failure(let error as HistoryQueue.EntryDropped):
-                forget([entry.handle: 1])
                 // The first of a spell, then one line per hundred.
                 if error.total == 1 || error.total % 100 == 0 {
                     logger.error("Recents is full of calls waiting for the database lock on \(path): the oldest waiting is dropped (\(entry.callUUID)); \(error.total) dropped so far")
                 }
             case .failure(let error):
-                forget([entry.handle: 1])
                 // Once per spell of failures (a read-only or full disk), not once per call.
                 if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
                 recordingFails = true

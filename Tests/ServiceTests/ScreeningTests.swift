@@ -1,3 +1,4 @@
+import CallHistory
 import DBus
 import DBusTestSupport
 import Foundation
@@ -56,6 +57,27 @@ struct ScreeningTests {
         let silenced = await dbusError { try await app.reportIncoming("telemarketer") }
         #expect(silenced?.name == APIError.filteredByDoNotDisturb.rawValue)
         #expect(try await lastStatus(fixture) == .string("missed"))
+    }
+
+    @Test("who has called is read from Recents at start, follows the calls that end, and is forgotten when Recents is cleared")
+    func knownCallersFollowRecents() async throws {
+        let fixture = try await ServiceFixture { options in
+            // Recents from an earlier run, where the service will find it.
+            let database = URL(fileURLWithPath: options.dataDirectory!).deletingLastPathComponent().appendingPathComponent("monkeycall.sqlite").path
+            try! CallHistory(path: database).record(RecentCall(
+                callUUID: UUID().uuidString.lowercased(), providerName: "Monkey", handle: "old-friend", handleType: "generic", callerName: "",
+                outgoing: true, status: .answered, endReason: "", startedAt: 1, connectedAt: 2, endedAt: 3, hasVideo: false))
+        }
+        let app = try await fixture.provider("Monkey")
+        try await set(fixture, "SilenceUnknownCallers", true)
+        let rang = try await app.reportIncoming("old-friend")
+        try await app.call("ReportCallEnded", [.string(rang), .string("remote-ended"), .uint64(0)])
+        #expect(await dbusError { try await app.reportIncoming("stranger") }?.name == APIError.filteredByDoNotDisturb.rawValue)
+        // The silenced call is in Recents: the stranger is known now.
+        #expect(await dbusError { try await app.reportIncoming("stranger") } == nil)
+
+        try await fixture.root(Telephony1.Recents.interface, "Clear")
+        #expect(await dbusError { try await app.reportIncoming("old-friend") }?.name == APIError.filteredByDoNotDisturb.rawValue)
     }
 
     @Test("the block list: handles and +44* prefixes, normalised numbers, Identify, BlockedHandles")

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An incoming method call being handled. Reply exactly once, now (by returning
 /// `.values` from the handler) or later (return `.later`, then call `reply` or
 /// `fail` from anywhere). A call released without a reply gets a `Failed` error.
@@ -8,7 +10,8 @@ public final class MethodCall: @unchecked Sendable {
     let outputs: [NamedArgument]
     private let outputSignature: Signature
     private let connection: Connection
-    private var replied = false
+    /// Whether a reply (or an error) has been claimed; replies may come from any thread.
+    private let replied = Atomic<Bool>(false)
 
     init(message: Message, arguments: [DBusValue], interface: String, method: Method, connection: Connection) {
         self.message = message
@@ -23,7 +26,7 @@ public final class MethodCall: @unchecked Sendable {
     public var name: String { "\(interfaceName.split(separator: ".").last ?? "").\(message.member ?? "")" }
 
     deinit {
-        if !replied { sendError(DBusError.failed("\(name) ended without a reply")) }
+        if !replied.load(ordering: .acquiring) { sendError(DBusError.failed("\(name) ended without a reply")) }
     }
 
     /// The unique bus name of the caller.
@@ -60,13 +63,10 @@ public final class MethodCall: @unchecked Sendable {
         sendError(DBusError(error))
     }
 
+    /// True for the first reply or error only. Without a hop to the queue: a reply sent from
+    /// another thread (a database's, with a large result) is encoded there.
     private func claimReply() -> Bool {
-        // Replies may come from any thread; the queue decides who was first.
-        var first = false
-        if connection.isOnQueue { first = !replied; replied = true } else {
-            connection.queue.sync { first = !replied; replied = true }
-        }
-        return first
+        !replied.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     private func sendError(_ error: DBusError) {

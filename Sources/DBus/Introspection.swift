@@ -12,28 +12,21 @@ enum Introspection {
         return xml + "</node>\n"
     }
 
+    /// A served interface: the same elements as the API's generated XML (`IntrospectionXML`), without doc comments.
     static func xml(for interface: Interface) -> String {
         var xml = "  <interface name=\"\(interface.name)\">\n"
         for method in interface.methods {
-            xml += "    <method name=\"\(method.name)\">\n"
-            for arg in method.inputs { xml += "      <arg name=\"\(arg.name)\" type=\"\(escape(arg.signature.rawValue))\" direction=\"in\"/>\n" }
-            for arg in method.outputs { xml += "      <arg name=\"\(arg.name)\" type=\"\(escape(arg.signature.rawValue))\" direction=\"out\"/>\n" }
-            xml += "    </method>\n"
+            xml += IntrospectionXML.element(MemberDescription(kind: .method, interface: interface.name, name: method.name, inputs: method.inputs,
+                                                              outputs: method.outputs, type: nil, access: .read, changeSignal: .none, doc: "", errors: []))
         }
         for signal in interface.signals {
-            xml += "    <signal name=\"\(signal.name)\">\n"
-            for arg in signal.arguments { xml += "      <arg name=\"\(arg.name)\" type=\"\(escape(arg.signature.rawValue))\"/>\n" }
-            xml += "    </signal>\n"
+            xml += IntrospectionXML.element(MemberDescription(kind: .signal, interface: interface.name, name: signal.name, inputs: signal.arguments,
+                                                              outputs: [], type: nil, access: .read, changeSignal: .none, doc: "", errors: []))
         }
         for property in interface.properties {
-            xml += "    <property name=\"\(property.name)\" type=\"\(escape(property.signature.rawValue))\" access=\"\(property.access.rawValue)\""
-            switch property.changeSignal {
-            case .value: xml += "/>\n"
-            case .invalidates:
-                xml += ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"invalidates\"/>\n    </property>\n"
-            case .none:
-                xml += ">\n      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"false\"/>\n    </property>\n"
-            }
+            xml += IntrospectionXML.element(MemberDescription(kind: .property, interface: interface.name, name: property.name, inputs: [], outputs: [],
+                                                              type: property.signature, access: property.access, changeSignal: property.changeSignal,
+                                                              doc: "", errors: []))
         }
         return xml + "  </interface>\n"
     }

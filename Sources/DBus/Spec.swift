@@ -3,7 +3,7 @@
 /// A `MethodSpec`, `SignalSpec` or `PropertySpec` names a member, its
 /// interface, its arguments with their Swift types, its documentation and the
 /// errors it may return. A server registers a handler *for a spec*
-/// (`Method(spec) { call, a, b in ... }`), a client calls *through it*
+/// (`Method(spec, owner: self, gone: error) { owner, call, a, b in ... }`), a client calls *through it*
 /// (`connection.call(spec, destination:, path:, a, b)`), and the introspection
 /// XML is generated from the same declarations (`IntrospectionXML`). No member
 /// name or signature string is written anywhere else.
@@ -56,7 +56,7 @@ public struct Arg<T: DBusRepresentable>: Sendable {
 }
 
 /// What a declaration says of a member, whatever its types: what the XML and introspection are made of.
-public struct MemberDescription: Sendable, Hashable {
+public struct MemberDescription: Sendable {
     public enum Kind: String, Sendable { case method, signal, property }
     public let kind: Kind
     public let interface: String
@@ -72,13 +72,6 @@ public struct MemberDescription: Sendable, Hashable {
     public let doc: String
     /// The D-Bus error names a method may return.
     public let errors: [String]
-}
-
-extension NamedArgument: Hashable {
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(name)
-        hasher.combine(signature)
-    }
 }
 
 /// One member, whatever its kind, for listing an interface's members.
@@ -153,16 +146,6 @@ extension SignalSpec {
         self.doc = doc
     }
 
-    /// Whether `message` is this signal.
-    public func matches(_ message: Message) -> Bool {
-        message.type == .signal && message.interface == interface && message.member == name
-    }
-
-    /// The signal's arguments as Swift types.
-    public func decode<each A: DBusRepresentable>(_ message: Message) throws(DBusError) -> (repeat each A)
-    where Arguments == Args<repeat each A> {
-        try Args<repeat each A>.decode(message.arguments(), context: name)
-    }
 }
 
 /// A property of type `T`.
@@ -209,19 +192,6 @@ public struct InterfaceSpec: Sendable {
 // MARK: - Serving a spec
 
 extension Method {
-    /// A handler for a declared method that replies with the declared outputs.
-    public init<each I: DBusRepresentable, each O: DBusRepresentable>(
-        _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>,
-        _ handler: @escaping (MethodCall, repeat each I) throws -> (repeat each O)
-    ) {
-        let name = spec.name
-        self.init(spec.description) { call in
-            let inputs = try Args<repeat each I>.decode(call.arguments, context: name)
-            let outputs = try handler(call, repeat each inputs)
-            return .values(Args<repeat each O>.encode(repeat each outputs))
-        }
-    }
-
     init(_ description: MemberDescription, handler: @escaping (MethodCall) throws -> MethodReply) {
         self.init(description.name, inputs: description.inputs, outputs: description.outputs, handler: handler)
     }
@@ -241,12 +211,6 @@ extension Property {
         self.init(spec.name, T.dbusSignature, changeSignal: spec.changeSignal, set: nil) { try get().dbusValue }
     }
 
-    /// A read-write property; `set` receives a value of the declared type.
-    public init<T: DBusRepresentable>(_ spec: PropertySpec<T>, get: @escaping () throws -> T, set: @escaping (T, MethodCall) throws -> Void) {
-        self.init(spec.name, T.dbusSignature, changeSignal: spec.changeSignal, set: { value, call in try set(try T(dbusValue: value), call) }) {
-            try get().dbusValue
-        }
-    }
 }
 
 extension Signal {

@@ -103,6 +103,18 @@ extension TelephonyService {
         return id
     }
 
+    /// `CallBack` and `Favorites.Call`: what to call (handle, handle type, app) is read on the
+    /// database's executor, then called through the app that placed or saved it.
+    private func call(_ reply: Reply<String>, _ id: UInt64, _ what: String,
+                      reading target: @escaping @Sendable (CallHistory, Int64) throws -> (handle: String, type: String, provider: String)?) throws {
+        let id = try self.id(id, what)
+        _ = try answer(reply.call, reading: { try target($0, id) }) { service, target in
+            guard let target else { throw DBusError.invalidArgs("no \(what) has id \(id)") }
+            let handle = Handle(type: HandleType(rawValue: target.type) ?? .generic, value: target.handle)
+            return [.string(try service.startCall(to: handle, through: target.provider, from: reply.call.sender))]
+        }
+    }
+
     func recentsInterface() -> Interface {
         typealias API = Telephony1.Recents
         return Interface(API.interface) {
@@ -137,11 +149,8 @@ extension TelephonyService {
                 }
             }
             methodReplyingLater(API.callBack) { service, reply, id in
-                let id = try service.id(id, "recent call")
-                _ = try service.answer(reply.call, reading: { try $0.recent(id: id) }) { service, entry in
-                    guard let entry else { throw DBusError.invalidArgs("no recent call has id \(id)") }
-                    let handle = Handle(type: HandleType(rawValue: entry.handleType) ?? .generic, value: entry.handle)
-                    return [.string(try service.startCall(to: handle, through: entry.providerName, from: reply.call.sender))]
+                try service.call(reply, id, "recent call") { history, id in
+                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.providerName) }
                 }
             }
             property(API.missedCount) { service in UInt32(clamping: service.history?.missedCount ?? 0) }
@@ -175,11 +184,8 @@ extension TelephonyService {
                 _ = try service.answer(reply.call, reading: { [try $0.favorites().map(Self.encode).dbusValue] })
             }
             methodReplyingLater(API.call) { service, reply, id in
-                let id = try service.id(id, "favorite")
-                _ = try service.answer(reply.call, reading: { try $0.favorite(id: id) }) { service, favorite in
-                    guard let favorite else { throw DBusError.invalidArgs("no favorite has id \(id)") }
-                    let handle = Handle(type: HandleType(rawValue: favorite.handleType) ?? .generic, value: favorite.handle)
-                    return [.string(try service.startCall(to: handle, through: favorite.providerName, from: reply.call.sender))]
+                try service.call(reply, id, "favorite") { history, id in
+                    try history.favorite(id: id).map { ($0.handle, $0.handleType, $0.providerName) }
                 }
             }
         }

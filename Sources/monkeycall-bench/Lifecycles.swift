@@ -24,34 +24,27 @@ enum Lifecycles {
     /// counts lifecycles as they complete (for a long run's progress).
     static func measure(address: String, providerCount: Int, count: Int, tally: LifecycleTally = LifecycleTally(),
                         measuring: () throws -> Void = {}) async throws -> LifecycleResult {
-        let rendezvous = Rendezvous()
-        let controller = try Connection(address: address)
-        let removals = try await controller.subscribe(MatchRule(
-            sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved"
-        )) { message in
-            if case .objectPath(let path)? = try? message.arguments().first { rendezvous.signal(removedKey(path)) }
+        try await withRunners(address: address, providerCount: providerCount, name: "bench") { runner in
+            try await runner(LifecycleTally()).lifecycles(warmUp(providerCount))
+            try measuring()
+            let start = ContinuousClock.now
+            try await runner(tally).lifecycles(count)
+            return LifecycleResult(providers: providerCount, count: count, elapsed: ContinuousClock.now - start)
         }
-        defer {
-            controller.close()
-            removals.cancel()
-        }
-
-        let providers = try await mapConcurrently(providerCount, limit: 16) { index in
-            try await BenchProvider(address: address, name: "bench-\(index)", rendezvous: rendezvous)
-        }
-        defer { providers.forEach { $0.close() } }
-
-        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: LifecycleTally())
-            .lifecycles(warmUp(providerCount))
-        try measuring()
-        let start = ContinuousClock.now
-        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: tally).lifecycles(count)
-        return LifecycleResult(providers: providerCount, count: count, elapsed: ContinuousClock.now - start)
     }
 
     /// Lifecycles over `providerCount` providers, one in flight each, for as long as `going()` says
     /// (checked before each starts); `tally` counts them.
     static func run(address: String, providerCount: Int, tally: LifecycleTally, while going: @escaping @Sendable () -> Bool) async throws {
+        try await withRunners(address: address, providerCount: providerCount, name: "going") { runner in
+            try await runner(tally).lifecycles(Int.max, while: going)
+        }
+    }
+
+    /// A controller and `providerCount` providers, closed when `body` returns; `body` makes
+    /// runners over them that count into the tally it gives.
+    private static func withRunners<T>(address: String, providerCount: Int, name: String,
+                                       _ body: (_ runner: (LifecycleTally) -> Runner) async throws -> T) async throws -> T {
         let rendezvous = Rendezvous()
         let controller = try Connection(address: address)
         let removals = try await controller.subscribe(MatchRule(
@@ -64,10 +57,10 @@ enum Lifecycles {
             removals.cancel()
         }
         let providers = try await mapConcurrently(providerCount, limit: 16) { index in
-            try await BenchProvider(address: address, name: "going-\(index)", rendezvous: rendezvous)
+            try await BenchProvider(address: address, name: "\(name)-\(index)", rendezvous: rendezvous)
         }
         defer { providers.forEach { $0.close() } }
-        try await Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: tally).lifecycles(Int.max, while: going)
+        return try await body { tally in Runner(controller: controller, providers: providers, rendezvous: rendezvous, tally: tally) }
     }
 
     /// Lifecycles run before the measured ones.

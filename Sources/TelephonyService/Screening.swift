@@ -202,7 +202,7 @@ final class Screening: @unchecked Sendable {
 
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
-        let key = PhoneNumber.normalize(handle).map(String.init) ?? handle.lowercased()
+        let key = PhoneNumber.key(handle) ?? handle.lowercased()
         let previous = attempts.record(key, at: now)
         if isBlocked(handle) { return .blocked }
         // The desktop's Do Not Disturb has the same exceptions as ours.

@@ -85,6 +85,7 @@ final class Screening: @unchecked Sendable {
             do {
                 store = try DirectoryStore(folder: folder + "/directories")
                 for (file, problem) in store!.problems { logger.error("call directory \(file) is unusable: \(problem.message)") }
+                store!.onDamage = { file, problem in logger.error("call directory \(file) is unusable: \(problem.message)") }
             } catch {
                 logger.error("call directories are unavailable: \(error.message)")
             }

@@ -184,7 +184,7 @@ enum DirectoryFile {
         }
 
         let temporary = "\(folder)/.\(fileName).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
         var written = 0
         func put(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {

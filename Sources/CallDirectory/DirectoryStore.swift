@@ -42,7 +42,8 @@ public final class DirectoryStore {
         self.enabledByDefault = enabledByDefault
         self.maximumEntries = maximumEntries
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // The user's directories are theirs alone: the folder 0700, files 0600.
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .storageFailed("Cannot create \(folder): \(error.localizedDescription)")
         }
@@ -289,7 +290,7 @@ public final class DirectoryStore {
     static func writeFlags(_ data: Data, folder: String) throws(DirectoryError) {
         let path = "\(folder)/\(Self.enabledFileName)"
         let temporary = "\(folder)/.\(Self.enabledFileName).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
         let ok = data.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress, raw.count) == raw.count } && fsync(fd) == 0
         close(fd)

@@ -13,7 +13,9 @@ public final class CallHistory: Sendable {
     /// with `SQLITE_BUSY` (opening and migrating wait 2 s at least). A `HistoryQueue`
     /// tries again itself, and wants it short, so that its queue stays free for reads.
     public init(path: String, busyTimeout: Double = 2) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // Whom the user called is theirs alone: a new folder is 0700, the files 0600.
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         var configuration = Configuration()
         // Another process holding a lock: wait a little rather than fail at once.
         configuration.busyMode = .timeout(2)
@@ -21,7 +23,10 @@ public final class CallHistory: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         database = try DatabaseQueue(path: path, configuration: configuration)
+        // SQLite makes the WAL and shared-memory files with the database's mode: set it first.
+        chmod(path, 0o600)
         try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        for file in [path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         self.path = path
         try Self.migrator.migrate(database)
         if busyTimeout < 2 {

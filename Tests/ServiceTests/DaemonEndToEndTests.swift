@@ -58,6 +58,48 @@ struct DaemonEndToEndTests {
         #expect(await daemon.daemon.waitForExit() == 0)
     }
 
+    @Test("the user's data is private: umask 077, files 0600 in folders 0700, what an older version left open tightened at start (found on main: 0644 and 0755)")
+    func dataIsPrivate() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let folder = bus.directory.appendingPathComponent("data/monkeycall").path
+        let manager = FileManager.default
+        // As an older version left them.
+        try manager.createDirectory(atPath: folder + "/directories", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        chmod(folder, 0o755)
+        #expect(manager.createFile(atPath: folder + "/settings.json", contents: Data("{}".utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(manager.createFile(atPath: folder + "/directories/enabled.json", contents: Data("{}".utf8), attributes: [.posixPermissions: 0o644]))
+        let daemon = try await RunningDaemon(bus: bus, ["--database", folder + "/monkeycall.sqlite"])
+        func mode(_ path: String) -> Int? { (try? manager.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil }
+        #expect(mode(folder) == 0o700)
+        #expect(mode(folder + "/directories") == 0o700)
+        for file in ["settings.json", "directories/enabled.json", "monkeycall.sqlite", "monkeycall.sqlite-wal", "monkeycall.sqlite-shm"] {
+            #expect(mode(folder + "/" + file) == 0o600, "\(file): \(String(mode(folder + "/" + file) ?? -1, radix: 8))")
+        }
+        // A file the daemon makes now is private from the start.
+        try manager.removeItem(atPath: folder + "/settings.json")
+        let set = try await daemon.run("/usr/bin/busctl", ["--address=\(bus.address)", "set-property", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                           Telephony1.Manager.interface, "DoNotDisturb", "b", "true"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !manager.fileExists(atPath: folder + "/settings.json"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(mode(folder + "/settings.json") == 0o600)
+    }
+
+    @Test("without XDG_DATA_HOME or HOME (or with relative ones) the daemon says so and stops, instead of keeping the user's data in /tmp")
+    func noDataFolder() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        for (data, home) in [(nil, nil), ("relative/data", nil), (nil, "")] as [(String?, String?)] {
+            var environment = bus.environment
+            environment["XDG_DATA_HOME"] = data
+            environment["HOME"] = home
+            let run = try await ChildProcess.run(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: environment)
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("no folder for the user's data") && run.stderr.contains("--database"), "\(run.stderr)")
+        }
+    }
+
     @Test("a second instance exits with a clear message; --replace takes over")
     func secondInstance() async throws {
         let first = try await RunningDaemon()

@@ -20,6 +20,8 @@ public struct ServiceOptions: Sendable {
     /// Follows the desktop's Do Not Disturb as well as ours: the notification server's `Inhibited`
     /// here, GNOME's through the `DesktopDoNotDisturb` the daemon passes in.
     public var followsDesktopDoNotDisturb = true
+    /// Recents keeps at most this many entries; the oldest go.
+    public var recentsLimit = CallHistory.defaultRecentsLimit
     public init() {}
 }
 
@@ -78,7 +80,7 @@ public final class TelephonyService: @unchecked Sendable {
         if let databasePath {
             do {
                 // Its executor tries again when another program holds a lock: each try waits only a little.
-                history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05), queue: connection.queue, logger: logger)
+                history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05, recentsLimit: options.recentsLimit), queue: connection.queue, logger: logger)
             } catch {
                 problem = "cannot open \(databasePath): \(error)"
                 logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")

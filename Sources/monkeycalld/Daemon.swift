@@ -34,6 +34,9 @@ struct Daemon: AsyncParsableCommand {
     @Option(help: "The Recents and Favorites database; settings and call directories go beside it (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite, else $HOME/.local/share/monkeycall/monkeycall.sqlite).")
     var database: String?
 
+    @Option(help: ArgumentHelp("Recents keeps at most this many calls; the oldest go.", valueName: "N"))
+    var recentsLimit: Int = ServiceOptions().recentsLimit
+
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
 
@@ -56,6 +59,7 @@ struct Daemon: AsyncParsableCommand {
     func validate() throws {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
         guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
+        guard recentsLimit >= 1 else { throw ValidationError("--recents-limit must be 1 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
     }
 
@@ -90,6 +94,7 @@ struct Daemon: AsyncParsableCommand {
         options.limits.incomingCallsPerSecond = incomingCallRate
         options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
         options.dataDirectory = dataFolder.path
+        options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb

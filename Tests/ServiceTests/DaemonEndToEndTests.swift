@@ -1,3 +1,4 @@
+import CallHistory
 import DBus
 import DBusTestSupport
 import Foundation
@@ -98,6 +99,29 @@ struct DaemonEndToEndTests {
             #expect(run.status == 2)
             #expect(run.stderr.contains("no folder for the user's data") && run.stderr.contains("--database"), "\(run.stderr)")
         }
+    }
+
+    @Test("--recents-limit: 0 is refused with a clear message; a limit of 2 keeps the 2 newest calls")
+    func recentsLimitOption() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let refused = try await ChildProcess.run(BuiltProducts.path("monkeycalld"), ["--address", bus.address, "--recents-limit", "0"], environment: bus.environment)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--recents-limit must be 1 or more"), "\(refused.stderr)")
+        let database = bus.directory.appendingPathComponent("limited.sqlite").path
+        do {
+            let history = try CallHistory(path: database)
+            for index in 1...5 {
+                try history.record(RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "P", handle: "caller\(index)", handleType: "generic",
+                                              callerName: "", outgoing: false, status: .answered, endReason: "", startedAt: 100,
+                                              connectedAt: 0, endedAt: UInt64(1000 + index), hasVideo: false))
+            }
+        }
+        let daemon = try await RunningDaemon(bus: bus, ["--database", database, "--recents-limit", "2"])
+        let list = try await daemon.run("/usr/bin/busctl", ["--address=\(bus.address)", "call", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                            Telephony1.Recents.interface, "List", "uu", "10", "0"])
+        #expect(list.stdout.hasPrefix("aa{sv} 2 "), "\(list.stdout)")
+        #expect(list.stdout.contains("caller5") && list.stdout.contains("caller4") && !list.stdout.contains("caller3"))
     }
 
     @Test("a second instance exits with a clear message; --replace takes over")

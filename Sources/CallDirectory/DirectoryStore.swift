@@ -288,17 +288,7 @@ public final class DirectoryStore {
     }
 
     static func writeFlags(_ data: Data, folder: String) throws(DirectoryError) {
-        let path = "\(folder)/\(Self.enabledFileName)"
-        let temporary = "\(folder)/.\(Self.enabledFileName).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
-        let ok = data.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress, raw.count) == raw.count } && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw .storageFailed("Cannot write \(path): \(errorText())")
-        }
-        try DirectoryFile.syncFolder(folder)
+        try AtomicFile.write(data, to: "\(folder)/\(Self.enabledFileName)")
     }
 }
 

@@ -8,16 +8,16 @@ extension TelephonyService {
     func callDirectoryInterface() -> Interface {
         typealias API = Telephony1.CallDirectory
         return Interface(API.interface) {
-            method(API.blockHandle) { service, _, pattern in
+            methodReplyingLater(API.blockHandle) { service, reply, pattern in
                 do {
-                    try service.screening.update { _ = try $0.blockList.add(pattern) }
+                    try service.changeSettings({ _ = try $0.blockList.add(pattern) }, answer: { error in if let error { reply.fail(error) } else { reply.send() } })
                 } catch let error as DirectoryError {
                     throw DBusError.invalidArgs(error.message)
                 }
                 service.rootChanged([API.blockedHandles])
             }
-            method(API.unblockHandle) { service, _, pattern in
-                service.screening.update { _ = $0.blockList.remove(pattern) }
+            methodReplyingLater(API.unblockHandle) { service, reply, pattern in
+                service.changeSettings({ _ = $0.blockList.remove(pattern) }, answer: { error in if let error { reply.fail(error) } else { reply.send() } })
                 service.rootChanged([API.blockedHandles])
             }
             method(API.identify) { service, _, handle in
@@ -53,20 +53,46 @@ extension TelephonyService {
             (Manager.doNotDisturbAllowRepeatedCalls, \.doNotDisturbAllowRepeatedCalls), (Manager.silenceUnknownCallers, \.silenceUnknownCallers),
         ]
         return settings.map { spec, keyPath in
-            property(spec, get: { service in service.screening.settings[keyPath: keyPath] }, set: { service, enabled, _ in
-                service.changeDoNotDisturb { service.screening.update { $0[keyPath: keyPath] = enabled } }
+            property(spec, get: { service in service.screening.settings[keyPath: keyPath] }, set: { service, enabled, call in
+                service.changeSettings({ $0[keyPath: keyPath] = enabled }, answer: call.answerLater())
             })
         } + [
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
             property(Manager.doNotDisturbSource) { service in service.screening.doNotDisturbSource.rawValue },
             property(Manager.pausesMediaDuringCalls, get: { service in
                 service.options.pausesMedia && service.screening.settings.pausesMediaDuringCalls
-            }, set: { service, enabled, _ in
+            }, set: { service, enabled, call in
                 if enabled && !service.options.pausesMedia {
                     throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
                 }
-                service.screening.update { $0.pausesMediaDuringCalls = enabled }
+                service.changeSettings({ $0.pausesMediaDuringCalls = enabled }, answer: call.answerLater())
             }),
         ]
+    }
+
+    /// Changes the user's settings at once and answers once they are saved: with nil, or with
+    /// `SettingsUnavailable` when they could not be (the change undone, and announced so).
+    func changeSettings(_ change: (inout ScreeningSettings) throws -> Void, answer: @escaping @Sendable (DBusError?) -> Void) rethrows {
+        try changeDoNotDisturb {
+            try screening.update(change) { [weak self] failure in
+                guard let self, let failure else { return answer(nil) }
+                if failure.undone {
+                    typealias Manager = Telephony1.Manager
+                    changeDoNotDisturb {}
+                    rootChanged([Manager.doNotDisturb, Manager.doNotDisturbAllowFavorites, Manager.doNotDisturbAllowRepeatedCalls,
+                                 Manager.silenceUnknownCallers, Manager.pausesMediaDuringCalls, Manager.doNotDisturbSource,
+                                 Telephony1.CallDirectory.blockedHandles])
+                }
+                answer(APIError.settingsUnavailable(failure.message))
+            }
+        }
+    }
+}
+
+extension MethodCall {
+    /// For a property setter: `Properties.Set` answers when this is called (nil: done).
+    func answerLater() -> @Sendable (DBusError?) -> Void {
+        replyLater()
+        return { error in if let error { self.fail(error) } else { self.reply() } }
     }
 }

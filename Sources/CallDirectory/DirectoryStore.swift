@@ -54,10 +54,6 @@ public final class DirectoryStore {
             enabledFlags = flags
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        // Temporary files of a save that a crash interrupted.
-        for file in files where file.hasPrefix(".") && file.hasSuffix(".tmp") {
-            unlink("\(folder)/\(file)")
-        }
         for file in files.sorted() where file.hasSuffix(DirectoryFile.fileExtension) && !file.hasPrefix(".") {
             do throws(DirectoryError) {
                 guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { continue }
@@ -68,6 +64,14 @@ public final class DirectoryStore {
             } catch {
                 problems[file] = error
             }
+        }
+    }
+
+    /// Deletes the temporary files of saves that a crash interrupted (`.NAME.….tmp`) in
+    /// `folder`. Only for the owner of the folder: another instance may be saving.
+    public static func removeLeftoverTemporaryFiles(in folder: String) {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where file.hasPrefix(".") && file.hasSuffix(".tmp") {
+            unlink("\(folder)/\(file)")
         }
     }
 

@@ -196,6 +196,15 @@ final class Screening: @unchecked Sendable {
         }
     }
 
+    /// Deletes what interrupted saves left (settings, directories), on `storage`.
+    func removeLeftoverTemporaryFiles() {
+        guard let settingsPath else { return }
+        let folders = [(settingsPath as NSString).deletingLastPathComponent] + (directories.map { [$0.folder] } ?? [])
+        storage.async {
+            for folder in folders { DirectoryStore.removeLeftoverTemporaryFiles(in: folder) }
+        }
+    }
+
     /// Waits until everything handed to `storage` so far is written.
     func settle() async {
         await withCheckedContinuation { continuation in storage.async { continuation.resume() } }

@@ -140,12 +140,20 @@ public final class TelephonyService: @unchecked Sendable {
         guard result == .primaryOwner || result == .alreadyOwner else {
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
         }
+        // Only now: a second instance that did not get the name must not touch the first one's files.
+        screening.removeLeftoverTemporaryFiles()
         logger.info("serving \(Telephony1.busName) on \(connection.uniqueName)")
     }
 
-    /// Gives the name back; the objects stay until the connection closes. Writes still waiting
+    /// Ends the calls still up, gives the name back; the objects stay until the connection closes. Writes still waiting
     /// (settings, a directory being completed, Recents entries waiting for a lock) get a few seconds.
     public func stop() async {
+        // Every call still up ends (failed, recorded in Recents) and its app hears DidReset: "every call ended".
+        await connection.performOnQueue { [self] in
+            let told = switchboard.endAllCalls(reason: .failed)
+            for provider in told { emitToProvider(provider, Telephony1.Provider.didReset) }
+            if !told.isEmpty { logger.info("stopping: the calls still up have ended; \(told.count) app(s) told") }
+        }
         try? await connection.releaseName(Telephony1.busName)
         // Stopped during a call: the music it paused plays again.
         await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }

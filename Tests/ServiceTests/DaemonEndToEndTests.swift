@@ -124,6 +124,56 @@ struct DaemonEndToEndTests {
         #expect(list.stdout.contains("caller5") && list.stdout.contains("caller4") && !list.stdout.contains("caller3"))
     }
 
+    @Test("a second instance that does not get the name leaves the first one's temporary files; the owner removes leftovers (found on main: the second deleted them)")
+    func temporaryFilesOnlyOnceOwned() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let folder = bus.directory.appendingPathComponent("data/monkeycall").path
+        let database = ["--database", folder + "/monkeycall.sqlite"]
+        let first = try await RunningDaemon(bus: bus, database)
+        // As the first one's saves in progress would have them.
+        let inProgress = [folder + "/directories/.50.mcdir.123.456.tmp", folder + "/.settings.json.123.456.tmp"]
+        for file in inProgress { #expect(FileManager.default.createFile(atPath: file, contents: Data("partial".utf8))) }
+        let second = try await first.run(BuiltProducts.path("monkeycalld"), ["--address", bus.address] + database)
+        #expect(second.status != 0 && second.stderr.contains("already owned"))
+        for file in inProgress { #expect(FileManager.default.fileExists(atPath: file), "\(file) was deleted") }
+
+        first.daemon.terminate()
+        #expect(await first.daemon.waitForExit() == 0)
+        // Left by a crash: the next owner removes them once it has the name.
+        let next = try await RunningDaemon(bus: bus, database)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while inProgress.contains(where: FileManager.default.fileExists), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        for file in inProgress { #expect(!FileManager.default.fileExists(atPath: file), "\(file) was left") }
+        _ = next
+    }
+
+    @Test("SIGTERM with calls up: each ends (failed), its app hears DidReset, and each is in Recents after a restart (found on main: none recorded)")
+    func callsUpAtSigterm() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let database = ["--database", bus.directory.appendingPathComponent("data/monkeycall/monkeycall.sqlite").path]
+        let daemon = try await RunningDaemon(bus: bus, database)
+        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
+        let active = try await app.reportIncoming("alice")
+        _ = try await app.reportIncoming("bob")
+        let user = try Connection(address: bus.address)
+        _ = try await user.call(destination: Telephony1.busName, path: Telephony1.callPath(active), interface: Telephony1.Call.interface, member: "Answer", [])
+        try await app.perform("answer")
+
+        daemon.daemon.terminate()
+        #expect(await daemon.daemon.waitForExit() == 0)
+        #expect(await app.signals.next("DidReset") != nil)
+        #expect(daemon.daemon.output.contains("the calls still up have ended; 1 app(s) told"), "\(daemon.daemon.output)")
+
+        let restarted = try await RunningDaemon(bus: bus, database)
+        let list = try await restarted.run("/usr/bin/busctl", ["--address=\(bus.address)", "--json=short", "call", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                               Telephony1.Recents.interface, "List", "uu", "10", "0"])
+        #expect(list.stdout.contains(#""Handle":{"type":"s","data":"alice"}"#) && list.stdout.contains(#""Handle":{"type":"s","data":"bob"}"#), "\(list.stdout)")
+        #expect(list.stdout.components(separatedBy: #""EndReason":{"type":"s","data":"failed"}"#).count == 3, "\(list.stdout)")
+        #expect(list.stdout.contains(#""Status":{"type":"s","data":"answered"}"#))
+    }
+
     @Test("a second instance exits with a clear message; --replace takes over")
     func secondInstance() async throws {
         let first = try await RunningDaemon()

@@ -66,7 +66,7 @@ struct Daemon: AsyncParsableCommand {
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = CleanLogHandler(inner: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

@@ -174,6 +174,22 @@ struct DaemonEndToEndTests {
         #expect(list.stdout.contains(#""Status":{"type":"s","data":"answered"}"#))
     }
 
+    @Test("outside text reaches the log cleaned: no ESC to recolour a terminal, no newline to fake a line (found on main: both passed)")
+    func logLinesAreClean() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let folder = bus.directory.appendingPathComponent("data/monkeycall")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // A pattern that is no pattern, which the daemon logs as it drops it.
+        let settings = try JSONEncoder().encode(["blockList": ["\u{1B}[31mEvil\nmonkeycalld : [TelephonyService] critical: fake\u{202E}*"]])
+        try settings.write(to: folder.appendingPathComponent("settings.json"))
+        let daemon = try await RunningDaemon(bus: bus, ["--database", folder.appendingPathComponent("monkeycall.sqlite").path])
+        let output = daemon.daemon.output
+        #expect(output.contains("[31mEvil monkeycalld"), "\(output)")
+        #expect(!output.contains("\u{1B}") && !output.contains("\u{202E}"), "\(output)")
+        #expect(!output.split(separator: "\n").contains { $0.hasPrefix("monkeycalld : [TelephonyService] critical") }, "\(output)")
+    }
+
     @Test("a second instance exits with a clear message; --replace takes over")
     func secondInstance() async throws {
         let first = try await RunningDaemon()

@@ -15,15 +15,25 @@ final class RunningDaemon: @unchecked Sendable {
     private let ownsBus: Bool
 
     /// `environment`: added to the bus's environment for the daemon.
-    init(bus: PrivateBus? = nil, _ extra: [String] = [], environment: [String: String] = [:]) async throws {
+    /// `owningBus`: a bus passed in is stopped with this daemon.
+    init(bus: PrivateBus? = nil, _ extra: [String] = [], environment: [String: String] = [:], owningBus: Bool = false) async throws {
         if let bus { self.bus = bus } else { self.bus = try await PrivateBus.start() }
-        ownsBus = bus == nil
+        ownsBus = bus == nil || owningBus
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
         daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", self.bus.address] + database + extra, environment: self.bus.environment.merging(environment) { $1 })
         guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
             throw TestSupportError("monkeycalld did not start: \(daemon.output)")
         }
+    }
+
+    /// A daemon on a bus of its own whose data folder `prepare` fills first (settings, directories).
+    static func withData(_ prepare: (URL) throws -> Void) async throws -> RunningDaemon {
+        let bus = try await PrivateBus.start()
+        let folder = bus.directory.appendingPathComponent("data/monkeycall")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try prepare(folder)
+        return try await RunningDaemon(bus: bus, ["--database", folder.appendingPathComponent("monkeycall.sqlite").path], owningBus: true)
     }
 
     deinit {
@@ -176,14 +186,11 @@ struct DaemonEndToEndTests {
 
     @Test("outside text reaches the log cleaned: no ESC to recolour a terminal, no newline to fake a line (found on main: both passed)")
     func logLinesAreClean() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let folder = bus.directory.appendingPathComponent("data/monkeycall")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // A pattern that is no pattern, which the daemon logs as it drops it.
-        let settings = try JSONEncoder().encode(["blockList": ["\u{1B}[31mEvil\nmonkeycalld : [TelephonyService] critical: fake\u{202E}*"]])
-        try settings.write(to: folder.appendingPathComponent("settings.json"))
-        let daemon = try await RunningDaemon(bus: bus, ["--database", folder.appendingPathComponent("monkeycall.sqlite").path])
+        let daemon = try await RunningDaemon.withData { folder in
+            // A pattern that is no pattern, which the daemon logs as it drops it.
+            let settings = try JSONEncoder().encode(["blockList": ["\u{1B}[31mEvil\nmonkeycalld : [TelephonyService] critical: fake\u{202E}*"]])
+            try settings.write(to: folder.appendingPathComponent("settings.json"))
+        }
         let output = daemon.daemon.output
         #expect(output.contains("[31mEvil monkeycalld"), "\(output)")
         #expect(!output.contains("\u{1B}") && !output.contains("\u{202E}"), "\(output)")

@@ -107,14 +107,11 @@ struct ScreeningTests {
 
     @Test("an invalid settings entry is dropped and named in the log, the others kept (found on main: one bad pattern lost every setting)")
     func invalidSettingsEntries() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let folder = bus.directory.appendingPathComponent("data/monkeycall")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try #"{"doNotDisturb": true, "silenceUnknownCallers": "yes", "doNotDisturbAllowFavorites": false, "blockList": ["+44*", "*", 12, "alice@example.org"]}"#
-            .write(to: folder.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
-        let daemon = try await RunningDaemon(bus: bus, ["--database", folder.appendingPathComponent("monkeycall.sqlite").path])
-        let address = "--address=\(bus.address)"
+        let daemon = try await RunningDaemon.withData { folder in
+            try #"{"doNotDisturb": true, "silenceUnknownCallers": "yes", "doNotDisturbAllowFavorites": false, "blockList": ["+44*", "*", 12, "alice@example.org"]}"#
+                .write(to: folder.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        }
+        let address = "--address=\(daemon.bus.address)"
         func get(_ interface: String, _ name: String) async throws -> String {
             try await daemon.run("/usr/bin/busctl", [address, "get-property", Telephony1.busName, Telephony1.rootPath.rawValue, interface, name])
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -130,12 +127,11 @@ struct ScreeningTests {
 
     @Test("a settings change that cannot be saved answers SettingsUnavailable and is undone (found on main: only logged, the call succeeded)")
     func settingsSaveFails() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let folder = bus.directory.appendingPathComponent("data/monkeycall")
-        // A folder where the file should be: no rename can replace it, even for root.
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("settings.json/x"), withIntermediateDirectories: true)
-        let daemon = try await RunningDaemon(bus: bus, ["--database", folder.appendingPathComponent("monkeycall.sqlite").path])
+        let daemon = try await RunningDaemon.withData { folder in
+            // A folder where the file should be: no rename can replace it, even for root.
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("settings.json/x"), withIntermediateDirectories: true)
+        }
+        let bus = daemon.bus
         let address = "--address=\(bus.address)"
         let root = [Telephony1.busName, Telephony1.rootPath.rawValue]
         let set = try await daemon.run("/usr/bin/busctl", [address, "set-property"] + root + [Telephony1.Manager.interface, "DoNotDisturb", "b", "true"])

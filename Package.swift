@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "monkeycall", targets: ["monkeycall"]),
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
         .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
+        .executable(name: "monkeycall-baresip", targets: ["monkeycall-baresip"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -58,6 +59,9 @@ let package = Package(
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
+        // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
+        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit"]),
+        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
@@ -72,5 +76,7 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
+        // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
+        .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),
     ]
 )

@@ -91,7 +91,7 @@ public final class BaresipProcess: @unchecked Sendable {
 
     /// Starts `baresip -f DIRECTORY` with stdin from /dev/null, its output on our standard error.
     public init(executable: String = "baresip", directory: URL) throws {
-        guard let path = Self.find(executable) else {
+        guard let path = Self.locate(executable) else {
             throw ConfigurationError(description: "\(executable) is not installed: install it with `sudo apt install baresip-core`, or attach to a running baresip with --control HOST:PORT")
         }
         // setpriv (util-linux) gives baresip a parent-death signal: it stops even when the bridge is killed.
@@ -125,7 +125,8 @@ public final class BaresipProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    static func find(_ executable: String) -> String? {
+    /// The executable's path: as given when it has a slash, else the first on PATH; nil when there is none.
+    public static func locate(_ executable: String = "baresip") -> String? {
         if executable.contains("/") { return FileManager.default.isExecutableFile(atPath: executable) ? executable : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(executable)" }.first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -208,8 +208,9 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
                 var found: [FoundCall] = []
                 for (index, line) in lines.enumerated() {
                     guard let stat = responses[2 * index + 1], let id = CommandOutput.callID(fromCallstat: stat.data) else { continue }
+                    let peer = CommandOutput.peer(fromCallstat: stat.data)
                     found.append(FoundCall(id: id, line: line, incoming: CommandOutput.isIncoming(callstat: stat.data),
-                                           peer: CommandOutput.peerURI(fromCallstat: stat.data) ?? line.peer))
+                                           peer: peer?.uri ?? line.peer, peerName: peer?.displayName))
                 }
                 reconcile(known: known, found: found)
             }
@@ -221,6 +222,7 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         let line: CommandOutput.Line
         let incoming: Bool
         let peer: String
+        let peerName: String?
     }
 
     private func reconcile(known: Set<String>, found: [FoundCall]) {
@@ -238,7 +240,7 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         let adoptingIDs = Set(adopting.values.map(\.id))
         for call in found where calls[id: call.id] == nil && !adoptingIDs.contains(call.id) {
             if call.incoming && call.line.state == "INCOMING" {
-                reportIncoming(id: call.id, handle: call.peer, callerName: nil)
+                reportIncoming(id: call.id, handle: call.peer, callerName: call.peerName)
             } else {
                 adopt(call)
             }

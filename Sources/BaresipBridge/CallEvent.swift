@@ -62,11 +62,15 @@ public enum CommandOutput {
         text.contains("direction: Incoming")
     }
 
-    /// The peer in `callstat`'s output (` peer_uri:   <sip:bob@…>`).
-    public static func peerURI(fromCallstat text: String) -> String? {
+    /// The peer in `callstat`'s output (` peer_uri:   "Bob" <sip:bob@…>`): its URI and display name.
+    public static func peer(fromCallstat text: String) -> (uri: String, displayName: String?)? {
         guard let range = text.range(of: "peer_uri:") else { return nil }
-        let rest = text[range.upperBound...].drop { $0 == " " }.prefix { $0 != "\n" }
-        return String(rest.trimmingCharacters(in: CharacterSet(charactersIn: "<> ")))
+        let field = text[range.upperBound...].prefix { $0 != "\n" }.trimmingCharacters(in: .whitespaces)
+        guard let open = field.firstIndex(of: "<"), let close = field[open...].firstIndex(of: ">") else {
+            return field.isEmpty ? nil : (field, nil)
+        }
+        let name = field[..<open].trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        return (String(field[field.index(after: open)..<close]), name.isEmpty ? nil : name)
     }
 
     /// One call in `listcalls`' output: `> [line 1]  0:00:05  ESTABLISHED  sip:bob@…`.
@@ -76,6 +80,13 @@ public enum CommandOutput {
         public var state: String
         public var onHold: Bool
         public var peer: String
+
+        public init(number: Int, state: String, onHold: Bool, peer: String) {
+            self.number = number
+            self.state = state
+            self.onHold = onHold
+            self.peer = peer
+        }
     }
 
     public static func lines(fromListcalls text: String) -> [Line] {

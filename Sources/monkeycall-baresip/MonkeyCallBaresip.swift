@@ -40,6 +40,9 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
     @Flag(help: "No sound card: baresip sends a tone and plays nowhere (for tests and servers).")
     var headlessAudio = false
 
+    @Option(help: "Seconds baresip has to come back after the control connection drops, before its calls end as failed.")
+    var reconnectGrace: Double = 1.5
+
     @Option(help: "Bus address (default: the session bus).")
     var address: String?
 
@@ -89,7 +92,8 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
         configuration.maximumCallGroups = 2
         configuration.maximumCallsPerCallGroup = 1
         configuration.desktopEntry = desktopEntry
-        let bridge = Bridge(configuration: configuration, control: controlAddress, account: sipAccount, busAddress: address, log: Log.say)
+        let bridge = Bridge(configuration: configuration, control: controlAddress, account: sipAccount, busAddress: address,
+                            reconnectGrace: reconnectGrace, log: Log.say)
         bridge.start()
 
         // SIGTERM, SIGINT: leave MonkeyCall and stop our baresip before exiting.

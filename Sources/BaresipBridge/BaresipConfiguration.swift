@@ -87,10 +87,14 @@ public struct ConfigurationError: Error, CustomStringConvertible {
 /// A baresip the bridge runs itself, with its configuration folder; stopped with the bridge.
 public final class BaresipProcess: @unchecked Sendable {
     private let process = Process()
-    public var onExit: @Sendable (Int32) -> Void = { _ in }
+    private let lock = NSLock()
+    /// Told when baresip exits by itself (not after `stop()`).
+    private var exitHandler: (@Sendable (Int32) -> Void)?
 
-    /// Starts `baresip -f DIRECTORY` with stdin from /dev/null, its output on our standard error.
-    public init(executable: String = "baresip", directory: URL) throws {
+    /// Starts `baresip -f DIRECTORY` with stdin from /dev/null, its output on our standard error;
+    /// `onExit` hears its status if it exits before `stop()`.
+    public init(executable: String = "baresip", directory: URL, onExit: @escaping @Sendable (Int32) -> Void) throws {
+        exitHandler = onExit
         guard let path = Self.locate(executable) else {
             throw ConfigurationError(description: "\(executable) is not installed: install it with `sudo apt install baresip-core`, or attach to a running baresip with --control HOST:PORT")
         }
@@ -106,18 +110,38 @@ public final class BaresipProcess: @unchecked Sendable {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         process.standardOutput = FileHandle.standardError
         process.standardError = FileHandle.standardError
-        try process.run()
+        // Started from a thread that lives exactly as long as baresip: the parent-death signal
+        // fires when the *thread* that started the child ends, and pool threads come and go.
         let process = self.process
+        let started = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: (any Error)?
         Thread.detachNewThread { [weak self] in
+            // Process keeps the spawning thread's signal mask, and Swift's threads block SIGTERM:
+            // baresip would not hear `stop()` nor its parent-death signal. It starts with none blocked.
+            var nothing = sigset_t()
+            sigemptyset(&nothing)
+            pthread_sigmask(SIG_SETMASK, &nothing, nil)
+            do {
+                try process.run()
+            } catch {
+                failure = error
+                started.signal()
+                return
+            }
+            started.signal()
             process.waitUntilExit()
-            self?.onExit(process.terminationStatus)
+            let handler = self?.lock.withLock { self?.exitHandler }
+            handler?(process.terminationStatus)
         }
+        started.wait()
+        if let failure { throw ConfigurationError(description: "cannot start \(path): \(failure)") }
     }
 
     public var pid: Int32 { process.processIdentifier }
 
     /// Stops baresip (SIGTERM) and waits up to 2 s for it.
     public func stop() {
+        lock.withLock { exitHandler = nil }
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date(timeIntervalSinceNow: 2)

@@ -74,8 +74,8 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
             configuration.headlessAudio = headlessAudio
             let directory = BaresipConfiguration.defaultDirectory
             try configuration.write(to: directory)
-            let process = try BaresipProcess(directory: directory)
-            process.onExit = { status in
+            // A baresip of our own that stops is a failure: exit, and let the service manager restart us.
+            let process = try BaresipProcess(directory: directory) { status in
                 Log.say("baresip exited (status \(status)); stopping.")
                 Foundation.exit(1)
             }
@@ -111,7 +111,6 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
         }
         sources.forEach { $0.cancel() }
         bridge.stop()
-        baresip?.onExit = { _ in }
         baresip?.stop()
     }
 

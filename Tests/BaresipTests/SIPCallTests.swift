@@ -178,3 +178,75 @@ struct SIPCallTests {
         #expect(await rig.waitFor(sip, state: "active"))
     }
 }
+
+@Suite("monkeycall-baresip: screening, restarts and its own baresip", .enabled(if: Baresip.path != nil, Baresip.skipMessage))
+struct SIPServiceTests {
+    @Test("a caller on the block list is rejected in baresip (the remote hears 486) and never rings")
+    func blockedCaller() async throws {
+        let rig = try await SIPRig()
+        try await rig.ok("block", "add", rig.remote.uri)
+        rig.remote.send(.dial(rig.local.uri))
+        let closed = try #require(await rig.remote.next("CALL_CLOSED"), "\(rig.bridge?.output ?? "")")
+        #expect(closed.param?.hasPrefix("486") == true, "\(closed)")
+        #expect(rig.notifications.notified.all.allSatisfy { $0.hints["category"] != .string("call.incoming") })
+    }
+
+    @Test("monkeycalld restarted mid-call: the bridge reports the call that is still up again, and it can be hung up")
+    func serviceRestarted() async throws {
+        let rig = try await SIPRig()
+        _ = try await rig.answeredCall()
+        try await rig.restartDaemon()
+        let again = try #require(await rig.nextCall(), "\(rig.bridge?.output ?? "")")
+        #expect(again.properties["Handle"] == .string(rig.remote.uri))
+        #expect(await rig.waitFor(again.uuid, state: "active"), "\(rig.bridge?.output ?? "")")
+        try await rig.ok("end", again.uuid)
+        #expect(await rig.remote.next("CALL_CLOSED") != nil)
+    }
+
+    @Test("a handle that is no SIP address fails the start action at once (baresip's dial says ok to anything)")
+    func badDial() async throws {
+        let rig = try await SIPRig()
+        let uuid = try await rig.ok("dial", "not a uri@@")
+        let started = ContinuousClock.now
+        #expect(await rig.waitFor(uuid, state: "ended"), "\(rig.bridge?.output ?? "")")
+        // Well before MonkeyCall's 10 s action timeout: the bridge failed the action itself.
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(await rig.remote.next("CALL_INCOMING", timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test("with --account it writes baresip's files (0600) under XDG_CONFIG_HOME, runs baresip, takes calls, and stops it on SIGTERM")
+    func ownBaresip() async throws {
+        let rig = try await SIPRig(startBridge: false)
+        let configHome = rig.bus.directory.appendingPathComponent("config")
+        let passwordFile = rig.bus.directory.appendingPathComponent("password")
+        try "s3cret\n".write(to: passwordFile, atomically: true, encoding: .utf8)
+        let port = try Ports.block()
+        var environment = rig.bus.environment
+        environment["XDG_CONFIG_HOME"] = configHome.path
+        let bridge = try ChildProcess(BuiltProducts.path("monkeycall-baresip"), [
+            "--account", "\"Carol\" <sip:carol@127.0.0.1:\(port)>;regint=0;audio_codecs=PCMU", "--password-file", passwordFile.path,
+            "--sip-listen", "127.0.0.1:\(port)", "--net-interface", "127.0.0.1", "--headless-audio",
+        ], environment: environment)
+        defer { bridge.kill() }
+        #expect(await bridge.waitForOutput(containing: "monkeycall-baresip is ready."), "\(bridge.output)")
+        #expect(await bridge.waitForOutput(containing: "Connected to baresip"), "\(bridge.output)")
+        let directory = configHome.appendingPathComponent("monkeycall/baresip")
+        for name in ["config", "accounts"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.posixPermissions] as? NSNumber
+            #expect(mode?.intValue == 0o600, "\(name)")
+        }
+        let accounts = try String(contentsOf: directory.appendingPathComponent("accounts"), encoding: .utf8)
+        #expect(accounts.contains(";auth_pass=s3cret;") && !bridge.output.contains("s3cret"))
+
+        rig.remote.send(.dial("sip:carol@127.0.0.1:\(port)"))
+        let call = try #require(await rig.nextCall(), "\(bridge.output)")
+        #expect(call.properties["ProviderName"] == .string("Carol"))
+        try await rig.ok("answer", call.uuid)
+        #expect(await rig.remote.next("CALL_ESTABLISHED") != nil)
+
+        bridge.terminate()
+        #expect(await bridge.waitForExit() == 0, "\(bridge.output)")
+        // Its baresip stopped with it, hanging up.
+        #expect(await rig.remote.next("CALL_CLOSED") != nil)
+    }
+}

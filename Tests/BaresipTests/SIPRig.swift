@@ -22,8 +22,8 @@ final class TestBaresip: @unchecked Sendable {
 
     init(user: String, displayName: String) throws {
         self.user = user
-        sipPort = try Ports.sipPort()
-        control = ControlAddress(host: "127.0.0.1", port: try BaresipProcess.freeLoopbackPort())
+        sipPort = try Ports.block()
+        control = ControlAddress(host: "127.0.0.1", port: sipPort + 2)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-baresip-\(user)-\(UUID().uuidString.prefix(8))")
         var configuration = BaresipConfiguration(
             account: try SIPAccount("\"\(displayName)\" <sip:\(user)@127.0.0.1:\(sipPort)>;regint=0;audio_codecs=PCMU"),
@@ -47,20 +47,22 @@ final class TestBaresip: @unchecked Sendable {
     }
 }
 
-/// Ports for SIP: baresip listens on the port and takes SIP/TLS on the next one,
-/// so both must be free (checked by binding them). `next` is touched only under `lock`.
+/// Ports for one baresip: SIP, SIP/TLS (baresip takes the next port), and ctrl_tcp, three in a row,
+/// handed out below the kernel's ephemeral range (32768 on) so that no connection's port takes them;
+/// each checked free by binding it. `next` is touched only under `lock`.
 enum Ports {
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var next = UInt16(20_000 + (getpid() % 2_000) * 10)
+    nonisolated(unsafe) private static var next = UInt16(20_000 + (getpid() % 1_000) * 12)
 
-    static func sipPort() throws -> UInt16 {
+    /// The SIP port; the control port is the one after the TLS port (`sipPort + 2`).
+    static func block() throws -> UInt16 {
         try lock.withLock {
-            for _ in 0..<200 {
+            for _ in 0..<500 {
                 let port = next
-                next = next >= 60_000 ? 20_000 : next + 2
-                if isFree(port) && isFree(port + 1) { return port }
+                next = next >= 32_000 ? 20_000 : next + 3
+                if (0..<3).allSatisfy({ isFree(port + $0) }) { return port }
             }
-            throw TestSupportError("no two free loopback ports for SIP")
+            throw TestSupportError("no three free loopback ports in a row for baresip")
         }
     }
 
@@ -120,7 +122,7 @@ final class RemoteParty: @unchecked Sendable {
 final class SIPRig: @unchecked Sendable {
     let bus: PrivateBus
     let notifications: NotificationServer
-    let daemon: ChildProcess
+    private(set) var daemon: ChildProcess
     let local: TestBaresip
     let remote: RemoteParty
     private(set) var bridge: ChildProcess?
@@ -136,10 +138,7 @@ final class SIPRig: @unchecked Sendable {
         added = try await SignalRecorder(watcher, MatchRule(path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"))
         changes = try await SignalRecorder(watcher, MatchRule(pathNamespace: Telephony1.callRoot, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
         recents = try await SignalRecorder(watcher, MatchRule(path: Telephony1.rootPath, interface: Telephony1.Recents.interface, member: Telephony1.Recents.entryAdded.name))
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-        }
+        daemon = try await Self.startDaemon(bus)
         local = try TestBaresip(user: "alice", displayName: "Alice")
         remote = try await RemoteParty()
         if startBridge { try await self.startBridge() }
@@ -151,6 +150,21 @@ final class SIPRig: @unchecked Sendable {
         bus.stop()
     }
 
+    private static func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
+        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
+        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
+            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
+        }
+        return daemon
+    }
+
+    /// Kills monkeycalld and starts a new one on the same bus.
+    func restartDaemon() async throws {
+        daemon.kill()
+        _ = await daemon.waitForExit()
+        daemon = try await Self.startDaemon(bus)
+    }
+
     /// Starts monkeycall-baresip on the local baresip and waits until it is registered and synchronised.
     func startBridge() async throws {
         let bridge = try ChildProcess(BuiltProducts.path("monkeycall-baresip"),
@@ -158,7 +172,7 @@ final class SIPRig: @unchecked Sendable {
         self.bridge = bridge
         guard await bridge.waitForOutput(containing: "monkeycall-baresip is ready."),
               await bridge.waitForOutput(containing: "Connected to baresip") else {
-            throw TestSupportError("monkeycall-baresip did not start: \(bridge.output)")
+            throw TestSupportError("monkeycall-baresip did not start: \(bridge.output)\nits baresip: \(local.process.output)")
         }
     }
 
@@ -194,6 +208,12 @@ final class SIPRig: @unchecked Sendable {
     func waitFor(_ uuid: String, _ name: String, _ value: DBusValue, timeout: Duration = .seconds(10)) async -> Bool {
         guard UUID(uuidString: uuid) != nil else { return false }
         let path = Telephony1.callPath(uuid)
+        // Already so: a wait for another call may have passed over this one's change.
+        if let current = try? await watcher.call(destination: Telephony1.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                 member: "Get", [.string(Telephony1.Call.interface), .string(name)]),
+           current.first?.unwrappedVariant == value {
+            return true
+        }
         return await changes.buffer.next(timeout: timeout) { message in
             message.path == path && ((try? message.arguments())?.dropFirst().first?.vardict?[name]) == value
         } != nil

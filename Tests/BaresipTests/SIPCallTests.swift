@@ -191,6 +191,16 @@ struct SIPServiceTests {
         #expect(rig.notifications.notified.all.allSatisfy { $0.hints["category"] != .string("call.incoming") })
     }
 
+    @Test("during Do Not Disturb a call is rejected in baresip: the remote hears 486")
+    func doNotDisturb() async throws {
+        let rig = try await SIPRig()
+        try await rig.ok("dnd", "on")
+        rig.remote.send(.dial(rig.local.uri))
+        let closed = try #require(await rig.remote.next("CALL_CLOSED"), "\(rig.bridge?.output ?? "")")
+        #expect(closed.param?.hasPrefix("486") == true, "\(closed)")
+        #expect(rig.bridge?.output.contains("MonkeyCall refused the call") == true, "\(rig.bridge?.output ?? "")")
+    }
+
     @Test("monkeycalld restarted mid-call: the bridge reports the call that is still up again, and it can be hung up")
     func serviceRestarted() async throws {
         let rig = try await SIPRig()

@@ -33,8 +33,11 @@ let package = Package(
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus"]),
 
+        // Caller text made safe for a screen or a terminal: controls and bidi overrides out, markup escaped.
+        .target(name: "ScreenText"),
+
         // Desktop notifications through libnotify, knowing nothing of telephony.
-        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", logging]),
+        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "ScreenText", logging]),
 
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
         .target(name: "CallHistory", dependencies: [grdb]),
@@ -50,13 +53,13 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "CallHistory", "CallDirectory", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
-        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
+        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
@@ -76,6 +79,7 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
+        .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
         // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
         .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),
     ]

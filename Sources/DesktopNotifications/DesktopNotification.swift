@@ -50,20 +50,3 @@ public protocol Notifier: AnyObject, Sendable {
     /// Forgets every notification: the server that showed them went away.
     func reset()
 }
-
-/// Escapes text for the markup subset of notification bodies.
-public func escapeMarkup(_ text: String) -> String {
-    var escaped = ""
-    escaped.reserveCapacity(text.utf8.count)
-    for character in text {
-        switch character {
-        case "&": escaped += "&amp;"
-        case "<": escaped += "&lt;"
-        case ">": escaped += "&gt;"
-        case "\"": escaped += "&quot;"
-        case "'": escaped += "&apos;"
-        default: escaped.append(character)
-        }
-    }
-    return escaped
-}

@@ -1,6 +1,7 @@
 import CLibnotify
 import Foundation
 import Logging
+import ScreenText
 
 /// Notifications through libnotify. All libnotify work happens on a GLib
 /// loop thread; a missing or crashed notification server costs one warning,
@@ -77,20 +78,24 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     private func show(_ notification: DesktopNotification, _ onAction: @escaping @Sendable (String) -> Void) {
         let capabilities = serverCapabilities()
-        let body = capabilities.contains("body-markup") ? escapeMarkup(notification.body) : notification.body
+        // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
+        // names, handles and labels come from apps and directories (ScreenText says what goes).
+        let summary = ScreenText.clean(notification.summary)
+        let plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
+        let body = capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
         let icon = notification.iconName.isEmpty ? nil : notification.iconName
         let target: UnsafeMutablePointer<NotifyNotification>
         if let existing = shown[notification.key] {
             // Replace in place: same id at the server, so never two notifications for one call.
-            notify_notification_update(existing, notification.summary, body, icon)
+            notify_notification_update(existing, summary, body, icon)
             notify_notification_clear_actions(existing)
             notify_notification_clear_hints(existing)
             target = existing
         } else {
-            guard let created = notify_notification_new(notification.summary, body, icon) else { return }
+            guard let created = notify_notification_new(summary, body, icon) else { return }
             target = created
         }
-        notify_notification_set_app_name(target, notification.appName)
+        notify_notification_set_app_name(target, ScreenText.clean(notification.appName))
         notify_notification_set_timeout(target, notification.expires ? NOTIFY_EXPIRES_DEFAULT : NOTIFY_EXPIRES_NEVER)
         notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
         if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
@@ -103,7 +108,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         if capabilities.isEmpty || capabilities.contains("actions") {
             for action in notification.actions {
                 let box = Unmanaged.passRetained(ActionBox(onAction)).toOpaque()
-                notify_notification_add_action(target, action.id, action.label, { _, action, data in
+                notify_notification_add_action(target, action.id, ScreenText.clean(action.label), { _, action, data in
                     guard let action, let data else { return }
                     Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().handler(String(cString: action))
                 }, box, { data in Unmanaged<ActionBox>.fromOpaque(data!).release() })

@@ -1,5 +1,6 @@
 import DBus
 import DesktopNotifications
+import ScreenText
 import Foundation
 import MonkeyCallAPI
 import TelephonyCore
@@ -191,10 +192,12 @@ final class Ringer {
         return notification
     }
 
-    /// "Name\nhandle", or the handle alone.
+    /// "Name\nhandle", or the handle alone. Each part is cleaned before they are joined, so that a
+    /// newline inside a caller name cannot fake a line of its own.
     private func caller(_ call: Call) -> String {
-        let name = service.callerName(of: call)
-        return name.isEmpty ? call.handle.value : "\(name)\n\(call.handle.value)"
+        let name = ScreenText.clean(service.callerName(of: call))
+        let handle = ScreenText.clean(call.handle.value)
+        return name.isEmpty ? handle : "\(name)\n\(handle)"
     }
 
     private func post(_ notification: DesktopNotification) {

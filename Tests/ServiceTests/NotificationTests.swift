@@ -38,6 +38,19 @@ struct NotificationTests {
         #expect(await server.notified.next()?.summary == "Incoming video call")
     }
 
+    @Test("caller text reaches the screen cleaned: no fused markup, no fake lines, no escape sequences or bidi overrides")
+    func hostileCallerText() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey\u{202E}", configuration: [:])
+        // "\u{0D4E}<" is one grapheme cluster: escaping per Character let this "<b>" through as markup.
+        try await app.reportIncoming("+1\u{2066}555\n0123", update: ["LocalizedCallerName": .string("\u{0D4E}<b>\u{301}x\nFake line\u{1B}[2J")])
+        let shown = try #require(await server.notified.next())
+        #expect(shown.body == "\u{0D4E}&lt;b&gt;\u{301}x Fake line [2J\n+1555 0123")
+        #expect(shown.appName == "Monkey")
+        #expect(!shown.body.unicodeScalars.contains("<"))
+    }
+
     /// A 1×1 red PNG.
     static let png: [UInt8] = [
         0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,

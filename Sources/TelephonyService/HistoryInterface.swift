@@ -26,7 +26,7 @@ extension HistoryInterface {
     /// `CallBack` and `Favorites.Call`: what to call (handle, handle type, app) is read on the
     /// database's executor, then called through the app that placed or saved it.
     func call(_ reply: Reply<String>, _ id: UInt64, _ what: String,
-                      reading target: @escaping @Sendable (CallHistory, Int64) throws -> (handle: String, type: String, provider: String)?) throws {
+              reading target: @escaping @Sendable (CallHistory, Int64) throws -> (handle: String, type: String, provider: String)?) throws {
         let id = try Self.id(id, what)
         _ = try answer(reply.call, reading: { try target($0, id) }) { owner, target in
             guard let target else { throw DBusError.invalidArgs("no \(what) has id \(id)") }

@@ -10,8 +10,8 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
     private let directories: DirectoryInterfaces
     private let recents: RecentsInterface
-    private var objects: [ProviderID: ExportedObject] = [:]
-    private var owners: [ProviderID: String] = [:]
+    /// Each registered provider's owner (its signals go there alone) and its object.
+    private var registered: [ProviderID: (owner: String, object: ExportedObject?)] = [:]
     /// One watch per connection that owns providers: when it leaves, they go.
     private var ownerWatches: [String: Subscription] = [:]
 
@@ -45,12 +45,11 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             export(provider)
         case .providerRemoved(let provider):
             context.connection.unexport(Telephony1.providerPath(provider.id.rawValue))
-            objects[provider.id] = nil
-            owners[provider.id] = nil
+            registered[provider.id] = nil
             if context.switchboard.providers(ownedBy: provider.owner).isEmpty { ownerWatches[provider.owner] = nil }
             context.logger.info("provider \(provider.id) '\(provider.name)' removed")
         case .callAdded(let call), .callRemoved(let call):
-            objects[call.provider]?.propertiesChanged([Telephony1.Provider.calls])
+            registered[call.provider]?.object?.propertiesChanged([Telephony1.Provider.calls])
         case .performAction(let action):
             emit(to: action.provider, Telephony1.Provider.performAction,
                  action.id.apiString, action.kind.name, action.callUUID.apiString, Encode.arguments(of: action))
@@ -67,7 +66,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
 
     /// Provider signals go to the provider's own connection only.
     private func emit<each A: DBusRepresentable>(to id: ProviderID, _ signal: SignalSpec<Args<repeat each A>>, _ values: repeat each A) {
-        guard let owner = owners[id] else { return }
+        guard let owner = registered[id]?.owner else { return }
         do {
             try context.connection.emit(signal, path: Telephony1.providerPath(id.rawValue), repeat each values, destination: owner)
         } catch {
@@ -76,12 +75,13 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
     }
 
     private func export(_ provider: Provider) {
-        owners[provider.id] = provider.owner
+        var object: ExportedObject?
         do {
-            objects[provider.id] = try context.connection.export(Telephony1.providerPath(provider.id.rawValue), [providerInterface(provider)])
+            object = try context.connection.export(Telephony1.providerPath(provider.id.rawValue), [providerInterface(provider)])
         } catch {
             context.logger.error("cannot export provider \(provider.id): \(error)")
         }
+        registered[provider.id] = (provider.owner, object)
     }
 
     /// Only the connection that registered the provider may act as it.

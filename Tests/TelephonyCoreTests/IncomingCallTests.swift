@@ -120,9 +120,7 @@ import Testing
     }
 
     @Test func reportCallEndedEndsAndForgetsTheCall() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         f.log.clear()
         f.clock.advance(by: 3)
         try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .answeredElsewhere, at: 123)
@@ -146,9 +144,7 @@ import Testing
     }
 
     @Test func reportCallEndedSettlesPendingActions() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         try f.incoming(p, .n(2))
         let end = try f.request(.end(.n(1)))
         let answer = try f.request(.answer(.n(2)))
@@ -169,9 +165,7 @@ import Testing
 
 @Suite struct RingTimeoutTests {
     @Test func unansweredCallGetsSystemEndAndEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         f.log.clear()
         f.clock.advance(by: 44.9)
         #expect(f.log.events.isEmpty)
@@ -191,9 +185,7 @@ import Testing
     }
 
     @Test func ringTimeoutEndThatTimesOutStillEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 45)
         f.log.clear()
         f.clock.advance(by: 10)
@@ -202,9 +194,7 @@ import Testing
     }
 
     @Test func ringTimeoutEndThatFailsStillEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 45)
         try f.fail("end", .n(1))
         #expect(f.log.removed.first?.endReason == .unanswered)
@@ -212,9 +202,7 @@ import Testing
     }
 
     @Test func answeredCallIsNotEndedByTheRingTimeout() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 30)
         try f.request(.answer(.n(1)))
         try f.fulfil("answer", .n(1))
@@ -225,9 +213,7 @@ import Testing
     }
 
     @Test func callBeingAnsweredAtTheRingTimeoutIsNotEnded() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 40)
         try f.request(.answer(.n(1)))
         f.log.clear()

@@ -299,9 +299,7 @@ import Testing
     }
 
     @Test func theOtherCallIsEndedWhenItCannotHold() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))

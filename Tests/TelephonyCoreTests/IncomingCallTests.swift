@@ -23,9 +23,7 @@ import Testing
     }
 
     @Test func duplicateUUIDIsRefusedAcrossProviders() throws {
-        let f = Fixture()
-        let a = try f.register("A")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.incoming(a, .n(1))
         expectError(.callUUIDAlreadyExists(.n(1))) { try f.incoming(a, .n(1)) }
         expectError(.callUUIDAlreadyExists(.n(1))) { try f.incoming(b, .n(1)) }
@@ -104,9 +102,7 @@ import Testing
     }
 
     @Test func providerActsOnlyOnItsOwnCalls() throws {
-        let f = Fixture()
-        let a = try f.register("A")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.incoming(a, .n(1))
         expectError(.unknownCallUUID(.n(1))) { try f.board.reportCallUpdated(provider: b.id, uuid: .n(1), update: CallUpdate(localizedCallerName: "x")) }
         expectError(.unknownCallUUID(.n(1))) { try f.board.reportCallEnded(provider: b.id, uuid: .n(1), reason: .remoteEnded, at: 0) }

@@ -10,12 +10,19 @@ struct Directory: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the directories.")
         @OptionGroup var bus: BusOptions
+        @OptionGroup var format: ListFormat
         func run() async throws {
             let directories = try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories)
-            if directories.isEmpty { print("no call directories") }
-            for directory in directories {
-                print("\(directory.app)  \(directory.enabled ? "enabled" : "disabled")  \(directory.blockingCount) blocked  \(directory.identificationCount) identified")
+            if format.json {
+                return Output.printJSON(directories.map { directory -> [String: Any] in
+                    ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
+                })
             }
+            var table = Table("APP", "STATE", "BLOCKED", "IDENTIFIED")
+            for directory in directories {
+                table.add(directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount))
+            }
+            table.print(orWhenEmpty: "no call directories")
         }
     }
 
@@ -47,6 +54,8 @@ struct Directory: AsyncParsableCommand {
         func run() async throws {
             let entries = try DirectoryFile.read(file)
             let client = try await ServiceClient(bus)
+            // Loading acts as the app: refuse a name the service has never seen (a typo would make a new app).
+            let provider = try await client.knownAppName(provider)
             // Acting as the provider: updates are taken from a provider's own connection only.
             let path = try await client.call(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string(provider)])
             let update = try await client.call(Telephony1.Provider.beginCallDirectoryUpdate, at: path, false)
@@ -73,7 +82,7 @@ struct Directory: AsyncParsableCommand {
 /// The text form of a directory, sorted for the user (the service wants ascending numbers).
 enum DirectoryFile {
     static func read(_ path: String) throws -> (blocking: [Int64], identification: [(number: Int64, label: String)]) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        let data = try contents(of: path)
         var blocking: [Int64] = []
         var identification: [(number: Int64, label: String)] = []
         for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
@@ -89,6 +98,17 @@ enum DirectoryFile {
         blocking.sort()
         identification.sort { $0.number < $1.number }
         return (dedup(blocking), dedupIdentification(identification))
+    }
+
+    /// The file's bytes, or an error that says why not (no such file, permission denied, a folder).
+    static func contents(of path: String) throws -> Data {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw CLIError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { throw CLIError("cannot read \(path): it is a folder") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        return data
     }
 
     private static func dedup(_ numbers: [Int64]) -> [Int64] {

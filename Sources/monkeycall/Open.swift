@@ -17,7 +17,7 @@ struct Open: AsyncParsableCommand {
         } catch let error as DBusError where error.name == APIError.noProvider.rawValue {
             // In the words of apps and links (the service's message speaks to developers, of URLSchemes).
             let scheme = Output.clean(String(url.prefix { $0 != ":" }).lowercased())
-            let message = "no app that opens \(scheme): links is running"
+            let message = "no app for \(scheme): links is running"
             // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
             await notify(summary: "No app can make this call", body: message + ".", on: client.connection)
             throw CLIError("\(message); start the app that handles these links and try again")

@@ -41,6 +41,14 @@ extension TelephonyService {
                     }
                 }
             }
+            methodReplyingLater(API.removeDirectory) { service, reply, name in
+                service.screening.removeDirectory(of: name) { result in
+                    switch result {
+                    case .success: reply.send()
+                    case .failure(let error): reply.fail(error.dbusError)
+                    }
+                }
+            }
             property(API.blockedHandles) { service in service.screening.settings.blockList.patterns }
         }
     }

@@ -26,7 +26,7 @@ struct Calls: AsyncParsableCommand {
     func run() async throws {
         let calls = try await ServiceClient(bus).calls()
         if format.json { return Output.printJSON(calls.map { Output.jsonObject($0.properties) }) }
-        var table = Table("UUID", "STATE", "DIRECTION", "APP", "HANDLE", "NAME", "MUTED", "ON HOLD")
+        var table = Table(Telephony1.Call.uuid.name, "STATE", "DIRECTION", "APP", "HANDLE", "NAME", "MUTED", "ON HOLD")
         for call in calls {
             func flag(_ property: PropertySpec<Bool>) -> String { call.properties[property] == true ? "yes" : "no" }
             table.add(call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
@@ -46,8 +46,8 @@ struct Providers: AsyncParsableCommand {
         let providers = try await ServiceClient(bus).providers()
         if format.json {
             return Output.printJSON(providers.map { provider -> [String: Any] in
-                ["Path": provider.path.rawValue, "Name": provider.name, "Label": provider.label,
-                 "Configuration": Output.jsonObject(provider.configuration)]
+                ["Path": provider.path.rawValue, Telephony1.Provider.name.name: provider.name, "Label": provider.label,
+                 Telephony1.Provider.configuration.name: Output.jsonObject(provider.configuration)]
             })
         }
         var table = Table("PROVIDER", "NAME", "HANDLE TYPES", "VIDEO", "APP")

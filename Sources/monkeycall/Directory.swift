@@ -5,7 +5,7 @@ import MonkeyCallAPI
 
 struct Directory: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The apps' call directories: numbers they block and callers they name.",
-                                                    subcommands: [List.self, Enable.self, Disable.self, Load.self], defaultSubcommand: List.self)
+                                                    subcommands: [List.self, Enable.self, Disable.self, Load.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the directories.")
@@ -29,7 +29,7 @@ struct Directory: AsyncParsableCommand {
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Use an app's directory.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.") var provider: String
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
         }
@@ -38,9 +38,18 @@ struct Directory: AsyncParsableCommand {
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop using an app's directory.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.") var provider: String
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, false)
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an app's directory; the app may give a new one.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+        func run() async throws {
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.removeDirectory, provider)
         }
     }
 

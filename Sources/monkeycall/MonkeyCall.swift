@@ -44,6 +44,11 @@ enum Completion {
         return providers.map(\.label).filter { $0.hasPrefix(prefix) }
     }
 
+    @Sendable static func directories(_ words: [String], _ index: Int, _ prefix: String) async -> [String] {
+        guard let client = await client(words), let directories = try? await client.call(Telephony1.CallDirectory.listDirectories) else { return [] }
+        return directories.map(\.app).filter { $0.hasPrefix(prefix) }
+    }
+
     /// The bus the command line being completed names with --address, else the session bus.
     private static func client(_ words: [String]) async -> ServiceClient? {
         var address: [String] = []

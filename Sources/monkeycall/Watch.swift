@@ -12,7 +12,7 @@ struct Watch: AsyncParsableCommand {
 
             --json prints JSON Lines: one JSON object a line, for as long as it runs (a stream, not one \
             document). Each has "event" ("added", "changed", "removed", "service-stopped" or \
-            "service-started"), "path", "UUID" for a call (as `monkeycall dial` prints it), and the \
+            "service-started"), "path", a call's UUID (as `monkeycall dial` prints it), and the \
             properties added or changed. The first lines are the current providers and calls, as \
             "added" events.
             """)
@@ -90,7 +90,7 @@ struct WatchView {
             var object = Output.jsonObject(event.fields)
             object["event"] = event.event
             object["path"] = event.path
-            if let uuid { object["UUID"] = uuid }
+            if let uuid { object[Telephony1.Call.uuid.name] = uuid }
             return write(Output.json(object))
         }
         write(Self.line(event, uuid: uuid, provider: provider))

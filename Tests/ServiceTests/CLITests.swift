@@ -255,6 +255,30 @@ struct CLITests {
         try await app.call("FailAction", [.string(start.id), .vardict([:])])
     }
 
+    @Test("directory remove APP deletes the app's directory, for good; removing what is not there says so")
+    func directoryRemove() async throws {
+        let bus = try await PrivateBus.start()
+        let daemon = try await RunningDaemon(bus: bus)
+        let app = try await TestProvider(bus: bus, name: "Pizza", configuration: [:])
+        let file = bus.directory.appendingPathComponent("directory.txt")
+        try "14085559999,Pizza Place\n14085550001\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await daemon.cli("directory", "load", "--provider", "Pizza", file.path).status == 0)
+        #expect(try await daemon.cli("identify", "+1 408 555 9999").stdout.contains("Pizza Place"))
+
+        let removed = try await daemon.cli("directory", "remove", "Pizza")
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try await daemon.cli("directory").stdout.isEmpty)
+        #expect(try await daemon.cli("identify", "+1 408 555 9999").stdout.contains("unknown caller"))
+        let again = try await daemon.cli("directory", "remove", "Pizza")
+        #expect(again.status != 0 && again.stderr.contains("There is no call directory of Pizza"), "\(again.stderr)")
+
+        daemon.daemon.terminate()
+        #expect(await daemon.daemon.waitForExit() == 0)
+        let restarted = try await RunningDaemon(bus: bus)
+        #expect(try await restarted.cli("directory").stdout.isEmpty)
+        _ = app
+    }
+
     @Test("recents clear asks on a terminal; n keeps them, --yes does not ask")
     func clearAsks() async throws {
         let daemon = try await RunningDaemon()

@@ -24,16 +24,13 @@ struct Calls: AsyncParsableCommand {
     @OptionGroup var format: ListFormat
 
     func run() async throws {
-        let calls = try await ServiceClient(bus).calls()
-        if format.json { return Output.printJSON(calls.map { Output.jsonObject($0.properties) }) }
-        var table = Table(Telephony1.Call.uuid.name, "STATE", "DIRECTION", "APP", "HANDLE", "NAME", "MUTED", "ON HOLD")
-        for call in calls {
+        format.print(try await ServiceClient(bus).calls(), columns: [Telephony1.Call.uuid.name, "STATE", "DIRECTION", "APP", "HANDLE", "NAME", "MUTED", "ON HOLD"],
+                     orWhenEmpty: "no calls", json: { Output.jsonObject($0.properties) }) { call in
             func flag(_ property: PropertySpec<Bool>) -> String { call.properties[property] == true ? "yes" : "no" }
-            table.add(call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
-                      call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.string(Telephony1.Call.callerName),
-                      flag(Telephony1.Call.muted), flag(Telephony1.Call.onHold))
+            return [call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
+                    call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.string(Telephony1.Call.callerName),
+                    flag(Telephony1.Call.muted), flag(Telephony1.Call.onHold)]
         }
-        table.print(orWhenEmpty: "no calls")
     }
 }
 
@@ -43,21 +40,16 @@ struct Providers: AsyncParsableCommand {
     @OptionGroup var format: ListFormat
 
     func run() async throws {
-        let providers = try await ServiceClient(bus).providers()
-        if format.json {
-            return Output.printJSON(providers.map { provider -> [String: Any] in
-                ["Path": provider.path.rawValue, Telephony1.Provider.name.name: provider.name, "Label": provider.label,
-                 Telephony1.Provider.configuration.name: Output.jsonObject(provider.configuration)]
-            })
-        }
-        var table = Table("PROVIDER", "NAME", "HANDLE TYPES", "VIDEO", "APP")
-        for provider in providers {
+        format.print(try await ServiceClient(bus).providers(), columns: ["PROVIDER", "NAME", "HANDLE TYPES", "VIDEO", "APP"],
+                     orWhenEmpty: "no providers", json: { provider in
+            ["Path": provider.path.rawValue, Telephony1.Provider.name.name: provider.name, "Label": provider.label,
+             Telephony1.Provider.configuration.name: Output.jsonObject(provider.configuration)]
+        }) { provider in
             func text(_ key: String) -> String { provider.configuration[key].map(Output.plainText) ?? "" }
-            table.add(provider.label, provider.name, text(Telephony1.Key.supportedHandleTypes),
-                      provider.configuration[Telephony1.Key.supportsVideo]?.unwrappedVariant == .bool(true) ? "yes" : "no",
-                      text(Telephony1.Key.desktopEntry))
+            return [provider.label, provider.name, text(Telephony1.Key.supportedHandleTypes),
+                    provider.configuration[Telephony1.Key.supportsVideo]?.unwrappedVariant == .bool(true) ? "yes" : "no",
+                    text(Telephony1.Key.desktopEntry)]
         }
-        table.print(orWhenEmpty: "no providers")
     }
 }
 

@@ -12,17 +12,12 @@ struct Directory: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            let directories = try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories)
-            if format.json {
-                return Output.printJSON(directories.map { directory -> [String: Any] in
-                    ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
-                })
+            format.print(try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories), columns: ["APP", "STATE", "BLOCKED", "IDENTIFIED"],
+                         orWhenEmpty: "no call directories", json: { directory in
+                ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
+            }) { directory in
+                [directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount)]
             }
-            var table = Table("APP", "STATE", "BLOCKED", "IDENTIFIED")
-            for directory in directories {
-                table.add(directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount))
-            }
-            table.print(orWhenEmpty: "no call directories")
         }
     }
 

@@ -24,18 +24,16 @@ struct Recents: AsyncParsableCommand {
             // The service pages; missed calls are picked here from a longer page.
             let page = try await client.call(Telephony1.Recents.list, missed ? max(10_000, UInt32(limit)) : UInt32(limit), 0)
             let entries = page.filter { !missed || $0[Telephony1.Key.status] == .string("missed") }.prefix(limit)
-            if format.json { return Output.printJSON(entries.map(Output.jsonObject)) }
-            var table = Table("ID", "ENDED", "STATUS", "DIRECTION", "APP", "HANDLE", "NAME", "DURATION")
-            for entry in entries {
+            format.print(Array(entries), columns: ["ID", "ENDED", "STATUS", "DIRECTION", "APP", "HANDLE", "NAME", "DURATION"],
+                         orWhenEmpty: missed ? "no missed calls" : "no recent calls", json: Output.jsonObject) { entry in
                 func text(_ key: String) -> String { entry[key].map(Output.plainText) ?? "" }
                 func micros(_ key: String) -> UInt64 { if case .uint64(let value)? = entry[key] { value } else { 0 } }
                 let (connected, ended) = (micros(Telephony1.Key.connectedAt), micros(Telephony1.Key.endedAt))
-                table.add(text(Telephony1.Key.id), Output.time(micros: ended), text(Telephony1.Key.status),
-                          entry[Telephony1.Key.outgoing] == .bool(true) ? "outgoing" : "incoming",
-                          text(Telephony1.Key.providerName), text(Telephony1.Key.handle), text(Telephony1.Key.callerName),
-                          connected > 0 && ended >= connected ? Output.duration(seconds: (ended - connected) / 1_000_000) : "")
+                return [text(Telephony1.Key.id), Output.time(micros: ended), text(Telephony1.Key.status),
+                        entry[Telephony1.Key.outgoing] == .bool(true) ? "outgoing" : "incoming",
+                        text(Telephony1.Key.providerName), text(Telephony1.Key.handle), text(Telephony1.Key.callerName),
+                        connected > 0 && ended >= connected ? Output.duration(seconds: (ended - connected) / 1_000_000) : ""]
             }
-            table.print(orWhenEmpty: missed ? "no missed calls" : "no recent calls")
         }
     }
 
@@ -76,14 +74,10 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            let favorites = try await ServiceClient(bus).call(Telephony1.Favorites.list)
-            if format.json { return Output.printJSON(favorites.map(Output.jsonObject)) }
-            var table = Table("ID", "NAME", "HANDLE", "APP")
-            for item in favorites {
-                func text(_ key: String) -> String { item[key].map(Output.plainText) ?? "" }
-                table.add(text(Telephony1.Key.id), text(Telephony1.Key.name), text(Telephony1.Key.handle), text(Telephony1.Key.providerName))
+            format.print(try await ServiceClient(bus).call(Telephony1.Favorites.list), columns: ["ID", "NAME", "HANDLE", "APP"],
+                         orWhenEmpty: "no favorites", json: Output.jsonObject) { item in
+                [Telephony1.Key.id, Telephony1.Key.name, Telephony1.Key.handle, Telephony1.Key.providerName].map { item[$0].map(Output.plainText) ?? "" }
             }
-            table.print(orWhenEmpty: "no favorites")
         }
     }
 

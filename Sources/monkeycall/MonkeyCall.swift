@@ -30,6 +30,14 @@ struct BusOptions: ParsableArguments {
 /// `--json` on every listing.
 struct ListFormat: ParsableArguments {
     @Flag(help: "Print one JSON document (an array) instead of a table.") var json = false
+
+    /// A listing: one JSON array of `json(item)`, or a table of `row(item)` under `columns`.
+    func print<Item>(_ items: [Item], columns: [String], orWhenEmpty empty: String, json: (Item) -> Any, row: (Item) -> [String]) {
+        if self.json { return Output.printJSON(items.map(json)) }
+        var table = Table(columns)
+        for item in items { table.add(row(item)) }
+        table.print(orWhenEmpty: empty)
+    }
 }
 
 /// What the shell completes from the running service: live call UUIDs and provider names.

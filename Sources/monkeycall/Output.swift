@@ -86,10 +86,10 @@ struct Table {
     let columns: [String]
     var rows: [[String]] = []
 
-    init(_ columns: String...) { self.columns = columns }
+    init(_ columns: [String]) { self.columns = columns }
 
     /// Adds a row; every cell is cleaned, so no cell can hold a tab or a line break.
-    mutating func add(_ cells: String...) {
+    mutating func add(_ cells: [String]) {
         rows.append(cells.map(Output.clean))
     }
 

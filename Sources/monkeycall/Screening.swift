@@ -43,11 +43,8 @@ struct Block: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            let patterns = try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles)
-            if format.json { return Output.printJSON(patterns) }
-            var table = Table("BLOCKED")
-            for pattern in patterns { table.add(pattern) }
-            table.print(orWhenEmpty: "nothing is blocked")
+            format.print(try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles), columns: ["BLOCKED"],
+                         orWhenEmpty: "nothing is blocked", json: { $0 }) { [$0] }
         }
     }
 

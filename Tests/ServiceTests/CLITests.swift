@@ -102,18 +102,18 @@ struct CLITests {
         let hostile = "Eve\u{1B}[31mRED\nfake line\u{202E}txt.exe"
         let uuid = try await app.reportIncoming("eve\u{1B}[2J", update: [Telephony1.Key.localizedCallerName: .string(hostile)])
         #expect(await watch.waitForOutput(containing: "call \(uuid)"), "\(watch.output)")
+        let calls = try await daemon.cli("calls")
+        #expect(calls.stdout.contains("\(uuid)\tringing"), "\(calls.stdout)")
         #expect(try await daemon.cli("decline", uuid).status == 0)
         try await app.perform("end")
 
-        let calls = try await daemon.cli("calls")
         let recents = try await daemon.cli("recents")
         #expect(await watch.waitForOutput(containing: "ended"), "\(watch.output)")
-        for (command, output) in [("recents", recents.stdout), ("watch", watch.output), ("status", try await daemon.cli("status").stdout)] {
+        for (command, output) in [("calls", calls.stdout), ("recents", recents.stdout), ("watch", watch.output), ("status", try await daemon.cli("status").stdout)] {
             #expect(!output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" }, "\(command): \(output.debugDescription)")
             #expect(!output.contains("\nfake line"), "\(command): \(output.debugDescription)")
         }
         #expect(recents.stdout.contains("Eve [31mRED fake linetxt.exe"), "\(recents.stdout.debugDescription)")
-        _ = calls
     }
 
     // MARK: Item 8: JSON and watch

@@ -38,11 +38,7 @@ struct FirstMinutesTests {
         #expect(status.status == 0 && status.stdout.contains("is running"), "\(status.stdout)\(status.stderr)")
 
         // Stop the daemon; dbus-run-session then stops its bus and exits.
-        let bus = try Connection(address: String(address))
-        let reply = try await bus.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
-                                       member: "GetConnectionUnixProcessID", [.string(Telephony1.busName)])
-        guard case .uint32(let pid)? = reply.first else { throw TestSupportError("no pid: \(reply)") }
-        kill(pid_t(pid), SIGTERM)
+        try await Self.terminateService(on: String(address))
         #expect(await run.waitForExit() == 0, "\(run.output)")
     }
 
@@ -66,12 +62,16 @@ struct FirstMinutesTests {
         let link = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["open", "monkeycall://alice"], environment: bus.environment)
         #expect(link.status == 0, "\(link.stderr)")
         #expect(await app.waitForOutput(containing: "action start"), "\(app.output)")
-        let probe = try Connection(address: bus.address)
-        if let owner = try await probe.nameOwner(Telephony1.busName) {
-            let reply = try await probe.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
-                                             member: "GetConnectionUnixProcessID", [.string(owner)])
-            if case .uint32(let pid)? = reply.first { kill(pid_t(pid), SIGTERM) }
-        }
+        try await Self.terminateService(on: bus.address)
+    }
+
+    /// SIGTERM to the process that owns the service's name on the bus (one the bus or a script started).
+    static func terminateService(on address: String) async throws {
+        let bus = try Connection(address: address)
+        let reply = try await bus.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
+                                       member: "GetConnectionUnixProcessID", [.string(Telephony1.busName)])
+        guard case .uint32(let pid)? = reply.first else { throw TestSupportError("no pid: \(reply)") }
+        kill(pid_t(pid), SIGTERM)
     }
 
     @Test("the Python example points at files that exist")

@@ -90,15 +90,27 @@ class Provider:
             GLib.timeout_add(int(self.connect_after * 1000), self.connecting, call)
 
     def connecting(self, call):
-        self.object.ReportOutgoingCallStartedConnecting(call, dbus.UInt64(0))
-        say(f"connecting {call}")
-        GLib.timeout_add(int(self.connect_after * 1000), self.connected, call)
+        if self.report(call, "ReportOutgoingCallStartedConnecting"):
+            say(f"connecting {call}")
+            GLib.timeout_add(int(self.connect_after * 1000), self.connected, call)
         return False
 
     def connected(self, call):
-        self.object.ReportOutgoingCallConnected(call, dbus.UInt64(0))
-        say(f"connected {call}")
+        if self.report(call, "ReportOutgoingCallConnected"):
+            say(f"connected {call}")
         return False
+
+    def report(self, call, method):
+        """A progress report on an outgoing call; False when the call ended meanwhile (the user
+        hung up, or the service went away)."""
+        if self.object is None:
+            return False
+        try:
+            getattr(self.object, method)(call, dbus.UInt64(0))
+            return True
+        except dbus.DBusException as error:
+            say(f"call {call} is over: {error.get_dbus_message()}")
+            return False
 
     def audio_on(self, path=None):
         if path == self.path:

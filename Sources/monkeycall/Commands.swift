@@ -28,7 +28,7 @@ struct Calls: AsyncParsableCommand {
                      orWhenEmpty: "no calls", json: { Output.jsonObject($0.properties) }) { call in
             func flag(_ property: PropertySpec<Bool>) -> String { call.properties[property] == true ? "yes" : "no" }
             return [call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
-                    call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.string(Telephony1.Call.callerName),
+                    call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.name,
                     flag(Telephony1.Call.muted), flag(Telephony1.Call.onHold)]
         }
     }

@@ -31,7 +31,8 @@ struct Recents: AsyncParsableCommand {
                 let (connected, ended) = (micros(Telephony1.Key.connectedAt), micros(Telephony1.Key.endedAt))
                 return [text(Telephony1.Key.id), Output.time(micros: ended), text(Telephony1.Key.status),
                         entry[Telephony1.Key.outgoing] == .bool(true) ? "outgoing" : "incoming",
-                        text(Telephony1.Key.providerName), text(Telephony1.Key.handle), text(Telephony1.Key.callerName),
+                        text(Telephony1.Key.providerName), text(Telephony1.Key.handle),
+                        text(Telephony1.Key.callerName) == text(Telephony1.Key.handle) ? "" : text(Telephony1.Key.callerName),
                         connected > 0 && ended >= connected ? Output.duration(seconds: (ended - connected) / 1_000_000) : ""]
             }
         }

@@ -35,10 +35,14 @@ struct ServiceClient {
         func string(_ property: PropertySpec<String>) -> String { properties[property] ?? "" }
         var uuid: String { string(Telephony1.Call.uuid) }
         var state: String { string(Telephony1.Call.state) }
+        /// The caller's name; "" when there is none or it only repeats the handle.
+        var name: String {
+            let name = string(Telephony1.Call.callerName)
+            return name == string(Telephony1.Call.handle) ? "" : name
+        }
         /// The handle, and the caller's name after it when there is one.
         var caller: String {
-            let name = string(Telephony1.Call.callerName), handle = string(Telephony1.Call.handle)
-            return name.isEmpty || name == handle ? handle : "\(handle) (\(name))"
+            name.isEmpty ? string(Telephony1.Call.handle) : "\(string(Telephony1.Call.handle)) (\(name))"
         }
     }
 

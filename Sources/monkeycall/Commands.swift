@@ -12,7 +12,7 @@ struct Status: AsyncParsableCommand {
         let version = try await client.get(Telephony1.Manager.version)
         let providers = try await client.providers()
         let calls = try await client.calls()
-        print("MonkeyCall \(version) is running")
+        print("MonkeyCall \(Output.clean(version)) is running")
         print("providers: \(providers.isEmpty ? "none" : ServiceClient.ProviderInfo.list(providers))")
         print("calls: \(calls.count)")
     }
@@ -70,11 +70,12 @@ struct Dial: AsyncParsableCommand {
         }
         do {
             let (uuid, _) = try await client.call(Telephony1.CallController.startCall, handle, options)
-            print(uuid)
+            print(Output.clean(uuid))
         } catch let error as CLIError where provider == nil && error.name == APIError.unknownCallProvider.rawValue {
-            // The service will not guess between apps: name them, and the option that chooses.
+            // The service will not guess between apps ("2 providers can place …", not "No provider can …"):
+            // name them, and the option that chooses.
             let providers = try await client.providers()
-            guard providers.count > 1 else { throw error }
+            guard providers.count > 1, error.message.first?.isNumber == true else { throw error }
             let said = error.message.components(separatedBy: " (").first ?? error.message
             throw CLIError("\(said); choose one with --provider: \(ServiceClient.ProviderInfo.list(providers))")
         }

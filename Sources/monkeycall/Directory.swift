@@ -78,7 +78,7 @@ struct Directory: AsyncParsableCommand {
             try await client.call(Telephony1.CallDirectoryUpdate.complete, at: update)
             try await client.call(Telephony1.Provider.invalidate, at: path)
             progress.finish()
-            print("\(provider): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
+            print("\(Output.clean(provider)): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
         }
     }
 }

@@ -62,7 +62,7 @@ struct CallBack: AsyncParsableCommand {
     @Argument(help: "The recent call's Id.") var id: UInt64
 
     func run() async throws {
-        print(try await ServiceClient(bus).call(Telephony1.Recents.callBack, id))
+        print(Output.clean(try await ServiceClient(bus).call(Telephony1.Recents.callBack, id)))
     }
 }
 
@@ -118,7 +118,7 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @Argument(help: "The favorite's Id.") var id: UInt64
         func run() async throws {
-            print(try await ServiceClient(bus).call(Telephony1.Favorites.call, id))
+            print(Output.clean(try await ServiceClient(bus).call(Telephony1.Favorites.call, id)))
         }
     }
 }

@@ -13,7 +13,7 @@ struct Open: AsyncParsableCommand {
         let client = try await ServiceClient(bus)
         do {
             let uuid = try await client.connection.call(Telephony1.Manager.openURL, destination: Telephony1.busName, path: Telephony1.rootPath, url)
-            print(uuid)
+            print(Output.clean(uuid))
         } catch let error as DBusError where error.name == APIError.noProvider.rawValue {
             // In the words of apps and links (the service's message speaks to developers, of URLSchemes).
             let scheme = Output.clean(String(url.prefix { $0 != ":" }).lowercased())

@@ -196,17 +196,23 @@ struct CLITests {
         #expect(answer.stderr.contains("\(one)  alice (Alice)  Phone") && answer.stderr.contains("\(two)  bob  Phone"), "\(answer.stderr)")
         for uuid in [one, two] { #expect(try await daemon.cli("decline", uuid).status == 0) }
 
+        // A namesake with a desktop entry is named by it.
+        let third = try await TestProvider(bus: daemon.bus, name: "Phone", configuration: [Telephony1.Key.desktopEntry: .string("org.example.Phone")])
         let providers = try await daemon.cli("providers")
-        #expect(providers.stdout.contains("Phone #1\tPhone") && providers.stdout.contains("Phone #2\tPhone"), "\(providers.stdout)")
+        #expect(providers.stdout.contains("Phone #1\tPhone") && providers.stdout.contains("Phone #2\tPhone")
+                && providers.stdout.contains("Phone (org.example.Phone)\tPhone"), "\(providers.stdout)")
         let unnamed = try await daemon.cli("dial", "carol")
-        #expect(unnamed.status != 0 && unnamed.stderr.contains("2 providers can place a call") && unnamed.stderr.contains("--provider: Phone #1, Phone #2"),
-                "\(unnamed.stderr)")
+        #expect(unnamed.status != 0 && unnamed.stderr.contains("3 providers can place a call")
+                && unnamed.stderr.contains("--provider: Phone #1, Phone #2, Phone (org.example.Phone)"), "\(unnamed.stderr)")
         let ambiguous = try await daemon.cli("dial", "carol", "--provider", "Phone")
-        #expect(ambiguous.status != 0 && ambiguous.stderr.contains("2 providers are named 'Phone'"), "\(ambiguous.stderr)")
+        #expect(ambiguous.status != 0 && ambiguous.stderr.contains("3 providers are named 'Phone'"), "\(ambiguous.stderr)")
         let chosen = try await daemon.cli("dial", "carol", "--provider", "Phone #2")
         #expect(chosen.status == 0, "\(chosen.stderr)")
         let start = try #require(await second.nextAction("start"))
         #expect(start.args["Handle"] == .string("carol"))
+        try await second.call("FailAction", [.string(start.id), .vardict([:])])
+        #expect(try await daemon.cli("dial", "dave", "--provider", "Phone (org.example.Phone)").status == 0)
+        #expect(await third.nextAction("start")?.args["Handle"] == .string("dave"))
     }
 
     // MARK: Item 10: bad input

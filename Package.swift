@@ -58,7 +58,7 @@ let package = Package(
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),

@@ -60,14 +60,31 @@ public final class Connection: @unchecked Sendable {
         onQueue { self.loop.install() }
     }
 
-    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS` (or, for a
-    /// program the bus started by activation, `DBUS_STARTER_ADDRESS`).
+    /// Connects to the session bus (see `sessionBusAddress`).
     public static func sessionBus(queue: DispatchQueue? = nil) throws(DBusError) -> Connection {
-        let environment = ProcessInfo.processInfo.environment
-        guard let address = [environment["DBUS_SESSION_BUS_ADDRESS"], environment["DBUS_STARTER_ADDRESS"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
-            throw DBusError(name: DBusError.Name.disconnected, message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set")
+        guard let address = sessionBusAddress else {
+            throw DBusError(name: DBusError.Name.disconnected,
+                            message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus")
         }
         return try Connection(address: address, queue: queue)
+    }
+
+    /// The session bus as sd-bus and GDBus find it: `DBUS_SESSION_BUS_ADDRESS` (or, for a program the
+    /// bus started by activation, `DBUS_STARTER_ADDRESS`), else the socket systemd gives every user
+    /// session, `$XDG_RUNTIME_DIR/bus`, when it is there. Nil when none is.
+    public static var sessionBusAddress: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let address = [environment["DBUS_SESSION_BUS_ADDRESS"], environment["DBUS_STARTER_ADDRESS"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
+            return address
+        }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        let socket = runtime + "/bus"
+        var status = stat()
+        guard stat(socket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        // Escaped as an address value: a runtime folder may hold characters that are special there.
+        guard let escaped = dbus_address_escape_value(socket) else { return nil }
+        defer { dbus_free(escaped) }
+        return "unix:path=" + String(cString: escaped)
     }
 
     /// The system bus as libdbus finds it: `DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket.

@@ -40,6 +40,8 @@ public struct CallLink: Equatable, Sendable {
         switch scheme {
         case "monkeycall":
             if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            // An empty host, as in file:///: `monkeycall:///alice` calls alice, not "/alice".
+            while rest.hasPrefix("/") { rest = rest.dropFirst() }
             var query: Substring = ""
             if let mark = rest.firstIndex(of: "?") {
                 query = rest[rest.index(after: mark)...]

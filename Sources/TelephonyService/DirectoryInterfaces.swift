@@ -55,6 +55,14 @@ final class DirectoryInterfaces: ServiceObject, SwitchboardObserver, Sendable {
                     }
                 }
             }
+            methodReplyingLater(API.removeDirectory) { owner, reply, name in
+                owner.context.screening.removeDirectory(of: name) { result in
+                    switch result {
+                    case .success: reply.send()
+                    case .failure(let error): reply.fail(error.dbusError)
+                    }
+                }
+            }
             property(API.blockedHandles) { owner in owner.context.screening.settings.blockList.patterns }
         }
     }

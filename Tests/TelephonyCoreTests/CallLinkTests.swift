@@ -7,6 +7,8 @@ struct CallLinkTests {
         ("monkeycall://alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("monkeycall:alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("MonkeyCall://alice/", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
+        // An empty host, as in file:///.
+        ("monkeycall:///alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("monkeycall://alice?video=1", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"), video: true)),
         ("monkeycall:bob?foo=bar&video=true", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"), video: true)),
         ("monkeycall:bob?video=0", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"))),
@@ -27,6 +29,7 @@ struct CallLinkTests {
     @Test(arguments: [
         ("monkeycall:", CallLink.ParseError.emptyHandle),
         ("monkeycall://", .emptyHandle),
+        ("monkeycall:///", .emptyHandle),
         ("monkeycall:%20?video=1", .emptyHandle),
         ("http://example.org", .unsupportedScheme("http")),
         ("alice", .noScheme),

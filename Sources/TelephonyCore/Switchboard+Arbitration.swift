@@ -3,22 +3,32 @@ import Foundation
 /// Arbitration between calls and providers: holding or ending the other calls
 /// for a new one, call groups, and resuming calls the system held.
 extension Switchboard {
-    /// When the transaction answers or starts a call, every other call that is
-    /// active, dialing or connecting, not on hold, not in the new call's group
-    /// and not already being held or ended, of any provider, gets an action in
-    /// front of the answer/start: `set-held(true)` if it is active and supports
+    /// When the transaction answers, starts or resumes a call, every other call
+    /// that is active, dialing or connecting, not on hold, not in the new call's
+    /// group and not already being held or ended, of any provider, gets an
+    /// action in front of it: `set-held(true)` if it is active and supports
     /// holding, else `end` (a dialing or connecting call has no conversation to
-    /// hold yet, so it is ended). A held call whose resume is pending counts as active.
+    /// hold yet, so it is ended). A held call whose resume is pending counts as
+    /// active. Resuming counts like answering because a desktop has one
+    /// microphone: `monkeycall resume` on one app's held call while another
+    /// app's call is active must not leave both active.
     func arbitrate(_ plan: inout TransactionPlan) throws(TelephonyError) {
-        let targets = plan.actions.enumerated().filter { $0.element.kind.bringsCallUp }
+        let targets = plan.actions.enumerated().filter { $0.element.kind.bringsCallUp || $0.element.kind == .setHeld(false) }
         guard let first = targets.first else { return }
-        guard targets.count == 1 else {
-            throw .invalidAction("A transaction may answer or start only one call; this one has \(targets.count) such actions.")
+        let answersOrStarts = targets.filter { $0.element.kind.bringsCallUp }.count
+        guard answersOrStarts <= 1 else {
+            throw .invalidAction("A transaction may answer or start only one call; this one has \(answersOrStarts) such actions.")
+        }
+        let targetUUIDs = Set(targets.map(\.element.callUUID))
+        // Calls of one group come up together; calls apart would be two conversations at once.
+        let comingUp = Set(targetUUIDs.map { simulatedCall($0, in: plan)?.group ?? $0 })
+        guard comingUp.count == 1 else {
+            throw .invalidAction("A transaction may bring up only one call or one call group; this one answers, starts or resumes \(targetUUIDs.count) calls that are not in one group.")
         }
         let targetUUID = first.element.callUUID
         let targetGroup = simulatedCall(targetUUID, in: plan)?.group
         var added: [PlannedAction] = []
-        for call in calls where call.uuid != targetUUID && !plan.ending.contains(call.uuid) {
+        for call in calls where !targetUUIDs.contains(call.uuid) && !plan.ending.contains(call.uuid) {
             let simulated = plan.overlay[call.uuid] ?? call
             // A held call whose resume is pending (and not overridden by this
             // transaction) is about to be active: it is held again too.

@@ -66,6 +66,33 @@ struct CallFlowTests {
         #expect(await second.signals.next("DidActivateAudioSession") != nil)
     }
 
+    @Test("`monkeycall resume` on one app's held call while another app's call is active holds that call: never two active")
+    func resumeHoldsTheOtherAppsCall() async throws {
+        let fixture = try await ServiceFixture()
+        let first = try await fixture.provider("First")
+        let second = try await fixture.provider("Second")
+        let call1 = try await first.reportIncoming("alice")
+        _ = try await fixture.request([("answer", ["CallUUID": .string(call1)])])
+        try await first.perform("answer")
+        let call2 = try await second.reportIncoming("bob")
+        _ = try await fixture.request([("answer", ["CallUUID": .string(call2)])])
+        try await first.perform("set-held")
+        try await second.perform("answer")
+        #expect(await fixture.state(call1) == "held")
+
+        // The user resumes the first app's call from the terminal.
+        let resume = try ChildProcess(BuiltProducts.path("monkeycall"), ["resume", call1], environment: fixture.bus.environment)
+        let hold = try #require(await second.nextAction("set-held"))
+        #expect(hold.call == call2 && hold.args["OnHold"] == .bool(true))
+        try await second.fulfill(hold)
+        let resumed = try #require(await first.nextAction("set-held"))
+        #expect(resumed.call == call1 && resumed.args["OnHold"] == .bool(false))
+        try await first.fulfill(resumed)
+        #expect(await resume.waitForExit() == 0, "\(resume.output)")
+        #expect(await fixture.state(call1) == "active")
+        #expect(await fixture.state(call2) == "held")
+    }
+
     @Test("outgoing call: start, connecting, connected; mute and DTMF reach the provider")
     func outgoingMuteDTMF() async throws {
         let fixture = try await ServiceFixture()

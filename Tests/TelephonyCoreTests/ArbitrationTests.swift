@@ -54,9 +54,7 @@ import Testing
     }
 
     @Test func endInsteadOfHoldWhenTheActiveCallCannotHold() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1), CallUpdate(supportsHolding: false))
         try f.incoming(b, .n(2))
         let t = try f.request(.answer(.n(2)))
@@ -83,9 +81,7 @@ import Testing
     }
 
     @Test func heldAndRingingCallsAreLeftAlone() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))
@@ -255,9 +251,7 @@ import Testing
 
 @Suite struct ArbitrationEdgeTests {
     @Test func aCallBeingResumedIsHeldAgainForANewAnswer() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))
@@ -266,6 +260,74 @@ import Testing
         let t = try f.request(.answer(.n(2)))
         #expect(t.actions.map(\.kind) == [.setHeld(true), .answer])
         #expect(t.actions[0].callUUID == .n(1))
+    }
+}
+
+/// Resuming brings a call up like answering does: a desktop has one microphone.
+@Suite struct ResumeArbitrationTests {
+    /// A's call held by the system for B's, which is active.
+    static func heldForAnother() throws -> (Fixture, Provider, Provider) {
+        let (f, a, b) = try Fixture.activeAndRinging()
+        try f.request(.answer(.n(2)))
+        try f.fulfil("set-held", .n(1))
+        try f.fulfil("answer", .n(2))
+        #expect(f.board.call(.n(1))?.state == .held)
+        #expect(f.board.call(.n(2))?.state == .active)
+        return (f, a, b)
+    }
+
+    @Test func resumingWhileAnotherAppsCallIsActiveHoldsThatCall() throws {
+        let (f, a, b) = try Self.heldForAnother()
+        f.log.clear()
+        let t = try f.request(.setHeld(.n(1), false))
+        #expect(t.actions.map(\.kind) == [.setHeld(true), .setHeld(false)])
+        #expect(t.actions.map(\.callUUID) == [.n(2), .n(1)])
+        #expect(t.actions.map(\.provider) == [b.id, a.id])
+        #expect(t.actions[0].addedBySystem)
+        try f.fulfil("set-held", .n(2))
+        try f.fulfil("set-held", .n(1))
+        #expect(f.board.call(.n(1))?.state == .active)
+        #expect(f.board.call(.n(2))?.state == .held)
+        #expect(f.board.calls.filter { $0.state == .active }.count == 1)
+    }
+
+    @Test func aSwapHoldsAndResumesWithoutAddingActions() throws {
+        let (f, _, _) = try Self.heldForAnother()
+        let t = try f.request(.setHeld(.n(2), true), .setHeld(.n(1), false))
+        #expect(t.actions.map(\.kind) == [.setHeld(true), .setHeld(false)])
+        #expect(!t.actions.contains { $0.addedBySystem })
+    }
+
+    @Test func theOtherCallIsEndedWhenItCannotHold() throws {
+        let (f, a, b) = try Fixture.twoApps()
+        try f.activeIncoming(a, .n(1))
+        try f.request(.setHeld(.n(1), true))
+        try f.fulfil("set-held", .n(1))
+        try f.activeIncoming(b, .n(2), CallUpdate(supportsHolding: false))
+        let t = try f.request(.setHeld(.n(1), false))
+        #expect(t.actions.map(\.kind) == [.end, .setHeld(false)])
+        #expect(t.actions[0].callUUID == .n(2))
+    }
+
+    @Test func resumingTwoCallsApartIsRefused() throws {
+        let f = Fixture()
+        let a = try f.register("A", owner: ":1.1")
+        try f.activeIncoming(a, .n(1))
+        try f.activeIncoming(a, .n(2))
+        try f.request(.setHeld(.n(1), true), .setHeld(.n(2), true))
+        try f.fulfil("set-held", .n(1))
+        try f.fulfil("set-held", .n(2))
+        expectErrorNamed("InvalidAction") { try f.request(.setHeld(.n(1), false), .setHeld(.n(2), false)) }
+    }
+
+    @Test func resumingWithNothingElseActiveAddsNothing() throws {
+        let f = Fixture()
+        let a = try f.register("A", owner: ":1.1")
+        try f.activeIncoming(a, .n(1))
+        try f.request(.setHeld(.n(1), true))
+        try f.fulfil("set-held", .n(1))
+        let t = try f.request(.setHeld(.n(1), false))
+        #expect(t.actions.map(\.kind) == [.setHeld(false)])
     }
 }
 

@@ -1,0 +1,81 @@
+import DBus
+import Logging
+import MonkeyCallAPI
+import TelephonyCore
+
+/// What the service's objects share: the connection (whose queue is where all telephony state
+/// lives), the switchboard, screening, Recents and Favorites, the options and the log. Each
+/// object keeps its own state besides; this holds none of its own.
+/// Immutable; what its members hold is reached on the connection's queue only (hence `@unchecked`).
+final class ServiceContext: @unchecked Sendable {
+    let connection: Connection
+    let options: ServiceOptions
+    let switchboard: Switchboard
+    /// Who rings: block list, directories, Do Not Disturb.
+    let screening: Screening
+    /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
+    let history: HistoryStore?
+    let historyProblem: String?
+    let logger: Logger
+
+    init(connection: Connection, options: ServiceOptions, switchboard: Switchboard, screening: Screening,
+         history: HistoryStore?, historyProblem: String?, logger: Logger) {
+        self.connection = connection
+        self.options = options
+        self.switchboard = switchboard
+        self.screening = screening
+        self.history = history
+        self.historyProblem = historyProblem
+        self.logger = logger
+    }
+
+    /// Favorite names by handle, kept in memory: caller names are read on every call change.
+    var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
+
+    /// The name to show: the provider's, else a favorite's, else the call directories' label.
+    func callerName(of call: Call) -> String {
+        if !call.callerName.isEmpty { return call.callerName }
+        return favoriteNames[call.handle.value] ?? screening.label(for: call.handle.value) ?? ""
+    }
+
+    /// Emits `PropertiesChanged` on the root object.
+    func rootChanged(_ properties: [any PropertyName]) {
+        connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
+    }
+
+    /// On the queue: applies a change to the Do Not Disturb inputs and announces a new source.
+    func changeDoNotDisturb(_ change: () throws -> Void) rethrows {
+        let before = screening.doNotDisturbSource
+        try change()
+        let after = screening.doNotDisturbSource
+        guard after != before else { return }
+        logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
+        rootChanged([Telephony1.Manager.doNotDisturbSource])
+    }
+
+    /// Changes the user's settings at once and answers once they are saved: with nil, or with
+    /// `SettingsUnavailable` when they could not be (the change undone, and announced so).
+    func changeSettings(_ change: (inout ScreeningSettings) throws -> Void, answer: @escaping @Sendable (DBusError?) -> Void) rethrows {
+        try changeDoNotDisturb {
+            try screening.update(change) { [weak self] failure in
+                guard let self, let failure else { return answer(nil) }
+                if failure.undone {
+                    typealias Manager = Telephony1.Manager
+                    rootChanged([Manager.doNotDisturb, Manager.doNotDisturbAllowFavorites, Manager.doNotDisturbAllowRepeatedCalls,
+                                 Manager.silenceUnknownCallers, Manager.pausesMediaDuringCalls, Manager.doNotDisturbSource,
+                                 Telephony1.CallDirectory.blockedHandles])
+                }
+                answer(APIError.settingsUnavailable(failure.message))
+            }
+        }
+    }
+}
+
+extension MethodCall {
+    /// For a property setter: `Properties.Set` answers when this is called (nil: done).
+    func answerLater() -> @Sendable (DBusError?) -> Void {
+        replyLater()
+        return { error in if let error { self.fail(error) } else { self.reply() } }
+    }
+}
+

@@ -63,7 +63,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let path = daemon ?? BuiltProducts.path("monkeycalld")
         if soak {
             // The daemon as a user runs it.
-            try await withDaemon(path, options: []) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            // As a user runs it, but keeping every call in Recents: what is missing there was lost.
+            let recorded = lifecycles + Lifecycles.warmUp(providers)
+            try await withDaemon(path, options: ["--recents-limit", "\(recorded)"]) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
@@ -77,7 +79,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
         // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
         // calls go as fast as it can make them (the flood guard would measure itself).
-        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
+        // Recents at its limit: the history fills it, and each call recorded drops the oldest.
+        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"], prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
         }) { try await measure($0, counts, path: path).render() }

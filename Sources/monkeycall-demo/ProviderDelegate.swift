@@ -53,36 +53,23 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
             self?.provider.reportOutgoingCall(with: call.uuid, connectedAt: call.connectedOn)
         }
         activeCall.startCall { successful in
-            if successful {
-                action.fulfill()
-                callManager.calls.append(activeCall)
-            } else {
-                action.fail()
-            }
+            complete(action, successful) { callManager.calls.append(activeCall) }
         }
     }
 
     func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) {
         guard let call = knownCall(for: action, toDo: "answer") else { return }
         call.answerCall { successful in
-            if successful {
-                Log.say("Answered the call from \(call.handle): it is active.")
-                action.fulfill()
-            } else {
-                action.fail()
-            }
+            complete(action, successful) { Log.say("Answered the call from \(call.handle): it is active.") }
         }
     }
 
     func provider(_ provider: CXProvider, perform action: CXEndCallAction) {
         guard let call = knownCall(for: action, toDo: "end") else { return }
         call.endCall { successful in
-            if successful {
+            complete(action, successful) {
                 callManager.calls.removeAll { $0 === call }
                 Log.say("The call with \(call.handle) ended.")
-                action.fulfill()
-            } else {
-                action.fail()
             }
         }
     }
@@ -113,6 +100,13 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
         Log.say("Asked to \(verb) a call we do not know (\(action.callUUID.uuidString.lowercased())).")
         action.fail()
         return nil
+    }
+
+    /// Fulfils the action when the call did what it asked, after `done`; fails it when not.
+    private func complete(_ action: CXAction, _ successful: Bool, then done: () -> Void) {
+        guard successful else { return action.fail() }
+        done()
+        action.fulfill()
     }
 
     func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) {

@@ -2,10 +2,16 @@ import DBus
 import MonkeyCallAPI
 
 /// The code enum of one of CallKit's refusal errors (`CXErrorCodeIncomingCallError.Code`,
-/// `CXErrorCodeRequestTransactionError.Code`).
+/// `CXErrorCodeRequestTransactionError.Code`), each from the API errors it stands for.
 public protocol CXErrorCodeKind: RawRepresentable<Int>, Sendable, Equatable, CaseIterable {
     /// CallKit's name of the error, as the description shows it.
     static var errorName: String { get }
+}
+
+/// The code enums as the service's API errors stand for them.
+protocol APIErrorCode {
+    /// The code of an API error, or nil when it is not one of this enum's.
+    init?(_ error: APIError)
 }
 
 /// A refusal of the service with a CallKit code and the service's explanation:
@@ -27,11 +33,10 @@ public struct CXErrorCodeError<Kind: CXErrorCodeKind>: Error, Sendable, Equatabl
     public var description: String { "\(Code.errorName).\(code): \(message)" }
 }
 
-extension CXErrorCodeError {
-    /// The error for a D-Bus error of the API, or nil when it is not one of this error's: each
-    /// code stands for the API error of its name (`callUUIDAlreadyExists`, `…Error.CallUUIDAlreadyExists`).
+extension CXErrorCodeError where Code: APIErrorCode {
+    /// The error for a D-Bus error name of the API, or nil when it is not one of these.
     init?(_ error: DBusError) {
-        guard let apiError = APIError(error), let code = Code.allCases.first(where: { "\($0)" == "\(apiError)" }) else { return nil }
+        guard let apiError = APIError(error), let code = Code(apiError) else { return nil }
         self.init(code, message: error.message)
     }
 }

@@ -1,10 +1,12 @@
+import MonkeyCallAPI
+
 /// Why the service refused a new incoming call (CallKit's
 /// `CXErrorCodeIncomingCallError`). Match it as in CallKit:
 /// `catch CXErrorCodeIncomingCallError.callUUIDAlreadyExists`.
 public typealias CXErrorCodeIncomingCallError = CXErrorCodeError<CXIncomingCallErrorCode>
 
 /// `CXErrorCodeIncomingCallError.Code`.
-public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind {
+public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind, APIErrorCode {
     case unknown = 0
     case unentitled = 1
     case callUUIDAlreadyExists = 2
@@ -12,6 +14,16 @@ public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind {
     case filteredByBlockList = 4
 
     public static var errorName: String { "CXErrorCodeIncomingCallError" }
+
+    init?(_ error: APIError) {
+        switch error {
+        case .unentitled: self = .unentitled
+        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
+        case .filteredByDoNotDisturb: self = .filteredByDoNotDisturb
+        case .filteredByBlockList: self = .filteredByBlockList
+        default: return nil
+        }
+    }
 }
 
 /// The codes named on the error, as CallKit has them (`CXErrorCodeIncomingCallError.unentitled`).

@@ -1,10 +1,12 @@
+import MonkeyCallAPI
+
 /// Why the service refused a transaction (CallKit's
 /// `CXErrorCodeRequestTransactionError`). Match it as in CallKit:
 /// `catch CXErrorCodeRequestTransactionError.unknownCallUUID`.
 public typealias CXErrorCodeRequestTransactionError = CXErrorCodeError<CXRequestTransactionErrorCode>
 
 /// `CXErrorCodeRequestTransactionError.Code`.
-public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind {
+public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind, APIErrorCode {
     case unknown = 0
     case unentitled = 1
     case unknownCallProvider = 2
@@ -15,6 +17,19 @@ public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind {
     case maximumCallGroupsReached = 7
 
     public static var errorName: String { "CXErrorCodeRequestTransactionError" }
+
+    init?(_ error: APIError) {
+        switch error {
+        case .unentitled: self = .unentitled
+        case .unknownCallProvider: self = .unknownCallProvider
+        case .emptyTransaction: self = .emptyTransaction
+        case .unknownCallUUID: self = .unknownCallUUID
+        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
+        case .invalidAction: self = .invalidAction
+        case .maximumCallGroupsReached: self = .maximumCallGroupsReached
+        default: return nil
+        }
+    }
 }
 
 /// The codes named on the error, as CallKit has them (`CXErrorCodeRequestTransactionError.unknownCallUUID`).

@@ -76,6 +76,12 @@ final class DaemonUnderTest: @unchecked Sendable {
         return kilobytes * 1024
     }
 
+    /// "dynamically" when the daemon has the Swift runtime's shared library mapped, else "statically" (`--static-swift-stdlib`).
+    func swiftRuntimeLinkage() throws -> String {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        return maps.contains("/libswiftCore.so") ? "dynamically" : "statically"
+    }
+
     /// What the daemon printed, for error messages; empty when it said nothing.
     var outputNote: String {
         let output = process.output.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -46,16 +46,19 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var historyRows: Int
         var directoryPerKind: Int
         var recordings: Int
+        var idleWindow: Duration
 
         init(quick: Bool, iterations: Int?) {
             roundTrips = iterations ?? (quick ? 200 : 2000)
-            lifecycles = quick ? [(1, 50), (50, 200)] : [(1, 500), (50, 2000)]
+            // The first is one provider, measured against its floor.
+            lifecycles = quick ? [(1, 60), (50, 200)] : [(1, 500), (50, 2000)]
             memoryProviders = quick ? 100 : 1000
             memoryCalls = quick ? 1000 : 10_000
             notifications = quick ? 50 : 500
             historyRows = quick ? 10_000 : 100_000
             directoryPerKind = quick ? 200_000 : 10_000_000
             recordings = quick ? 200 : 2000
+            idleWindow = quick ? .seconds(10) : .seconds(60)
         }
     }
 
@@ -114,12 +117,18 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     private func measure(_ service: DaemonUnderTest, _ counts: Counts, path: String) async throws -> Report {
         let idle = try service.residentBytes()
+        progress("idle: the daemon's threads over \(counts.idleWindow) with no call and no client")
+        let idling = try await IdlePhase.measure(service, settle: .seconds(6), window: counts.idleWindow)
 
         progress("round trips: \(counts.roundTrips) Ping and \(counts.roundTrips) Get")
         let roundTrips = try await RoundTrips.measure(address: service.address, iterations: counts.roundTrips)
 
-        var lifecycles: [LifecycleResult] = []
-        for (providers, count) in counts.lifecycles {
+        let oneByOne = counts.lifecycles[0].count
+        progress("call lifecycles: \(oneByOne) over 1 provider, and \(oneByOne) of the same messages with a no-op peer (the floor)")
+        let script = try await LifecycleFloor.record(address: service.address)
+        let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: oneByOne)
+        var lifecycles = [single]
+        for (providers, count) in counts.lifecycles.dropFirst() {
             progress("call lifecycles: \(count) over \(providers) provider\(providers == 1 ? "" : "s")")
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
@@ -139,7 +148,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemonPath: path, swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory)
     }
 

@@ -92,7 +92,13 @@ struct Daemon: AsyncParsableCommand {
         // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address from the environment.
         if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
         let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
-        let gnome: DesktopDoNotDisturb? = desktopDoNotDisturb ? GnomeNotificationBanners(logger: logger) : nil
+        let gnome: DesktopDoNotDisturb?
+        if desktopDoNotDisturb, GnomeNotificationBanners.appliesToSession(ProcessInfo.processInfo.environment) {
+            gnome = GnomeNotificationBanners(logger: logger)
+        } else {
+            if desktopDoNotDisturb { logger.info("not a GNOME session (XDG_CURRENT_DESKTOP): not following GNOME's Do Not Disturb") }
+            gnome = nil
+        }
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,
                                        databasePath: database ?? Self.defaultDatabasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {

@@ -18,6 +18,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Option(help: "The monkeycalld to run (default: the one next to this program).")
     var daemon: String?
 
+    @Option(name: .customLong("daemon-option"), help: ArgumentHelp("An option for the daemon, as --daemon-option=--no-pause-media (repeatable): to see what a part costs.",
+                                                                  valueName: "option"))
+    var daemonOptions: [String] = []
+
     @Flag(help: "Instead of the figures: call lifecycles for a long time, with lifecycles/s as it goes and the daemon's RSS at the start and the end.")
     var soak = false
 
@@ -66,12 +70,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let path = daemon ?? BuiltProducts.path("monkeycalld")
         if soak {
             // The daemon as a user runs it.
-            try await withDaemon(path, options: []) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            try await withDaemon(path, options: daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
         if queue {
-            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"]) { service in
+            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions) { service in
                 let (stall, lock) = try await measureQueue(service, counts)
                 return (["MonkeyCall service queue: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                          "daemon: \(path)", ""] + QueuePhase.render(stall, lock)).joined(separator: "\n")
@@ -80,7 +84,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
         // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
         // calls go as fast as it can make them (the flood guard would measure itself).
-        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
+        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions, prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
         }) { try await measure($0, counts, path: path).render() }
@@ -148,7 +152,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory)
     }
 

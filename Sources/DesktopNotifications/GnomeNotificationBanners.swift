@@ -26,7 +26,7 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
     /// names GNOME (`GNOME`, `ubuntu:GNOME`, …), or is not set (a daemon started
     /// where the session did not pass it on keeps following). Elsewhere GSettings
     /// is never started, which spares the daemon GIO's modules, dconf and their
-    /// threads (about 1.7 MiB).
+    /// threads (1.3 MiB of RSS, measured on the static release build).
     public static func appliesToSession(_ environment: [String: String]) -> Bool {
         guard let desktops = environment["XDG_CURRENT_DESKTOP"], !desktops.isEmpty else { return true }
         return desktops.split(separator: ":").contains { $0.uppercased().hasPrefix("GNOME") }

@@ -24,10 +24,11 @@ struct LifecycleScript: Sendable {
     let fulfilAnswer: Step
     let end: Step
     let fulfilEnd: Step
-    var signalCount: Int { [report, answer, fulfilAnswer, end, fulfilEnd].reduce(0) { $0 + $1.signals.count } }
+    var steps: [Step] { [report, answer, fulfilAnswer, end, fulfilEnd] }
+    var signalCount: Int { steps.reduce(0) { $0 + $1.signals.count } }
     var signalNames: [String] {
         var counts: [String: Int] = [:]
-        for step in [report, answer, fulfilAnswer, end, fulfilEnd] {
+        for step in steps {
             for signal in step.signals { counts[signal.member, default: 0] += 1 }
         }
         return counts.sorted { $0.key < $1.key }.map { $0.value == 1 ? $0.key : "\($0.key) × \($0.value)" }

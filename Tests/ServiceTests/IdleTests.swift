@@ -13,57 +13,37 @@ import Testing
 /// is libdispatch's own worker-pool monitor; the benchmark counts it.)
 @Suite("Idle: no timer armed without a call")
 struct IdleTests {
-    @Test("the real clock and libdbus have no timer armed before the first call and once calls have ended, however they ended")
+    @Test("the real clock and libdbus have no timer armed before the first call and once calls have ended by the user or the remote side")
     func realClockHasNoTimerWhenIdle() async throws {
-        let bus = try await PrivateBus.start()
-        let connection = try Connection(address: bus.address)
-        let clock = DispatchClock(queue: connection.queue)
-        var options = ServiceOptions()
-        options.ringTimeout = 3 // the rang-out case waits for it; the others end well before
-        options.dataDirectory = bus.directory.appendingPathComponent("data").path
-        let service = TelephonyService(connection: connection, options: options, clock: clock,
-                                       databasePath: bus.directory.appendingPathComponent("monkeycall.sqlite").path)
-        try await service.start()
-        let controller = try Connection(address: bus.address)
-        defer { controller.close() }
-        /// The clock's armed timers and the service connection's libdbus timeouts.
-        func armed() async -> [Int] { await connection.performOnQueue { [clock.pendingTaskCount, connection.armedTimeouts] } }
-        /// Once the calls have ended the service may still await a reply for a moment (media players
-        /// are asked to resume, with a reply timeout): what counts is that nothing stays armed.
-        func settled() async throws -> [Int] {
-            let deadline = ContinuousClock.now + .seconds(5)
-            while await armed() != [0, 0], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            return await armed()
-        }
-        func control(_ member: String, _ uuid: String) async throws {
-            try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath,
-                                      interface: Telephony1.CallController.interface, member: member, [.string(uuid)])
-        }
-        #expect(await armed() == [0, 0])
-        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
-        #expect(await armed() == [0, 0])
+        let service = try await RealClockService(ringTimeout: 45)
+        #expect(await service.armed() == [0, 0])
+        let app = try await TestProvider(bus: service.bus, name: "Monkey", configuration: [:])
+        #expect(await service.armed() == [0, 0])
 
         // Answered, then ended by the user.
         let answered = try await app.reportIncoming("alice")
-        #expect(await armed()[0] == 1) // its ring timeout
-        try await control("AnswerCall", answered)
+        #expect(await service.armed()[0] == 1) // its ring timeout
+        try await service.control("AnswerCall", answered)
         try await app.perform("answer")
-        try await control("EndCall", answered)
+        try await service.control("EndCall", answered)
         try await app.perform("end")
-        #expect(try await settled() == [0, 0])
+        #expect(try await service.settled() == [0, 0])
 
         // Ended by the remote side while it rang.
         let hungUp = try await app.reportIncoming("bob")
         try await app.call("ReportCallEnded", [.string(hungUp), .string("remote-ended"), .uint64(0)])
-        #expect(try await settled() == [0, 0])
+        #expect(try await service.settled() == [0, 0])
+        await service.stop()
+    }
 
-        // Rang out: the ring timeout fired and its end action was fulfilled.
+    @Test("a ring timeout that fired leaves no timer armed once its end action is fulfilled")
+    func firedTimerIsNotLeftArmed() async throws {
+        let service = try await RealClockService(ringTimeout: 0.2)
+        let app = try await TestProvider(bus: service.bus, name: "Monkey", configuration: [:])
         _ = try await app.reportIncoming("carol")
         try await app.perform("end")
-        #expect(try await settled() == [0, 0])
-
+        #expect(try await service.settled() == [0, 0])
         await service.stop()
-        bus.stop()
     }
 
     @Test("the running daemon, idle after a call: every thread waits without a timeout, and the one timer armed is libdispatch's monitor",
@@ -188,5 +168,52 @@ struct TimerFD: CustomStringConvertible {
         guard let line = info.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
         let numbers = line.split(whereSeparator: { !"0123456789".contains($0) }).compactMap { Double($0) }
         return numbers.count == 2 ? numbers[0] + numbers[1] / 1e9 : 0
+    }
+}
+
+/// The service in this process on the real clock (a `DispatchClock` the test holds), on a bus of its own.
+private final class RealClockService: @unchecked Sendable {
+    let bus: PrivateBus
+    let connection: Connection
+    let clock: DispatchClock
+    let service: TelephonyService
+    let controller: Connection
+
+    init(ringTimeout: Double) async throws {
+        bus = try await PrivateBus.start()
+        connection = try Connection(address: bus.address)
+        clock = DispatchClock(queue: connection.queue)
+        var options = ServiceOptions()
+        options.ringTimeout = ringTimeout
+        options.dataDirectory = bus.directory.appendingPathComponent("data").path
+        service = TelephonyService(connection: connection, options: options, clock: clock,
+                                   databasePath: bus.directory.appendingPathComponent("monkeycall.sqlite").path)
+        try await service.start()
+        controller = try Connection(address: bus.address)
+    }
+
+    /// The clock's armed timers and the service connection's libdbus timeouts.
+    func armed() async -> [Int] {
+        let (clock, connection) = (clock, connection)
+        return await connection.performOnQueue { [clock.pendingTaskCount, connection.armedTimeouts] }
+    }
+
+    /// Once the calls have ended the service may still await a reply for a moment (media players
+    /// are asked to resume, with a reply timeout): what counts is that nothing stays armed.
+    func settled() async throws -> [Int] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while await armed() != [0, 0], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return await armed()
+    }
+
+    func control(_ member: String, _ uuid: String) async throws {
+        try await controller.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                  interface: Telephony1.CallController.interface, member: member, [.string(uuid)])
+    }
+
+    func stop() async {
+        controller.close()
+        await service.stop()
+        bus.stop()
     }
 }

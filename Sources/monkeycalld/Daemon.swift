@@ -103,7 +103,13 @@ struct Daemon: AsyncParsableCommand {
         // from the environment: the bus we are on, however it was found.
         setenv("DBUS_SESSION_BUS_ADDRESS", connection.address, 1)
         let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
-        let gnome: DesktopDoNotDisturb? = desktopDoNotDisturb ? GnomeNotificationBanners(logger: logger) : nil
+        let gnome: DesktopDoNotDisturb?
+        if desktopDoNotDisturb, GnomeNotificationBanners.appliesToSession(ProcessInfo.processInfo.environment) {
+            gnome = GnomeNotificationBanners(logger: logger)
+        } else {
+            if desktopDoNotDisturb { logger.info("not a GNOME session (XDG_CURRENT_DESKTOP): not following GNOME's Do Not Disturb") }
+            gnome = nil
+        }
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,
                                        databasePath: databasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {

@@ -9,11 +9,17 @@ final class ManagerObject: ServiceObject {
     private let context: ServiceContext
     private let providers: ProviderObjects
     private let controller: CallControllerInterface
+    /// Links ask the user first.
+    private let links: LinkConfirmation
+    /// Told when `ShowsCallControls` changes; nil without notifications.
+    private let callControls: CallControls?
 
-    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface) {
+    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface, links: LinkConfirmation, callControls: CallControls?) {
         self.context = context
         self.providers = providers
         self.controller = controller
+        self.links = links
+        self.callControls = callControls
     }
 
     func interface() -> Interface {
@@ -28,7 +34,7 @@ final class ManagerObject: ServiceObject {
         }
     }
 
-    /// A link becomes a start action at the app that handles its scheme.
+    /// A link becomes a start action at the app that handles its scheme, once the user says Call.
     func openURL(_ url: String, from requester: String) throws -> String {
         let link: CallLink
         do {
@@ -41,8 +47,9 @@ final class ManagerObject: ServiceObject {
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }
         let uuid = UUID()
-        _ = try controller.request([.start(uuid, handle: link.handle, video: link.video, provider: provider.id)], from: requester)
-        context.logger.info("link \(link.scheme): to \(provider.name)")
+        try links.ask(.start(uuid, handle: link.handle, video: link.video, provider: provider.id), uuid: uuid, handle: link.handle,
+                      provider: provider, requester: requester)
+        context.logger.info("link \(link.scheme): to \(provider.name), asking first")
         return uuid.apiString
     }
 
@@ -68,6 +75,15 @@ final class ManagerObject: ServiceObject {
                     throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
                 }
                 manager.context.screening.update { $0.pausesMediaDuringCalls = enabled }
+            }),
+            property(Manager.showsCallControls, get: { manager in
+                manager.context.options.showsCallControls && manager.context.screening.settings.showsCallControls
+            }, set: { manager, enabled, _ in
+                if enabled && !manager.context.options.showsCallControls {
+                    throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-call-controls")
+                }
+                manager.context.screening.update { $0.showsCallControls = enabled }
+                manager.callControls?.settingChanged()
             }),
         ]
     }

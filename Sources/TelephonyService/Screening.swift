@@ -11,6 +11,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
     var silenceUnknownCallers = false
     var blockList = BlockList()
     var pausesMediaDuringCalls = true
+    var showsCallControls = true
 
     init() {}
 
@@ -27,6 +28,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
         silenceUnknownCallers = try value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
         blockList = try value(.blockList, defaults.blockList)
         pausesMediaDuringCalls = try value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
+        showsCallControls = try value(.showsCallControls, defaults.showsCallControls)
     }
 }
 

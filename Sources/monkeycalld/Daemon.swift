@@ -38,6 +38,9 @@ struct Daemon: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
 
+    @Flag(inversion: .prefixedNo, help: "Show an ongoing-call notification (Hang Up, Mute, Hold, the app) for every call that is up; the ShowsCallControls setting can turn it off too.")
+    var callControls = true
+
     @Flag(inversion: .prefixedNo, help: "Pause media players (MPRIS) during calls and resume them after; the PausesMediaDuringCalls setting can turn it off too.")
     var pauseMedia = true
 
@@ -88,6 +91,7 @@ struct Daemon: AsyncParsableCommand {
         options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
         options.dataDirectory = ((database ?? Self.defaultDatabasePath) as NSString).deletingLastPathComponent
         options.pausesMedia = pauseMedia
+        options.showsCallControls = callControls
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
         // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address

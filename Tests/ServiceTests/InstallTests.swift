@@ -57,8 +57,11 @@ struct InstallTests {
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
         #expect(try await probe.nameOwner(Telephony1.busName) != nil)
 
+        // Links ask first: the user presses Call on the notification.
+        let notifications = try await NotificationServer(address: bus.address)
         let gio = try await ChildProcess.run("/usr/bin/gio", ["open", "monkeycall://alice"], environment: environment)
         #expect(gio.status == 0, "\(gio.stderr)")
+        try await notifications.confirmLink()
         let fromGio = try #require(await app.nextAction("start"))
         #expect(fromGio.args["Handle"] == .string("alice") && fromGio.args["HandleType"] == .string("generic"))
 
@@ -66,6 +69,7 @@ struct InstallTests {
         environment["DISPLAY"] = environment["DISPLAY"] ?? ":99"
         let xdg = try await ChildProcess.run("/usr/bin/xdg-open", ["monkeycall:+1%20555%20123"], environment: environment)
         #expect(xdg.status == 0, "\(xdg.stderr)")
+        try await notifications.confirmLink()
         let fromXdg = try #require(await app.nextAction("start"))
         #expect(fromXdg.args["Handle"] == .string("+1 555 123") && fromXdg.args["HandleType"] == .string("phone-number"))
 

@@ -26,7 +26,7 @@ struct NotificationTests {
         #expect(shown.summary == "Incoming call")
         #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
         #expect(shown.icon == "call-start")
-        #expect(shown.actions == ["answer", "Answer", "decline", "Decline"])
+        #expect(shown.actions == ["answer", "Answer", "decline", "Decline", "default", "Open Monkey"])
         #expect(shown.timeout == 0)
         #expect(shown.hints["category"] == .string("call.incoming"))
         #expect(shown.hints["urgency"] == .byte(2))
@@ -74,7 +74,8 @@ struct NotificationTests {
 
     @Test("Answer on the notification answers the call; the notification closes")
     func answerFromNotification() async throws {
-        let daemon = try await RunningDaemon()
+        // Without the call controls, which would take the notification over in place.
+        let daemon = try await RunningDaemon(["--no-call-controls"])
         let server = try await NotificationServer(address: daemon.bus.address)
         let app = try await Self.provider(daemon)
         let uuid = try await app.reportIncoming("alice")
@@ -88,7 +89,7 @@ struct NotificationTests {
 
     @Test("a second call while one is active offers Hold & Answer and End & Answer; End & Answer ends the first")
     func secondCall() async throws {
-        let daemon = try await RunningDaemon()
+        let daemon = try await RunningDaemon(["--no-call-controls"])
         let server = try await NotificationServer(address: daemon.bus.address)
         let app = try await Self.provider(daemon)
         let first = try await app.reportIncoming("alice")
@@ -99,7 +100,7 @@ struct NotificationTests {
 
         let second = try await app.reportIncoming("bob")
         let shown = try #require(await server.notified.next())
-        #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer"])
+        #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer", "default"])
         try server.invoke(shown.id, "end-and-answer")
         let end = try #require(await app.nextAction("end"))
         #expect(end.call == first)

@@ -81,7 +81,11 @@ final class AppActivation: @unchecked Sendable {
         do {
             try process.run()
             process.waitUntilExit()
-            if process.terminationStatus != 0 { logger.warning("gio launch \(file) failed with status \(process.terminationStatus)") }
+            if process.terminationStatus != 0 {
+                logger.warning("gio launch \(file) failed with status \(process.terminationStatus)")
+            } else {
+                logger.info("launched \(file)")
+            }
         } catch {
             logger.warning("cannot launch \(file): \(error)")
         }

@@ -187,4 +187,43 @@ struct CallControlsTests {
                                                             Telephony1.Manager.interface, "ShowsCallControls", "b", "true"])
         #expect(refused.status != 0 && refused.stderr.contains("--no-call-controls"), "\(refused.stderr)")
     }
+
+    @Test("Open APP activates a DBusActivatable app with org.freedesktop.Application.Activate, and launches any other's desktop file")
+    func showAppActivates() async throws {
+        let bus = try await PrivateBus.start()
+        let applications = bus.directory.appendingPathComponent("data/applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Monkey\nExec=true\nDBusActivatable=true\n"
+            .write(to: applications.appendingPathComponent("org.example.Monkey.desktop"), atomically: true, encoding: .utf8)
+        // Launched, the app says so on the bus.
+        try "[Desktop Entry]\nType=Application\nName=Plain\nExec=dbus-send \"--bus=\(bus.address)\" --type=signal /org/example/Plain org.example.Plain.Launched\n"
+            .write(to: applications.appendingPathComponent("org.example.Plain.desktop"), atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(bus: bus, environment: ["XDG_DATA_HOME": bus.directory.appendingPathComponent("data").path])
+        let server = try await NotificationServer(address: bus.address)
+
+        // The app's own connection owns its well-known name, as a D-Bus-activatable app does.
+        let activated = EventBuffer<[DBusValue]>()
+        let appConnection = try Connection(address: bus.address)
+        try appConnection.export("/org/example/Monkey", [Interface("org.freedesktop.Application") {
+            Method("Activate", in: ["platform_data": "a{sv}"]) { call in
+                activated.append((try? call.message.arguments()) ?? [])
+                return .empty
+            }
+        }])
+        #expect(try await appConnection.requestName("org.example.Monkey") == .primaryOwner)
+        let launches = try await SignalRecorder(appConnection, MatchRule(interface: "org.example.Plain"))
+        let app = try await Self.app(daemon)
+        let (_, _, ongoing) = try await Self.answeredCall(daemon, server, app)
+        try server.invoke(ongoing.id, "show-app")
+        #expect(await activated.next() != nil, "Activate was not called")
+
+        let plain = try await TestProvider(bus: bus, name: "Plain", configuration: ["DesktopEntry": .string("org.example.Plain.desktop")])
+        let uuid = try await plain.reportIncoming("bob")
+        let ringing = try #require(await server.notified.next { $0.body.hasPrefix("bob") })
+        // The ringing notification's default action brings the app forward too.
+        try server.invoke(ringing.id, "default")
+        #expect(try #require(await plain.signals.next("DidRequestShowApp")).arguments() == [.string(uuid)])
+        #expect(await launches.next("Launched") != nil, "the desktop file was not launched: \(daemon.daemon.output)")
+        _ = daemon
+    }
 }

@@ -87,17 +87,8 @@ final class CallControls: SwitchboardObserver {
             guard let call = up[uuid] else { continue }
             board.post(ongoing(call), by: self) { [weak self] event in self?.pressed(event, call: uuid) }
         }
-        let left = up.count - chosen.count
-        if left > 0 {
-            var notification = DesktopNotification(key: Self.moreCallsKey, appName: "MonkeyCall",
-                                                   summary: left == 1 ? "1 more call" : "\(left) more calls",
-                                                   body: queue.leftOut(shown: shown) { self.up[$0]?.providerName })
-            notification.category = "call.ongoing"
-            notification.expiry = .never
-            board.post(notification, by: self) { _ in }
-        } else {
-            board.withdraw(Self.moreCallsKey, by: self)
-        }
+        board.postCount(up.count - chosen.count, of: "call", body: queue.leftOut(shown: shown) { self.up[$0]?.providerName },
+                        key: Self.moreCallsKey, category: "call.ongoing", by: self)
     }
 
     /// "Call with Alice", its handle, app, since when and whether muted, and the buttons.

@@ -68,23 +68,25 @@ final class ManagerObject: ServiceObject {
         } + [
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
-            property(Manager.pausesMediaDuringCalls, get: { manager in
-                manager.context.options.pausesMedia && manager.context.screening.settings.pausesMediaDuringCalls
-            }, set: { manager, enabled, _ in
-                if enabled && !manager.context.options.pausesMedia {
-                    throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
-                }
-                manager.context.screening.update { $0.pausesMediaDuringCalls = enabled }
-            }),
-            property(Manager.showsCallControls, get: { manager in
-                manager.context.options.showsCallControls && manager.context.screening.settings.showsCallControls
-            }, set: { manager, enabled, _ in
-                if enabled && !manager.context.options.showsCallControls {
-                    throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-call-controls")
-                }
-                manager.context.screening.update { $0.showsCallControls = enabled }
+            feature(Manager.pausesMediaDuringCalls, option: \.pausesMedia, setting: \.pausesMediaDuringCalls, flag: "--no-pause-media"),
+            feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls") { manager in
                 manager.callControls?.settingChanged()
-            }),
+            },
         ]
+    }
+
+    /// A feature the user turns on and off (persisted) that a daemon option can turn off for good:
+    /// then it reads false and refuses true, naming the option.
+    private func feature(_ spec: PropertySpec<Bool>, option: KeyPath<ServiceOptions, Bool>, setting: WritableKeyPath<ScreeningSettings, Bool>,
+                         flag: String, changed: @escaping (ManagerObject) -> Void = { _ in }) -> Property {
+        property(spec, get: { manager in
+            manager.context.options[keyPath: option] && manager.context.screening.settings[keyPath: setting]
+        }, set: { manager, enabled, _ in
+            if enabled && !manager.context.options[keyPath: option] {
+                throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with \(flag)")
+            }
+            manager.context.screening.update { $0[keyPath: setting] = enabled }
+            changed(manager)
+        })
     }
 }

@@ -54,6 +54,16 @@ final class NotificationBoard: @unchecked Sendable {
     /// Whether `owner` has a notification on screen under `key`.
     func shows(_ key: String, by owner: AnyObject) -> Bool { posted[key]?.owner == ObjectIdentifier(owner) }
 
+    /// The one notification that counts the calls left without their own ("3 more incoming calls",
+    /// by app), or none when `count` is 0.
+    func postCount(_ count: Int, of noun: String, body: String, key: String, category: String, by owner: AnyObject) {
+        guard count > 0 else { return withdraw(key, by: owner) }
+        var notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: "\(count) more \(noun)\(count == 1 ? "" : "s")", body: body)
+        notification.category = category
+        notification.expiry = .never
+        post(notification, by: owner) { _ in }
+    }
+
     /// `repost` runs when a notification server appears: what should be on screen is posted again.
     func onServerAppeared(_ repost: @escaping () -> Void) { reposters.append(repost) }
 

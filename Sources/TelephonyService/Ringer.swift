@@ -115,17 +115,8 @@ final class Ringer: SwitchboardObserver {
         for uuid in shown where !chosenSet.contains(uuid) { board.withdraw(uuid.apiString, by: self) }
         shown = chosen
         for uuid in chosen { if let call = ringing[uuid], dismissed[uuid, default: 0] < 2 { postRinging(call) } }
-        let left = ringing.count - chosen.count
-        if left > 0 {
-            var notification = DesktopNotification(key: Self.moreCallsKey, appName: "MonkeyCall",
-                                                   summary: left == 1 ? "1 more incoming call" : "\(left) more incoming calls",
-                                                   body: queue.leftOut(shown: shown) { self.ringing[$0]?.providerName })
-            notification.category = "call.incoming"
-            notification.expiry = .never
-            board.post(notification, by: self) { _ in }
-        } else {
-            board.withdraw(Self.moreCallsKey, by: self)
-        }
+        board.postCount(ringing.count - chosen.count, of: "incoming call", body: queue.leftOut(shown: shown) { self.ringing[$0]?.providerName },
+                        key: Self.moreCallsKey, category: "call.incoming", by: self)
     }
 
     private func postRinging(_ call: Call) {

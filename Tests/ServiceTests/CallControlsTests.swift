@@ -19,15 +19,16 @@ struct CallControlsTests {
         return (uuid, ringing, ongoing)
     }
 
+    /// An app with a desktop entry and an icon.
+    static let monkey: [String: DBusValue] = ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")]
+
     static func app(_ daemon: RunningDaemon) async throws -> TestProvider {
-        try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")])
+        try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: monkey)
     }
 
     @Test("an answered call's notification becomes the ongoing one in place: summary, body, buttons, hints")
     func ongoingNotification() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.app(daemon)
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
         let (_, ringing, ongoing) = try await Self.answeredCall(daemon, server, app)
         #expect(ongoing.id == ringing.id && ongoing.replacesID == ringing.id, "replaced in place")
         let lines = ongoing.body.components(separatedBy: "\n")
@@ -45,9 +46,7 @@ struct CallControlsTests {
 
     @Test("an outgoing call: Calling…, then Call with; no Hold where the call cannot hold, no Open without a desktop entry")
     func outgoing() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Plain", [:])
         let dial = try await daemon.cli("dial", "bob")
         #expect(dial.status == 0, "\(dial.stderr)")
         let uuid = dial.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -67,9 +66,7 @@ struct CallControlsTests {
 
     @Test("Mute/Unmute and Hold/Resume are the matching actions and replace the notification in place")
     func muteAndHold() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.app(daemon)
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
         let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
 
         try server.invoke(ongoing.id, "mute")
@@ -96,9 +93,7 @@ struct CallControlsTests {
 
     @Test("Hang Up ends the call; Call ended · M:SS replaces the notification and expires after 5 s")
     func hangUp() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.app(daemon)
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
         let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
         try server.invoke(ongoing.id, "hang-up")
         let end = try await app.perform("end")
@@ -113,9 +108,7 @@ struct CallControlsTests {
 
     @Test("Open APP reaches the provider as DidRequestShowApp")
     func showApp() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.app(daemon)
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
         let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
         try server.invoke(ongoing.id, "show-app")
         let signal = try #require(await app.signals.next("DidRequestShowApp"))
@@ -124,9 +117,7 @@ struct CallControlsTests {
 
     @Test("the notification closes when a call that never connected ends; a declined call leaves no Call ended")
     func closesAndNoCallEnded() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Plain", [:])
         let dial = try await daemon.cli("dial", "bob")
         let uuid = dial.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try await app.perform("start")
@@ -146,9 +137,7 @@ struct CallControlsTests {
 
     @Test("at most 3 calls have their own ongoing notification, then one counts the rest")
     func bounded() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: ["MaximumCallGroups": .uint32(4)])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Plain", ["MaximumCallGroups": .uint32(4)])
         for (index, handle) in ["a", "b", "c", "d"].enumerated() {
             let dial = try await daemon.cli("dial", handle)
             #expect(dial.status == 0, "\(dial.stderr)")
@@ -164,9 +153,7 @@ struct CallControlsTests {
 
     @Test("ShowsCallControls false: no ongoing notification; --no-call-controls refuses true")
     func turnedOff() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Plain", [:])
         let set = try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "set-property", Telephony1.busName, Telephony1.rootPath.rawValue,
                                                            Telephony1.Manager.interface, "ShowsCallControls", "b", "false"])
         #expect(set.status == 0, "\(set.stderr)")

@@ -10,9 +10,8 @@ import Testing
 struct NotificationServersTests {
     @Test("a missed call expires with the server's default (-1) and says when")
     func missedCallExpiresAndSaysWhen() async throws {
-        let daemon = try await RunningDaemon(["--ring-timeout", "0.5"])
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(["--ring-timeout", "0.5"], app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
         try await app.reportIncoming("alice")
         try await app.perform("end")
         let missed = try #require(await server.notified.next { $0.summary == "Missed call" })
@@ -22,9 +21,7 @@ struct NotificationServersTests {
 
     @Test("a dismissed ringing notification comes back once, silenced; dismissed again it stays away")
     func dismissedOnceComesBack() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
         let uuid = try await app.reportIncoming("alice")
         let first = try #require(await server.notified.next())
         #expect(first.hints["suppress-sound"] == nil)
@@ -43,9 +40,8 @@ struct NotificationServersTests {
 
     @Test("a ringing notification's default action answers when the app has no desktop entry")
     func defaultActionAnswers() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
         let uuid = try await app.reportIncoming("alice")
         let shown = try #require(await server.notified.next())
         #expect(shown.actions.suffix(2) == ["default", "Answer"])
@@ -55,9 +51,7 @@ struct NotificationServersTests {
 
     @Test("with a desktop entry the default action brings the app forward (DidRequestShowApp) and does not answer")
     func defaultActionShowsApp() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["DesktopEntry": .string("org.example.Monkey")])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", ["DesktopEntry": .string("org.example.Monkey")])
         let uuid = try await app.reportIncoming("alice")
         let shown = try #require(await server.notified.next())
         #expect(shown.actions.suffix(2) == ["default", "Open Monkey"])
@@ -69,9 +63,8 @@ struct NotificationServersTests {
 
     @Test("the body does not repeat a handle that is the caller's name")
     func handleNotRepeated() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
         try await app.reportIncoming("+1 408 555 0123", update: ["LocalizedCallerName": .string("+1 408 555 0123")])
         #expect(try #require(await server.notified.next()).body == "+1 408 555 0123")
     }

@@ -151,7 +151,13 @@ struct CallControlsTests {
         #expect(own.count == 3)
     }
 
-    @Test("ShowsCallControls false: no ongoing notification; --no-call-controls refuses true")
+    /// `ShowsCallControls` as busctl reads it ("b true").
+    static func showsCallControls(_ daemon: RunningDaemon) async throws -> String {
+        try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "get-property", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                 Telephony1.Manager.interface, "ShowsCallControls"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("ShowsCallControls false: no ongoing notification, and it persists; --no-call-controls refuses true")
     func turnedOff() async throws {
         let (daemon, server, app) = try await NotificationRig.start(app: "Plain", [:])
         let set = try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "set-property", Telephony1.busName, Telephony1.rootPath.rawValue,
@@ -165,11 +171,14 @@ struct CallControlsTests {
         try await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
         _ = try await app.reportIncoming("bob")
         #expect(try #require(await server.notified.next()).summary == "Incoming call", "no ongoing or Call ended notification came first")
+        // Persisted: the next daemon, with the same data folder, reads it.
+        daemon.daemon.terminate()
+        #expect(await daemon.daemon.waitForExit() == 0)
+        let next = try await RunningDaemon(bus: daemon.bus)
+        #expect(try await Self.showsCallControls(next) == "b false")
 
         let off = try await RunningDaemon(["--no-call-controls"])
-        let read = try await off.run("/usr/bin/busctl", ["--address=\(off.bus.address)", "get-property", Telephony1.busName, Telephony1.rootPath.rawValue,
-                                                         Telephony1.Manager.interface, "ShowsCallControls"])
-        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b false")
+        #expect(try await Self.showsCallControls(off) == "b false")
         let refused = try await off.run("/usr/bin/busctl", ["--address=\(off.bus.address)", "set-property", Telephony1.busName, Telephony1.rootPath.rawValue,
                                                             Telephony1.Manager.interface, "ShowsCallControls", "b", "true"])
         #expect(refused.status != 0 && refused.stderr.contains("--no-call-controls"), "\(refused.stderr)")

@@ -17,8 +17,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// though they are resident) did not see the user dismiss them.
     private var actedOn: Set<String> = []
     private var capabilities: Set<String>?
-    /// Whether the server draws each notification's app name; read once per server.
-    private var serverDrawsAppName: Bool?
+    /// The server's name (`GetServerInformation`), read once per server.
+    private var serverName: String?
     private var warnedUnavailable = false
     /// The newest request for each key. The loop thread may fall behind (a slow
     /// or absent server); it then shows only the newest version of a
@@ -70,7 +70,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             self.handlers = [:]
             self.actedOn = []
             self.capabilities = nil
-            self.serverDrawsAppName = nil
+            self.serverName = nil
         }
     }
 
@@ -95,16 +95,21 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// its desktop entry or app_name); servers not named here are taken to do so too.
     static let serversWithoutAppName: Set<String> = ["Xfce Notify Daemon", "Notification Daemon", "dunst"]
 
-    /// Whether the server draws app_name, asked once per server (`GetServerInformation`).
-    private func drawsAppName() -> Bool {
-        if let serverDrawsAppName { return serverDrawsAppName }
+    /// Servers that draw the `default` action as one more button (xfce4-notifyd 0.7) rather than
+    /// invoking it on a click on the body: there a `default` action that repeats another button's
+    /// label ("Answer" twice) is left out.
+    static let serversWithDefaultButton: Set<String> = ["Xfce Notify Daemon"]
+
+    /// The server's name, asked once per server (`GetServerInformation`); "" when it does not say.
+    private func currentServerName() -> String {
+        if let serverName { return serverName }
         var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
         var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
-        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0, let name else { return true }
-        let draws = !Self.serversWithoutAppName.contains(String(cString: name))
+        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0, let name else { return "" }
+        let result = String(cString: name)
         for text in [name, vendor, version, specVersion] { g_free(text) }
-        serverDrawsAppName = draws
-        return draws
+        serverName = result
+        return result
     }
 
     private func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
@@ -113,7 +118,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         // names, handles and labels come from apps and directories (ScreenText says what goes).
         let summary = ScreenText.clean(notification.summary)
         var plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
-        if !notification.namesAppInText, !capabilities.isEmpty, !drawsAppName() {
+        if !notification.namesAppInText, !capabilities.isEmpty, Self.serversWithoutAppName.contains(currentServerName()) {
             // The server would not say which app this is: the body's last line does.
             let app = ScreenText.clean(notification.appName)
             plainBody = plainBody.isEmpty ? app : plainBody + "\n" + app
@@ -152,7 +157,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         if capabilities.isEmpty || capabilities.contains("actions") {
             let key = notification.key
-            for action in notification.actions {
+            var actions = notification.actions
+            if Self.serversWithDefaultButton.contains(currentServerName()) {
+                actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
+            }
+            for action in actions {
                 let box = Unmanaged.passRetained(ActionBox { [weak self] action in
                     // On the loop thread, where libnotify delivers its signals.
                     self?.actedOn.insert(key)
@@ -179,7 +188,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             shown[notification.key] = nil
             handlers[notification.key] = nil
             self.capabilities = nil
-            serverDrawsAppName = nil
+            serverName = nil
             g_object_unref(UnsafeMutableRawPointer(target))
         }
     }

@@ -93,4 +93,17 @@ struct NotificationServersTests {
         #expect(output.components(separatedBy: "Failed to connect to proxy").count <= 2, "\(output)")
         #expect(!output.contains("libnotify-WARNING"), "\(output)")
     }
+
+    @Test("xfce4-notifyd draws the default action as a button: there it is left out where it would repeat Answer, kept where it opens the app")
+    func defaultButtonOnXfce() async throws {
+        let daemon = try await RunningDaemon()
+        defer { withExtendedLifetime(daemon) {} }
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "Xfce Notify Daemon")
+        let plain = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: [:])
+        try await plain.reportIncoming("alice")
+        #expect(try #require(await server.notified.next()).actions == ["answer", "Answer", "decline", "Decline"])
+        let monkey = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["DesktopEntry": .string("org.example.Monkey")])
+        try await monkey.reportIncoming("bob")
+        #expect(try #require(await server.notified.next { $0.body.hasPrefix("bob") }).actions.suffix(2) == ["default", "Open Monkey"])
+    }
 }

@@ -9,7 +9,8 @@ dbus-python and GLib from Debian (apt install python3-dbus python3-gi):
   but not running, and otherwise says how to start it;
 - registers with the service (RegisterProvider) and waits for DidBegin; it
   declares the monkeycall: link scheme, so `gio open monkeycall://alice` and
-  `monkeycall open monkeycall://alice` call through it;
+  `monkeycall open monkeycall://alice` call through it (after Call on the
+  notification that asks first);
 - reports an incoming call when asked to (ReportNewIncomingCall);
 - fulfils every action the user asks for (PerformAction -> FulfillAction);
   an outgoing call ("start") then starts connecting and connects, as a real

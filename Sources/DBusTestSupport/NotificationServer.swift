@@ -28,13 +28,16 @@ public final class NotificationServer: @unchecked Sendable {
     public let connection: Connection
     private var nextID: UInt32 = 1
     private let capabilities: [String]
+    /// What GetServerInformation answers as the server's name ("dunst", "Xfce Notify Daemon", ...).
+    private let serverName: String
     // On the connection's queue.
     private var inhibited: Bool
 
     public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"],
-                inhibited: Bool = false) async throws {
+                inhibited: Bool = false, serverName: String = "test") async throws {
         connection = try Connection(address: address)
         self.capabilities = capabilities
+        self.serverName = serverName
         self.inhibited = inhibited
         try connection.export(Self.path, [interface()])
         guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("notification server name taken") }
@@ -43,6 +46,26 @@ public final class NotificationServer: @unchecked Sendable {
     /// Presses a button: the server's ActionInvoked signal.
     public func invoke(_ id: UInt32, _ action: String) throws {
         try connection.emit(path: Self.path, interface: Self.name, member: "ActionInvoked", [.uint32(id), .string(action)])
+    }
+
+    /// The user closes a notification (× or a click): NotificationClosed with reason 2.
+    public func dismiss(_ id: UInt32) throws {
+        try connection.emit(path: Self.path, interface: Self.name, member: "NotificationClosed", [.uint32(id), .uint32(2)])
+    }
+
+    /// The notification expired at the server: NotificationClosed with reason 1.
+    public func expire(_ id: UInt32) throws {
+        try connection.emit(path: Self.path, interface: Self.name, member: "NotificationClosed", [.uint32(id), .uint32(1)])
+    }
+
+    /// Waits for a link's question ("Call HANDLE with APP?", with a `call` button) and presses Call.
+    @discardableResult
+    public func confirmLink(timeout: Duration = .seconds(10)) async throws -> Notification {
+        guard let question = await notified.next(timeout: timeout, where: { $0.actions.contains("call") && $0.summary.hasPrefix("Call ") }) else {
+            throw TestSupportError("no link confirmation was shown")
+        }
+        try invoke(question.id, "call")
+        return question
     }
 
     /// Do Not Disturb turned on or off at the server, announced with PropertiesChanged.
@@ -65,8 +88,8 @@ public final class NotificationServer: @unchecked Sendable {
                 guard let self else { throw DBusError.standInReleased }
                 return .values([capabilities.dbusValue])
             }
-            Method("GetServerInformation", out: ["name": "s", "vendor": "s", "version": "s", "spec_version": "s"]) { _ in
-                .values([.string("test"), .string("MonkeyCall"), .string("1"), .string("1.2")])
+            Method("GetServerInformation", out: ["name": "s", "vendor": "s", "version": "s", "spec_version": "s"]) { [weak self] _ in
+                .values([.string(self?.serverName ?? "test"), .string("MonkeyCall"), .string("1"), .string("1.2")])
             }
             Method("Notify", in: ["app_name": "s", "replaces_id": "u", "app_icon": "s", "summary": "s", "body": "s",
                                   "actions": "as", "hints": "a{sv}", "expire_timeout": "i"], out: ["id": "u"]) { [weak self] call in

@@ -3,6 +3,13 @@
 public struct DesktopNotification: Sendable, Equatable {
     public enum Urgency: UInt8, Sendable { case low = 0, normal = 1, critical = 2 }
 
+    public enum Expiry: Sendable, Equatable {
+        case never
+        /// The server's own timeout (`-1`).
+        case serverDefault
+        case seconds(Int)
+    }
+
     public struct Action: Sendable, Equatable {
         public var id: String
         public var label: String
@@ -29,8 +36,13 @@ public struct DesktopNotification: Sendable, Equatable {
     public var soundFile: String = ""
     public var soundName: String = ""
     public var desktopEntry: String = ""
-    /// False: the notification never expires.
-    public var expires: Bool = true
+    /// When the server takes it away by itself.
+    public var expiry: Expiry = .serverDefault
+    /// Posted again without its sound (the spec's `suppress-sound` hint).
+    public var suppressesSound: Bool = false
+    /// The summary or body already names the app: the notifier adds it nowhere, even where the
+    /// server does not draw `appName`.
+    public var namesAppInText: Bool = false
 
     public init(key: String, appName: String, summary: String, body: String) {
         self.key = key
@@ -40,11 +52,22 @@ public struct DesktopNotification: Sendable, Equatable {
     }
 }
 
+/// What the user (or the server) did with a notification.
+public enum NotificationEvent: Sendable, Equatable {
+    /// A button (or the body, `default`) was pressed.
+    case action(String)
+    /// The user closed it (the spec's reason 2), not after pressing one of its buttons.
+    case dismissed
+    /// The server took it away when it expired (reason 1).
+    case expired
+}
+
 /// Shows and withdraws desktop notifications. Implementations may work on
-/// their own thread; `onAction` may be called from any thread.
+/// their own thread; `onEvent` may be called from any thread.
 public protocol Notifier: AnyObject, Sendable {
-    /// Shows `notification`, replacing the one posted under the same key.
-    func post(_ notification: DesktopNotification, onAction: @escaping @Sendable (String) -> Void)
+    /// Shows `notification`, replacing the one posted under the same key. `onEvent` hears its
+    /// buttons, and its closing when the user or the server closed it (not when withdrawn).
+    func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void)
     /// Closes the notification posted under `key`, if any.
     func withdraw(_ key: String)
     /// Forgets every notification: the server that showed them went away.

@@ -11,7 +11,14 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private let logger: Logger
     // Only touched on the loop thread.
     private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
+    /// Who hears each shown notification's buttons and closing.
+    private var handlers: [String: @Sendable (NotificationEvent) -> Void] = [:]
+    /// Notifications whose button was pressed: a server that closes them afterwards (reason 2,
+    /// though they are resident) did not see the user dismiss them.
+    private var actedOn: Set<String> = []
     private var capabilities: Set<String>?
+    /// The server's name (`GetServerInformation`), read once per server.
+    private var serverName: String?
     private var warnedUnavailable = false
     /// The newest request for each key. The loop thread may fall behind (a slow
     /// or absent server); it then shows only the newest version of a
@@ -27,9 +34,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         loop.perform {
             if notify_is_initted() == 0 { _ = notify_init(appName) }
         }
+        LibnotifyLog.route(to: logger)
     }
 
-    public func post(_ notification: DesktopNotification, onAction: @escaping @Sendable (String) -> Void) {
+    public func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
         let mine: UInt64 = requests.withLock {
             generation += 1
             newest[notification.key] = generation
@@ -37,13 +45,15 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         loop.perform {
             guard self.requests.withLock({ self.newest[notification.key] == mine }) else { return }
-            self.show(notification, onAction)
+            self.show(notification, onEvent)
         }
     }
 
     public func withdraw(_ key: String) {
         requests.withLock { _ = newest.removeValue(forKey: key) }
         loop.perform {
+            self.handlers[key] = nil
+            self.actedOn.remove(key)
             guard let shown = self.shown.removeValue(forKey: key) else { return }
             var error: UnsafeMutablePointer<GError>?
             notify_notification_close(shown, &error)
@@ -57,7 +67,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]
+            self.handlers = [:]
+            self.actedOn = []
             self.capabilities = nil
+            self.serverName = nil
         }
     }
 
@@ -76,12 +89,40 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         return result
     }
 
-    private func show(_ notification: DesktopNotification, _ onAction: @escaping @Sendable (String) -> Void) {
+    /// Servers that show no app name with a notification, by their `GetServerInformation` name:
+    /// xfce4-notifyd and notification-daemon draw summary, body and icon only, and dunst's default
+    /// format is "<b>%s</b>\n%b" (no `%a`). GNOME Shell and KDE Plasma draw the app's name (from
+    /// its desktop entry or app_name); servers not named here are taken to do so too.
+    static let serversWithoutAppName: Set<String> = ["Xfce Notify Daemon", "Notification Daemon", "dunst"]
+
+    /// Servers that draw the `default` action as one more button (xfce4-notifyd 0.7) rather than
+    /// invoking it on a click on the body: there a `default` action that repeats another button's
+    /// label ("Answer" twice) is left out.
+    static let serversWithDefaultButton: Set<String> = ["Xfce Notify Daemon"]
+
+    /// The server's name, asked once per server (`GetServerInformation`); "" when it does not say.
+    private func currentServerName() -> String {
+        if let serverName { return serverName }
+        var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
+        var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
+        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0, let name else { return "" }
+        let result = String(cString: name)
+        for text in [name, vendor, version, specVersion] { g_free(text) }
+        serverName = result
+        return result
+    }
+
+    private func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
         let capabilities = serverCapabilities()
         // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
         // names, handles and labels come from apps and directories (ScreenText says what goes).
         let summary = ScreenText.clean(notification.summary)
-        let plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
+        var plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
+        if !notification.namesAppInText, !capabilities.isEmpty, Self.serversWithoutAppName.contains(currentServerName()) {
+            // The server would not say which app this is: the body's last line does.
+            let app = ScreenText.clean(notification.appName)
+            plainBody = plainBody.isEmpty ? app : plainBody + "\n" + app
+        }
         let body = capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
         let icon = notification.iconName.isEmpty ? nil : notification.iconName
         let target: UnsafeMutablePointer<NotifyNotification>
@@ -94,20 +135,38 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         } else {
             guard let created = notify_notification_new(summary, body, icon) else { return }
             target = created
+            followClosing(created, key: notification.key)
         }
+        handlers[notification.key] = onEvent
+        actedOn.remove(notification.key)
         notify_notification_set_app_name(target, ScreenText.clean(notification.appName))
-        notify_notification_set_timeout(target, notification.expires ? NOTIFY_EXPIRES_DEFAULT : NOTIFY_EXPIRES_NEVER)
+        let timeout: Int32 = switch notification.expiry {
+        case .never: NOTIFY_EXPIRES_NEVER
+        case .serverDefault: NOTIFY_EXPIRES_DEFAULT
+        case .seconds(let seconds): Int32(clamping: seconds * 1000)
+        }
+        notify_notification_set_timeout(target, timeout)
         notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
         if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
         if !notification.imagePNG.isEmpty { setImage(notification.imagePNG, on: target) }
         if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
+        if notification.suppressesSound { notify_notification_set_hint(target, "suppress-sound", g_variant_new_boolean(1)) }
         for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
                               ("desktop-entry", notification.desktopEntry)] where !value.isEmpty {
             notify_notification_set_hint(target, hint, g_variant_new_string(value))
         }
         if capabilities.isEmpty || capabilities.contains("actions") {
-            for action in notification.actions {
-                let box = Unmanaged.passRetained(ActionBox(onAction)).toOpaque()
+            let key = notification.key
+            var actions = notification.actions
+            if Self.serversWithDefaultButton.contains(currentServerName()) {
+                actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
+            }
+            for action in actions {
+                let box = Unmanaged.passRetained(ActionBox { [weak self] action in
+                    // On the loop thread, where libnotify delivers its signals.
+                    self?.actedOn.insert(key)
+                    onEvent(.action(action))
+                }).toOpaque()
                 notify_notification_add_action(target, action.id, ScreenText.clean(action.label), { _, action, data in
                     guard let action, let data else { return }
                     Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().handler(String(cString: action))
@@ -127,8 +186,45 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                 warnedUnavailable = true
             }
             shown[notification.key] = nil
+            handlers[notification.key] = nil
             self.capabilities = nil
+            serverName = nil
             g_object_unref(UnsafeMutableRawPointer(target))
+        }
+    }
+
+    /// libnotify's `closed` signal: the user or the server closed the notification. Its handler
+    /// hears it, unless we withdrew it ourselves (reason 3) or a button was pressed first.
+    private func followClosing(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String) {
+        let box = Unmanaged.passRetained(ClosedBox(key: key, notifier: self)).toOpaque()
+        let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { notification, data in
+            guard let notification, let data else { return }
+            let box = Unmanaged<ClosedBox>.fromOpaque(data).takeUnretainedValue()
+            let reason = notify_notification_get_closed_reason(notification.assumingMemoryBound(to: NotifyNotification.self))
+            box.notifier?.closed(notification.assumingMemoryBound(to: NotifyNotification.self), key: box.key, reason: reason)
+        }
+        g_signal_connect_data(UnsafeMutableRawPointer(notification), "closed", unsafeBitCast(closed, to: GCallback.self), box,
+                              { data, _ in if let data { Unmanaged<ClosedBox>.fromOpaque(data).release() } }, GConnectFlags(rawValue: 0))
+    }
+
+    /// On the loop thread: a notification we showed was closed (reason 1 expired, 2 dismissed, 3 withdrawn).
+    private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String, reason: Int32) {
+        guard shown[key] == notification, reason == 1 || reason == 2 else { return }
+        shown[key] = nil
+        let handler = handlers.removeValue(forKey: key)
+        let acted = actedOn.remove(key) != nil
+        // Released after the signal's emission, not inside it.
+        let pointer = UncheckedMutablePointer(notification)
+        loop.perform { g_object_unref(UnsafeMutableRawPointer(pointer.pointer)) }
+        if reason == 1 { handler?(.expired) } else if !acted { handler?(.dismissed) }
+    }
+
+    private final class ClosedBox {
+        let key: String
+        weak var notifier: LibnotifyNotifier?
+        init(key: String, notifier: LibnotifyNotifier) {
+            self.key = key
+            self.notifier = notifier
         }
     }
 
@@ -152,5 +248,25 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     private final class ActionBox {
         let handler: @Sendable (String) -> Void
         init(_ handler: @escaping @Sendable (String) -> Void) { self.handler = handler }
+    }
+}
+
+/// libnotify's own warnings ("Failed to connect to proxy", once per notification while there is no
+/// server) go to our log at debug level: the notifier says once that notifications cannot be shown.
+enum LibnotifyLog {
+    private static let installed = NSLock()
+    nonisolated(unsafe) private static var logger: Logger?
+
+    static func route(to logger: Logger) {
+        installed.withLock {
+            guard Self.logger == nil else { return }
+            Self.logger = logger
+            let handler: @convention(c) (UnsafePointer<CChar>?, GLogLevelFlags, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { _, _, message, _ in
+                guard let message else { return }
+                LibnotifyLog.installed.withLock { LibnotifyLog.logger }?.debug("libnotify: \(String(cString: message))")
+            }
+            let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue | G_LOG_LEVEL_CRITICAL.rawValue)
+            g_log_set_handler("libnotify", levels, handler, nil)
+        }
     }
 }

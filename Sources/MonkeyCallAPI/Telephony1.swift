@@ -29,6 +29,8 @@ public enum APIError: String, CaseIterable, Sendable {
     // Links.
     case invalidURL = "org.monkeycall.Telephony1.Error.InvalidURL"
     case noProvider = "org.monkeycall.Telephony1.Error.NoProvider"
+    /// A link cannot be confirmed: there is no notification server to ask the user through.
+    case cannotAsk = "org.monkeycall.Telephony1.Error.CannotAsk"
     // Call directories: CallKit's Call Directory errors.
     case entriesOutOfOrder = "org.monkeycall.Telephony1.Error.EntriesOutOfOrder"
     case duplicateEntries = "org.monkeycall.Telephony1.Error.DuplicateEntries"
@@ -116,8 +118,15 @@ extension Telephony1 {
             percent-decoded. "tel:" numbers become phone-number handles. The call
             goes to the provider that declared the scheme in URLSchemes; for "tel:"
             that is such a provider, else one that supports phone numbers.
-            call_uuid: the new call's UUID, in lower case.
-            """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue])
+            The user is asked first, as iOS does for every tel: link: a notification
+            "Call HANDLE with APP?" with actions "call" (Call) and "cancel" (Cancel),
+            urgency 2, resident, expiring after 60 s. The reply comes at once; the
+            provider gets its start action only after Call; Cancel, dismissal or
+            expiry start nothing. Scripts that must not ask use StartCall.
+            call_uuid: the UUID the call will have, in lower case.
+            CannotAsk: there is no notification server to ask through (the message
+            names monkeycall dial, which calls without asking).
+            """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue, APIError.cannotAsk.rawValue])
 
         public static let version = PropertySpec(interface, "Version", String.self, doc: """
             the service's version string.
@@ -180,6 +189,16 @@ extension Telephony1 {
             org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
+        public static let showsCallControls = PropertySpec(interface, "ShowsCallControls", Bool.self, access: .readwrite, doc: """
+            when true, every call that is up (dialing,
+            connecting, active, held) has an ongoing-call notification (category
+            call.ongoing) with Hang Up, Mute or Unmute, Hold or Resume and Open APP
+            buttons, and a call that had connected leaves "Call ended" for 5 s.
+            Persisted. Default true. Reads false, and refuses true with
+            org.freedesktop.DBus.Error.NotSupported, when the daemon runs with the
+            no-call-controls option.
+            """)
+
         public static let spec = InterfaceSpec(interface, doc: """
             org.monkeycall.Telephony1.Manager (root object): registers providers
             (VOIP apps), opens call links, and holds the user's Do Not Disturb and
@@ -194,6 +213,7 @@ extension Telephony1 {
             silenceUnknownCallers,
             doNotDisturbSource,
             pausesMediaDuringCalls,
+            showsCallControls,
         ])
     }
 
@@ -402,6 +422,13 @@ extension Telephony1 {
             (the call ended). Sent to the owner only.
             """)
 
+        public static let didRequestShowApp = SignalSpec(interface, "DidRequestShowApp", Arg("call_uuid", String.self), doc: """
+            the user pressed the app's button on the
+            call's notification (CallKit's in-call app button): show that call. The
+            service has also activated the app through its DesktopEntry. Sent to
+            the owner only.
+            """)
+
         public static let name = PropertySpec(interface, "Name", String.self, doc: """
             the provider's Name from its configuration.
             """)
@@ -452,6 +479,7 @@ extension Telephony1 {
             didReset,
             didActivateAudioSession,
             didDeactivateAudioSession,
+            didRequestShowApp,
             name,
             owner,
             configuration,

@@ -44,6 +44,9 @@ extension CXProvider {
             deliver { $0.provider(self, didActivate: AudioSession(isActive: true)) }
         case API.didDeactivateAudioSession.name:
             deliver { $0.provider(self, didDeactivate: AudioSession(isActive: false)) }
+        case API.didRequestShowApp.name:
+            guard case .string(let call)? = arguments.first, let uuid = UUID(uuidString: call) else { return }
+            deliver { $0.provider(self, didRequestShowAppFor: uuid) }
         default:
             break
         }

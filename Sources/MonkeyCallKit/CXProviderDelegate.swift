@@ -1,3 +1,4 @@
+import Foundation
 /// What a provider tells its app, on the queue the app chose
 /// (CallKit's `CXProviderDelegate`).
 ///
@@ -25,6 +26,9 @@ public protocol CXProviderDelegate: AnyObject {
     func provider(_ provider: CXProvider, didActivate audioSession: AVAudioSession)
     /// The call's audio is no longer active: stop media.
     func provider(_ provider: CXProvider, didDeactivate audioSession: AVAudioSession)
+    /// The user pressed the app's button on the call's notification (CallKit's in-call app
+    /// button): show that call. The service has already activated the app through its desktop entry.
+    func provider(_ provider: CXProvider, didRequestShowAppFor callUUID: UUID)
 }
 
 extension CXProviderDelegate {
@@ -39,6 +43,7 @@ extension CXProviderDelegate {
     public func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) {}
     public func provider(_ provider: CXProvider, didActivate audioSession: AVAudioSession) {}
     public func provider(_ provider: CXProvider, didDeactivate audioSession: AVAudioSession) {}
+    public func provider(_ provider: CXProvider, didRequestShowAppFor callUUID: UUID) {}
 }
 
 extension CXProviderDelegate {

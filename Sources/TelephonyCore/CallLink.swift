@@ -15,8 +15,8 @@ public struct CallLink: Equatable, Sendable {
         public var description: String {
             switch self {
             case .tooLong(let length): "the link is \(length) bytes long; links are at most \(CallLink.maximumLength)"
-            case .noScheme: "the link has no scheme: expected monkeycall:, tel:, sip: or sips:"
-            case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall:, tel:, sip: or sips:"
+            case .noScheme: "the link has no scheme: expected monkeycall:, tel:, sip:, sips: or callto:"
+            case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall:, tel:, sip:, sips: or callto:"
             case .malformedEncoding: "the link has malformed percent-encoding"
             case .controlCharacter: "the link contains control characters"
             case .emptyHandle: "the link names nobody to call"
@@ -68,6 +68,17 @@ public struct CallLink: Equatable, Sendable {
             guard !body.isEmpty, body.allSatisfy({ $0.isASCII && ($0.isHexDigit || "*#".contains($0)) }),
                   body.contains(where: { $0.isNumber }) else { throw .invalidNumber(number) }
             self.init(scheme: scheme, handle: Handle(type: .phoneNumber, value: digits))
+        case "callto":
+            // Skype's and NetMeeting's links, callto:NUMBER or callto://NAME: a number goes as a tel: link
+            // would (to the app for phone numbers), a name to the app that declared callto.
+            if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            let value = try Self.percentDecoded(rest.split(whereSeparator: { "?#".contains($0) }).first ?? "").trimmingCharacters(in: .whitespaces)
+            guard !value.isEmpty else { throw .emptyHandle }
+            if value.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.() ".contains($0)) }) {
+                try self.init(parsing: "tel:" + value)
+                return
+            }
+            self.init(scheme: scheme, handle: Handle(type: Self.guessType(value), value: value))
         case "sip", "sips":
             // RFC 3261: the URI is the handle (as SIP providers report their callers); `?headers` are dropped.
             let address = try Self.percentDecoded(rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")

@@ -15,15 +15,15 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
     static let notificationServerPath: ObjectPath = "/org/freedesktop/Notifications"
 
     private let context: ServiceContext
-    /// Rings again when a notification server appears.
-    private let ringer: Ringer?
+    /// The notifications on screen: posted again when a notification server appears.
+    private let board: NotificationBoard?
     /// Who owns org.freedesktop.Notifications, and the watches that follow it.
     private var notificationServerOwner: String?
     private var notificationServerWatches: [Subscription] = []
 
-    init(context: ServiceContext, ringer: Ringer?) {
+    init(context: ServiceContext, board: NotificationBoard?) {
         self.context = context
-        self.ringer = ringer
+        self.board = board
     }
 
     private var connection: Connection { context.connection }
@@ -33,10 +33,13 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
         let owners = MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameOwnerChanged", arg0: name)
         let ownerWatch = try await connection.subscribe(owners) { [weak self] message in
             guard let self, let arguments = try? message.arguments(), arguments.count == 3, case .string(let newOwner) = arguments[2] else { return }
-            if newOwner.isEmpty { ringer?.serverVanished() } else { ringer?.serverAppeared() }
+            if newOwner.isEmpty { board?.serverVanished() } else { board?.serverAppeared() }
             notificationServerAppeared(newOwner.isEmpty ? nil : newOwner)
         }
         var watches = [ownerWatch]
+        // Whether there is a server to ask through (links ask first).
+        let owner = try await connection.nameOwner(name)
+        connection.onQueue { if owner != nil, self.board?.hasServer == false { self.board?.hasServer = true } }
         if context.options.followsDesktopDoNotDisturb {
             // The bus matches the well-known sender against whoever owns it now.
             let changes = MatchRule(sender: name, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
@@ -46,7 +49,6 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
                       case .bool(let inhibited)? = arguments[1].vardict?["Inhibited"] else { return }
                 context.changeDoNotDisturb { context.screening.notificationServerInhibited = inhibited }
             })
-            let owner = try await connection.nameOwner(name)
             connection.onQueue { if self.notificationServerOwner == nil { self.notificationServerAppeared(owner) } }
         }
         connection.onQueue { self.notificationServerWatches = watches }

@@ -9,11 +9,17 @@ final class ManagerObject: ServiceObject {
     private let context: ServiceContext
     private let providers: ProviderObjects
     private let controller: CallControllerInterface
+    /// Links ask the user first.
+    private let links: LinkConfirmation
+    /// Told when `ShowsCallControls` changes; nil without notifications.
+    private let callControls: CallControls?
 
-    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface) {
+    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface, links: LinkConfirmation, callControls: CallControls?) {
         self.context = context
         self.providers = providers
         self.controller = controller
+        self.links = links
+        self.callControls = callControls
     }
 
     func interface() -> Interface {
@@ -28,7 +34,7 @@ final class ManagerObject: ServiceObject {
         }
     }
 
-    /// A link becomes a start action at the app that handles its scheme.
+    /// A link becomes a start action at the app that handles its scheme, once the user says Call.
     func openURL(_ url: String, from requester: String) throws -> String {
         let link: CallLink
         do {
@@ -41,8 +47,9 @@ final class ManagerObject: ServiceObject {
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }
         let uuid = UUID()
-        _ = try controller.request([.start(uuid, handle: link.handle, video: link.video, provider: provider.id)], from: requester)
-        context.logger.info("link \(link.scheme): to \(provider.name)")
+        try links.ask(.start(uuid, handle: link.handle, video: link.video, provider: provider.id), uuid: uuid, handle: link.handle,
+                      provider: provider, requester: requester)
+        context.logger.info("link \(link.scheme): to \(provider.name), asking first")
         return uuid.apiString
     }
 
@@ -60,14 +67,25 @@ final class ManagerObject: ServiceObject {
         } + [
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
-            property(Manager.pausesMediaDuringCalls, get: { manager in
-                manager.context.options.pausesMedia && manager.context.screening.settings.pausesMediaDuringCalls
-            }, set: { manager, enabled, call in
-                if enabled && !manager.context.options.pausesMedia {
-                    throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
-                }
-                manager.context.changeSettings({ $0.pausesMediaDuringCalls = enabled }, answer: call.answerLater())
-            }),
+            feature(Manager.pausesMediaDuringCalls, option: \.pausesMedia, setting: \.pausesMediaDuringCalls, flag: "--no-pause-media"),
+            feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls") { manager in
+                manager.callControls?.settingChanged()
+            },
         ]
+    }
+
+    /// A feature the user turns on and off (persisted) that a daemon option can turn off for good:
+    /// then it reads false and refuses true, naming the option.
+    private func feature(_ spec: PropertySpec<Bool>, option: KeyPath<ServiceOptions, Bool>, setting: WritableKeyPath<ScreeningSettings, Bool>,
+                         flag: String, changed: @escaping (ManagerObject) -> Void = { _ in }) -> Property {
+        property(spec, get: { manager in
+            manager.context.options[keyPath: option] && manager.context.screening.settings[keyPath: setting]
+        }, set: { manager, enabled, call in
+            if enabled && !manager.context.options[keyPath: option] {
+                throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with \(flag)")
+            }
+            manager.context.changeSettings({ $0[keyPath: setting] = enabled }, answer: call.answerLater())
+            changed(manager)
+        })
     }
 }

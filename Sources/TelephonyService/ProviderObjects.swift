@@ -177,6 +177,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             Signal(API.didReset)
             Signal(API.didActivateAudioSession)
             Signal(API.didDeactivateAudioSession)
+            Signal(API.didRequestShowApp)
             Property(API.name) { provider.configuration.name }
             Property(API.owner) { provider.owner }
             Property(API.configuration) { Encode.configuration(provider.configuration) }

@@ -7,8 +7,8 @@ import TelephonyCore
 
 /// Rings through desktop notifications: one notification per ringing call,
 /// replaced in place when the call or the calls around it change, closed when
-/// it stops ringing; a missed call leaves a "Missed call" notification.
-/// Lives on the service's queue; button presses come back to it.
+/// it stops ringing (or taken over in place by the call controls when it is
+/// answered); a missed call leaves a "Missed call" notification.
 ///
 /// Bounded, so that no app can flood the desktop: at most
 /// `maximumRingingNotifications` ringing calls have a notification of their
@@ -20,35 +20,40 @@ import TelephonyCore
 /// `maximumMissedNotifications` missed calls stay on screen (Recents keeps
 /// them all). So at most 3 + 1 + 3 notifications are on screen at once.
 ///
-/// Its state lives on the service's queue: button presses are sent back to it from the
-/// notifier's thread (hence `@unchecked`).
-final class Ringer: SwitchboardObserver, @unchecked Sendable {
+/// A ringing notification the user dismisses (×, or a click on servers without buttons) is posted
+/// once more, silenced, so that Answer and Decline stay in reach; dismissed again, the call rings
+/// on in its app only.
+///
+/// Its state lives on the service's queue.
+final class Ringer: SwitchboardObserver {
     static let maximumRingingNotifications = 3
     static let maximumMissedNotifications = 3
     static let moreCallsKey = "more-calls"
 
-    private let notifier: Notifier
+    private let board: NotificationBoard
     private let service: ServiceContext
-    /// What is on screen, by notification key, so that an unchanged notification is not re-sent.
-    private var posted: [String: DesktopNotification] = [:]
+    /// Brings a call's app forward (the `default` action where the app has a desktop entry).
+    private let showApp: AppActivation
 
     /// What missed calls were, for "Call back": provider and handle by call UUID.
     private var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
 
-    init(notifier: Notifier, service: ServiceContext) {
-        self.notifier = notifier
+    init(board: NotificationBoard, service: ServiceContext, showApp: AppActivation) {
+        self.board = board
         self.service = service
+        self.showApp = showApp
+        board.onServerAppeared { [weak self] in self?.showRinging() }
     }
 
     /// Calls that are up and not on hold: they decide the extra buttons.
     private var active: [UUID: Call] = [:]
     private var ringing: [UUID: Call] = [:]
-    /// Each app's ringing calls, oldest first, and when each started ringing.
-    private var ringingByProvider: [ProviderID: [UUID]] = [:]
-    private var ringingSince: [UUID: UInt64] = [:]
-    private var ringSequence: UInt64 = 0
+    /// The ringing calls, fairly shared between apps.
+    private var queue = FairShare()
     /// The ringing calls that have a notification of their own.
     private var shown: [UUID] = []
+    /// Ringing calls the user dismissed: once (posted again, silenced) or twice (left to their app).
+    private var dismissed: [UUID: Int] = [:]
     /// Missed-call notification keys on screen, oldest first.
     private var missedShown: [String] = []
 
@@ -71,15 +76,11 @@ final class Ringer: SwitchboardObserver, @unchecked Sendable {
         let isUp = !call.onHold && [.active, .connecting, .dialing].contains(call.state)
         active[call.uuid] = isUp ? call : nil
         if call.state == .ringing {
-            if ringing.updateValue(call, forKey: call.uuid) == nil {
-                ringSequence += 1
-                ringingSince[call.uuid] = ringSequence
-                ringingByProvider[call.provider, default: []].append(call.uuid)
-            }
+            ringing[call.uuid] = call
+            queue.insert(call.uuid, provider: call.provider)
         } else if ringing.removeValue(forKey: call.uuid) != nil {
-            ringingSince[call.uuid] = nil
-            ringingByProvider[call.provider]?.removeAll { $0 == call.uuid }
-            if ringingByProvider[call.provider]?.isEmpty == true { ringingByProvider[call.provider] = nil }
+            queue.remove(call.uuid, provider: call.provider)
+            dismissed[call.uuid] = nil
         }
         showRinging()
     }
@@ -92,105 +93,46 @@ final class Ringer: SwitchboardObserver, @unchecked Sendable {
         rememberMissed(call)
         let provider = service.switchboard.provider(call.provider)
         var notification = DesktopNotification(key: "missed-" + call.uuid.apiString, appName: call.providerName,
-                                               summary: "Missed call", body: caller(call))
+                                               summary: "Missed call",
+                                               body: NotificationText.caller(call, service) + "\n" + NotificationText.when(call.startedAt))
         notification.category = "call.unanswered"
         notification.iconName = provider?.configuration.iconName ?? ""
         notification.desktopEntry = provider?.configuration.desktopEntry ?? ""
         notification.actions = [.init("call-back", "Call back")]
-        notification.expires = false
-        post(notification)
-        missedShown.append(notification.key)
-        if missedShown.count > Self.maximumMissedNotifications { withdraw(missedShown.removeFirst()) }
+        // The server's own timeout: on servers that show one notification at a time, a missed
+        // call that never expired would hide the next ringing one. Those with a history keep it.
+        notification.expiry = .serverDefault
+        let key = notification.key
+        board.post(notification, by: self) { [weak self] event in self?.missedEvent(event, key: key) }
+        missedShown.append(key)
+        if missedShown.count > Self.maximumMissedNotifications { board.withdraw(missedShown.removeFirst(), by: self) }
     }
 
     /// Brings the ringing notifications on screen in line with the ringing calls.
     private func showRinging() {
-        let chosen = chooseShown()
+        let chosen = queue.choose(limit: Self.maximumRingingNotifications)
         let chosenSet = Set(chosen)
-        for uuid in shown where !chosenSet.contains(uuid) { withdraw(uuid.apiString) }
+        for uuid in shown where !chosenSet.contains(uuid) { board.withdraw(uuid.apiString, by: self) }
         shown = chosen
-        for uuid in chosen { if let call = ringing[uuid] { postRinging(call) } }
-        let left = ringing.count - chosen.count
-        if left > 0 {
-            let notification = moreCallsNotification(left)
-            if posted[notification.key] != notification { post(notification) }
-        } else if posted[Self.moreCallsKey] != nil {
-            withdraw(Self.moreCallsKey)
-        }
-    }
-
-    /// The ringing calls to show: every app's oldest call, apps in the order
-    /// their calls started ringing, then every app's second call, and so on.
-    private func chooseShown() -> [UUID] {
-        let limit = Self.maximumRingingNotifications
-        guard ringing.count > limit else { return ringingByProvider.values.flatMap { $0 }.sorted { ringingSince[$0]! < ringingSince[$1]! } }
-        // Only the `limit` apps with the oldest calls can matter: pick them without sorting them all.
-        var apps: [[UUID]] = []
-        for calls in ringingByProvider.values {
-            apps.append(calls)
-            apps.sort { ringingSince[$0[0]]! < ringingSince[$1[0]]! }
-            if apps.count > limit { apps.removeLast() }
-        }
-        var chosen: [UUID] = []
-        var round = 0
-        while chosen.count < limit {
-            for calls in apps where round < calls.count && chosen.count < limit { chosen.append(calls[round]) }
-            round += 1
-        }
-        return chosen
-    }
-
-    /// "3 more incoming calls", with the apps they come from.
-    private func moreCallsNotification(_ count: Int) -> DesktopNotification {
-        var shownPerApp: [ProviderID: Int] = [:]
-        for uuid in shown { if let call = ringing[uuid] { shownPerApp[call.provider, default: 0] += 1 } }
-        var perApp: [(name: String, count: Int)] = []
-        for (provider, calls) in ringingByProvider {
-            let waiting = calls.count - shownPerApp[provider, default: 0]
-            if waiting > 0, let first = ringing[calls[0]] { perApp.append((first.providerName, waiting)) }
-        }
-        perApp.sort { ($0.count, $1.name) > ($1.count, $0.name) }
-        var body = perApp.prefix(3).map { "\($0.name): \($0.count)" }.joined(separator: ", ")
-        if perApp.count > 3 { body += " and \(perApp.count - 3) more apps" }
-        var notification = DesktopNotification(key: Self.moreCallsKey, appName: "MonkeyCall",
-                                               summary: count == 1 ? "1 more incoming call" : "\(count) more incoming calls", body: body)
-        notification.category = "call.incoming"
-        notification.expires = false
-        return notification
-    }
-
-    /// The notification server went away: what it showed is gone with it.
-    func serverVanished() {
-        posted = [:]
-        missedShown = []
-        notifier.reset()
-    }
-
-    /// A notification server appeared: ring again for the calls still ringing.
-    func serverAppeared() {
-        posted = posted.filter { $0.key.hasPrefix("missed-") }
-        showRinging()
-    }
-
-    private func withdraw(_ key: String) {
-        posted[key] = nil
-        notifier.withdraw(key)
+        for uuid in chosen { if let call = ringing[uuid], dismissed[uuid, default: 0] < 2 { postRinging(call) } }
+        board.postCount(ringing.count - chosen.count, of: "incoming call", body: queue.leftOut(shown: shown) { self.ringing[$0]?.providerName },
+                        key: Self.moreCallsKey, category: "call.incoming", by: self)
     }
 
     private func postRinging(_ call: Call) {
-        let notification = ringingNotification(call)
-        if posted[notification.key] != notification { post(notification) }
+        let uuid = call.uuid
+        board.post(ringingNotification(call), by: self) { [weak self] event in self?.ringingEvent(event, call: uuid) }
     }
 
     private func ringingNotification(_ call: Call) -> DesktopNotification {
         let configuration = service.switchboard.provider(call.provider)?.configuration
         var notification = DesktopNotification(key: call.uuid.apiString, appName: call.providerName,
                                                summary: call.hasVideo ? "Incoming video call" : "Incoming call",
-                                               body: caller(call))
+                                               body: NotificationText.caller(call, service))
         notification.category = "call.incoming"
         notification.urgency = .critical
         notification.resident = true
-        notification.expires = false
+        notification.expiry = .never
         notification.iconName = configuration?.iconName ?? ""
         notification.imagePNG = configuration?.iconData ?? []
         notification.desktopEntry = configuration?.desktopEntry ?? ""
@@ -198,46 +140,42 @@ final class Ringer: SwitchboardObserver, @unchecked Sendable {
         if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {
             notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
         }
+        // Posted again after a dismissal: silently.
+        notification.suppressesSound = dismissed[call.uuid] != nil
         notification.actions = [.init("answer", "Answer"), .init("decline", "Decline")]
         let summary = activeSummary
         if summary.any {
             if summary.allHold { notification.actions.append(.init("hold-and-answer", "Hold & Answer")) }
             notification.actions.append(.init("end-and-answer", "End & Answer"))
         }
+        // A click on the body (servers such as dunst close on a click and hide the buttons in a
+        // menu): the app comes forward where it has a desktop entry, else the call is answered.
+        notification.actions.append(.init("default", notification.desktopEntry.isEmpty ? "Answer" : "Open \(call.providerName)"))
         return notification
     }
 
-    /// "Name\nhandle", or the handle alone. Each part is cleaned before they are joined, so that a
-    /// newline inside a caller name cannot fake a line of its own.
-    private func caller(_ call: Call) -> String {
-        let name = ScreenText.clean(service.callerName(of: call))
-        let handle = ScreenText.clean(call.handle.value)
-        return name.isEmpty ? handle : "\(name)\n\(handle)"
-    }
-
-    private func post(_ notification: DesktopNotification) {
-        posted[notification.key] = notification
-        let key = notification.key
-        let connection = service.connection
-        notifier.post(notification) { [weak self] action in
-            // From the notifier's thread back to the telephony queue.
-            connection.onQueue { self?.invoked(action, key: key) }
+    /// The user did something with a ringing call's notification.
+    private func ringingEvent(_ event: NotificationEvent, call uuid: UUID) {
+        guard let call = ringing[uuid] else { return }
+        switch event {
+        case .action(let action):
+            invoked(action, on: call)
+        case .dismissed:
+            dismissed[uuid, default: 0] += 1
+            if dismissed[uuid] == 1, shown.contains(uuid) { postRinging(call) }
+        case .expired:
+            break
         }
     }
 
     /// A button was pressed: it becomes the matching transaction.
-    func invoked(_ action: String, key: String) {
+    private func invoked(_ action: String, on call: Call) {
         let switchboard = service.switchboard
+        let uuid = call.uuid
         do {
-            if key.hasPrefix("missed-") {
-                posted[key] = nil
-                missedShown.removeAll { $0 == key }
-                guard action == "call-back" else { return }
-                try callBack(missed: String(key.dropFirst("missed-".count)))
-                return
-            }
-            guard let uuid = UUID(uuidString: key), let call = switchboard.call(uuid), call.state == .ringing else { return }
             switch action {
+            case "default" where !(service.switchboard.provider(call.provider)?.configuration.desktopEntry.isEmpty ?? true):
+                showApp.show(call)
             // Answering holds (or ends) the other active calls by itself: the switchboard arbitrates.
             case "answer", "hold-and-answer", "default":
                 _ = try switchboard.requestTransaction([.answer(uuid)], requester: nil)
@@ -251,6 +189,18 @@ final class Ringer: SwitchboardObserver, @unchecked Sendable {
             }
         } catch {
             service.logger.warning("notification action '\(action)' failed: \(error)")
+        }
+    }
+
+    /// A missed-call notification was pressed or closed.
+    private func missedEvent(_ event: NotificationEvent, key: String) {
+        missedShown.removeAll { $0 == key }
+        board.withdraw(key, by: self)
+        guard event == .action("call-back") else { return }
+        do {
+            try callBack(missed: String(key.dropFirst("missed-".count)))
+        } catch {
+            service.logger.warning("notification action 'call-back' failed: \(error)")
         }
     }
 

@@ -11,6 +11,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
     var silenceUnknownCallers = false
     var blockList = BlockList()
     var pausesMediaDuringCalls = true
+    var showsCallControls = true
 
     init() {}
 
@@ -37,6 +38,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
         doNotDisturbAllowRepeatedCalls = value(.doNotDisturbAllowRepeatedCalls, defaults.doNotDisturbAllowRepeatedCalls)
         silenceUnknownCallers = value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
         pausesMediaDuringCalls = value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
+        showsCallControls = value(.showsCallControls, defaults.showsCallControls)
         guard container.contains(.blockList) else { return }
         guard var patterns = try? container.nestedUnkeyedContainer(forKey: .blockList) else {
             dropped.append("blockList (not a list of patterns)")

@@ -22,6 +22,9 @@ public struct ServiceOptions: Sendable {
     public var followsDesktopDoNotDisturb = true
     /// Recents keeps at most this many entries; the oldest go.
     public var recentsLimit = CallHistory.defaultRecentsLimit
+    /// Calls that are up have an ongoing-call notification (unless the user's `ShowsCallControls`
+    /// says no); false turns it off for good.
+    public var showsCallControls = true
     public init() {}
 }
 
@@ -50,8 +53,8 @@ public final class TelephonyService: @unchecked Sendable {
     /// Media players paused during calls.
     private let mediaPause: MediaPause
     /// Told of every switchboard event, in this order: the D-Bus objects first (a call's object
-    /// exists before its provider's `Calls` names it), then Recents, the Ringer, the sleep
-    /// inhibitor and media pause.
+    /// exists before its provider's `Calls` names it), then Recents, the call controls, the Ringer,
+    /// the sleep inhibitor and media pause.
     private let observers: [any SwitchboardObserver]
 
     /// `clock`: the switchboard's time and timers (ring and action timeouts); nil is the real clock on the
@@ -88,9 +91,13 @@ public final class TelephonyService: @unchecked Sendable {
         recents = RecentsInterface(context: context, controller: controller)
         favorites = FavoritesInterface(context: context, controller: controller)
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
-        manager = ManagerObject(context: context, providers: providers, controller: controller)
-        let ringer = notifier.map { Ringer(notifier: $0, service: context) }
-        desktopSources = DesktopDoNotDisturbSources(context: context, ringer: ringer)
+        let board = notifier.map { NotificationBoard(notifier: $0, connection: connection) }
+        let showApp = AppActivation(context: context)
+        let ringer = board.map { Ringer(board: $0, service: context, showApp: showApp) }
+        let callControls = board.map { CallControls(board: $0, service: context, showApp: showApp) }
+        let links = LinkConfirmation(board: board, context: context, controller: controller)
+        manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callControls: callControls)
+        desktopSources = DesktopDoNotDisturbSources(context: context, board: board)
         let sleepInhibitor = options.systemBusAddress.map { address in
             SleepInhibitor(systemBusAddress: address, service: connection, logger: logger) { call in
                 // Names the call that keeps the machine awake ("Call with Alice").
@@ -105,6 +112,9 @@ public final class TelephonyService: @unchecked Sendable {
         }
         let calls = CallObjects(context: context, controller: controller)
         var observers: [any SwitchboardObserver] = [directories, calls, providers, controller, recents]
+        // The call controls before the Ringer: an answered call's notification is theirs (same key)
+        // before the Ringer lets go of it, so it is replaced in place rather than closed.
+        if let callControls { observers.append(callControls) }
         if let ringer { observers.append(ringer) }
         if let sleepInhibitor { observers.append(sleepInhibitor) }
         observers.append(mediaPause)

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 
 /// The handler of `monkeycall:` links (see desktop/): the link becomes a call.
 struct Open: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Start the call a monkeycall:, tel: or sip: link names, and print its UUID.")
+    static let configuration = CommandConfiguration(abstract: "Start the call a monkeycall:, tel:, sip: or callto: link names, once the user presses Call on the notification that asks; print the UUID it will have.")
     @OptionGroup var bus: BusOptions
     @Argument(help: "The link, e.g. monkeycall://alice or tel:+1-555-0123.") var url: String
 

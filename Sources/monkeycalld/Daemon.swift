@@ -41,6 +41,9 @@ struct Daemon: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
 
+    @Flag(inversion: .prefixedNo, help: "Show an ongoing-call notification (Hang Up, Mute, Hold, the app) for every call that is up; the ShowsCallControls setting can turn it off too.")
+    var callControls = true
+
     @Flag(inversion: .prefixedNo, help: "Pause media players (MPRIS) during calls and resume them after; the PausesMediaDuringCalls setting can turn it off too.")
     var pauseMedia = true
 
@@ -97,6 +100,7 @@ struct Daemon: AsyncParsableCommand {
         options.dataDirectory = dataFolder.path
         options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia
+        options.showsCallControls = callControls
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
         // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address

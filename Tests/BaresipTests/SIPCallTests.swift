@@ -87,10 +87,11 @@ struct SIPCallTests {
         #expect(entry[Telephony1.Key.endReason] == .string("failed"), "\(entry)")
     }
 
-    @Test("a sip: link opened with monkeycall open dials the remote (links do not ask first yet: issue 17)")
+    @Test("a sip: link opened with monkeycall open asks first, then dials the remote")
     func sipLink() async throws {
         let rig = try await SIPRig()
         let uuid = try await rig.ok("open", rig.remote.uri)
+        try await rig.notifications.confirmLink()
         #expect(await rig.remote.next("CALL_INCOMING") != nil, "\(rig.bridge?.output ?? "")")
         rig.remote.send(.accept)
         #expect(await rig.waitFor(uuid, state: "active"))

@@ -112,6 +112,7 @@ enum ProviderEvent: Sendable {
     case perform(CXCallAction)
     case timedOut(CXAction)
     case activated, deactivated
+    case showApp(UUID)
 }
 
 /// A delegate that records every callback; it fulfils, fails or keeps the actions it gets.
@@ -161,6 +162,7 @@ final class RecordingDelegate: CXProviderDelegate, @unchecked Sendable {
     func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) { record(.timedOut(action)) }
     func provider(_ provider: CXProvider, didActivate audioSession: AVAudioSession) { record(.activated) }
     func provider(_ provider: CXProvider, didDeactivate audioSession: AVAudioSession) { record(.deactivated) }
+    func provider(_ provider: CXProvider, didRequestShowAppFor callUUID: UUID) { record(.showApp(callUUID)) }
 
     /// The next action of type `T` the provider was asked to perform.
     func next<T: CXCallAction>(_ type: T.Type, timeout: Duration = .seconds(10)) async -> T? {

@@ -154,4 +154,22 @@ struct ProviderCallbackTests {
         #expect(args[1] == .bool(false))
         #expect(args[2] == .string(APIError.actionFailed.rawValue))
     }
+
+    @Test("DidRequestShowApp (the app's button on a call's notification) reaches the delegate with the call's UUID")
+    func showApp() async throws {
+        let fixture = try await KitFixture()
+        let queue = DispatchQueue(label: "app")
+        let (provider, delegate) = try await fixture.provider(queue: queue)
+        let uuid = UUID()
+        let update = CXCallUpdate()
+        update.remoteHandle = CXHandle(type: .generic, value: "alice")
+        try await provider.reportNewIncomingCall(with: uuid, update: update)
+        // Sent as the service sends it (its notification button is tested in CallControlsTests): the first provider's path.
+        let service = try #require(fixture.service)
+        try service.connection.emit(Telephony1.Provider.didRequestShowApp, path: Telephony1.providerPath(1), uuid.uuidString.lowercased())
+        let event = await delegate.nextEvent { if case .showApp = $0 { true } else { false } }
+        guard case .showApp(let shown)? = event else { Issue.record("no didRequestShowAppFor"); return }
+        #expect(shown == uuid)
+        #expect(delegate.wrongQueue == 0)
+    }
 }

@@ -254,8 +254,10 @@ struct CLITests {
         #expect(email.status != 0 && email.stderr.contains("an email-address handle"), "\(email.stderr)")
 
         // A link with an empty host calls the name, not "/alice".
+        let notifications = try await NotificationServer(address: daemon.bus.address)
         let link = try await daemon.cli("open", "monkeycall:///alice")
         #expect(link.status == 0, "\(link.stderr)")
+        try await notifications.confirmLink()
         let start = try #require(await app.nextAction("start"))
         #expect(start.args["Handle"] == .string("alice"))
         try await app.call("FailAction", [.string(start.id), .vardict([:])])

@@ -82,6 +82,9 @@ struct NamesWrittenOnceTests {
     static let elsewhere: [String: String] = [
         // The ringing notification's button label, text for a person.
         "Sources/TelephonyService/Ringer.swift Answer": "a button label",
+        // The link question's buttons, text for a person.
+        "Sources/TelephonyService/LinkConfirmation.swift Call": "a button label",
+        "Sources/TelephonyService/LinkConfirmation.swift Cancel": "a button label",
         // The pure layers cannot see the specs (no D-Bus there): their messages name the key or method.
         "Sources/TelephonyCore/Switchboard+Reports.swift Handle": "an error message's key name",
         "Sources/TelephonyCore/TransactionPlan.swift Handle": "an error message's key name",

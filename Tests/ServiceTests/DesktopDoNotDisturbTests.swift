@@ -129,7 +129,8 @@ struct DesktopDoNotDisturbTests {
         let empty = bus.directory.appendingPathComponent("no-data-dirs")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         // No schemas anywhere: XDG_DATA_DIRS is where GSettings looks for them.
-        let daemon = try await RunningDaemon(bus: bus, ["--system-bus-address", "unix:path=\(bus.directory.path)/nothing-here"],
+        // Without the call controls: each answered call's ongoing notification would come between the ringing ones.
+        let daemon = try await RunningDaemon(bus: bus, ["--system-bus-address", "unix:path=\(bus.directory.path)/nothing-here", "--no-call-controls"],
                                              environment: ["XDG_DATA_DIRS": empty.path])
         let server = try await NotificationServer(address: bus.address)
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])

@@ -50,7 +50,7 @@ struct FirstMinutesTests {
         let service = """
             [D-BUS Service]
             Name=\(Telephony1.busName)
-            Exec=\(BuiltProducts.path("monkeycalld")) --no-notifications --no-inhibit-sleep --database \(bus.directory.appendingPathComponent("monkeycall.sqlite").path)
+            Exec=\(BuiltProducts.path("monkeycalld")) --no-inhibit-sleep --database \(bus.directory.appendingPathComponent("monkeycall.sqlite").path)
             """
         try service.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
         let script = Self.root.appendingPathComponent("examples/python-provider.py").path
@@ -59,8 +59,10 @@ struct FirstMinutesTests {
         #expect(await app.waitForOutput(containing: "registered as PyPhone"), "\(app.output)")
         #expect(await app.waitForOutput(containing: "began"), "\(app.output)")
 
+        let notifications = try await NotificationServer(address: bus.address)
         let link = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["open", "monkeycall://alice"], environment: bus.environment)
         #expect(link.status == 0, "\(link.stderr)")
+        try await notifications.confirmLink()
         #expect(await app.waitForOutput(containing: "action start"), "\(app.output)")
         try await Self.terminateService(on: bus.address)
     }

@@ -91,8 +91,11 @@ struct InstallTests {
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
         #expect(try await probe.nameOwner(Telephony1.busName) != nil)
 
+        // Links ask first: the user presses Call on the notification.
+        let notifications = try await NotificationServer(address: bus.address)
         let gio = try await ChildProcess.run("/usr/bin/gio", ["open", "monkeycall://alice"], environment: environment)
         #expect(gio.status == 0, "\(gio.stderr)")
+        try await notifications.confirmLink()
         let fromGio = try #require(await app.nextAction("start"))
         #expect(fromGio.args["Handle"] == .string("alice") && fromGio.args["HandleType"] == .string("generic"))
 
@@ -100,6 +103,7 @@ struct InstallTests {
         environment["DISPLAY"] = environment["DISPLAY"] ?? ":99"
         let xdg = try await ChildProcess.run("/usr/bin/xdg-open", ["monkeycall:+1%20555%20123"], environment: environment)
         #expect(xdg.status == 0, "\(xdg.stderr)")
+        try await notifications.confirmLink()
         let fromXdg = try #require(await app.nextAction("start"))
         #expect(fromXdg.args["Handle"] == .string("+1 555 123") && fromXdg.args["HandleType"] == .string("phone-number"))
 
@@ -123,5 +127,49 @@ struct InstallTests {
         try FileManager.default.removeItem(at: userData)
         let left = FileManager.default.enumerator(atPath: home.path)?.allObjects.compactMap { $0 as? String } ?? []
         #expect(left.filter { !["share", "config", "prefix"].contains($0) }.isEmpty, "left behind: \(left)")
+    }
+
+    @Test("links: MonkeyCall becomes the default only where there was none; --default-for takes one over; --uninstall gives it back")
+    func linkDefaults() async throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-home-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let data = home.appendingPathComponent("share"), prefix = home.appendingPathComponent("prefix")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_DATA_HOME"] = data.path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
+        // Only the test home's applications: the machine's own handlers do not count.
+        environment["XDG_DATA_DIRS"] = home.appendingPathComponent("none").path
+        let query = { (scheme: String) async throws -> String in
+            try await ChildProcess.run("/usr/bin/xdg-mime", ["query", "default", "x-scheme-handler/\(scheme)"], environment: environment)
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        // Another phone app already takes tel: links.
+        let applications = data.appendingPathComponent("applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Other Phone\nExec=true %u\nMimeType=x-scheme-handler/tel;\n"
+            .write(to: applications.appendingPathComponent("other-phone.desktop"), atomically: true, encoding: .utf8)
+        _ = try await ChildProcess.run("/usr/bin/xdg-mime", ["default", "other-phone.desktop", "x-scheme-handler/tel"], environment: environment)
+        #expect(try await query("tel") == "other-phone.desktop")
+
+        let script = Self.root.appendingPathComponent("scripts/install").path
+        let install = try await ChildProcess.run(script, ["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(install.stdout.contains("MonkeyCall opens these links: monkeycall: sip: sips: callto:"), "\(install.stdout)")
+        #expect(install.stdout.contains("tel: stays with other-phone.desktop (scripts/install --default-for tel to take it)"), "\(install.stdout)")
+        for scheme in ["monkeycall", "sip", "sips", "callto"] { #expect(try await query(scheme) == "monkeycall-url-handler.desktop", "\(scheme)") }
+        #expect(try await query("tel") == "other-phone.desktop")
+
+        let takeOver = try await ChildProcess.run(script, ["--from", BuiltProducts.directory.path, "--prefix", prefix.path, "--default-for", "tel"],
+                                                  environment: environment)
+        #expect(takeOver.status == 0, "\(takeOver.stderr)")
+        #expect(takeOver.stdout.contains("tel: (from other-phone.desktop)"), "\(takeOver.stdout)")
+        #expect(try await query("tel") == "monkeycall-url-handler.desktop")
+
+        let uninstall = try await ChildProcess.run(script, ["--prefix", prefix.path, "--uninstall"], environment: environment)
+        #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        #expect(uninstall.stdout.contains("tel: links go to other-phone.desktop again"), "\(uninstall.stdout)")
+        #expect(try await query("tel") == "other-phone.desktop")
+        #expect(try await query("sip") == "")
     }
 }

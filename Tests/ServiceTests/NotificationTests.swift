@@ -34,7 +34,7 @@ struct NotificationTests {
             #expect(shown.summary == "Incoming call")
             #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
             #expect(shown.icon == "call-start")
-            #expect(shown.actions == ["answer", "Answer", "decline", "Decline"])
+            #expect(shown.actions == ["answer", "Answer", "decline", "Decline", "default", "Open Monkey"])
             #expect(shown.timeout == 0)
             #expect(shown.hints["category"] == .string("call.incoming"))
             #expect(shown.hints["urgency"] == .byte(2))
@@ -81,7 +81,8 @@ struct NotificationTests {
 
     @Test("Answer on the notification answers the call; the notification closes")
     func answerFromNotification() async throws {
-        try await Self.ringing { server, app in
+        // Without the call controls, which would take the notification over in place.
+        try await Self.ringing(["--no-call-controls"]) { server, app in
             let uuid = try await app.reportIncoming("alice")
             let shown = try #require(await server.notified.next())
             try server.invoke(shown.id, "answer")
@@ -94,7 +95,7 @@ struct NotificationTests {
 
     @Test("a second call while one is active offers Hold & Answer and End & Answer; End & Answer ends the first")
     func secondCall() async throws {
-        try await Self.ringing { server, app in
+        try await Self.ringing(["--no-call-controls"]) { server, app in
             let first = try await app.reportIncoming("alice")
             let firstShown = try #require(await server.notified.next())
             try server.invoke(firstShown.id, "answer")
@@ -103,7 +104,7 @@ struct NotificationTests {
 
             let second = try await app.reportIncoming("bob")
             let shown = try #require(await server.notified.next())
-            #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer"])
+            #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer", "default"])
             try server.invoke(shown.id, "end-and-answer")
             let end = try #require(await app.nextAction("end"))
             #expect(end.call == first)

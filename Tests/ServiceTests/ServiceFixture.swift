@@ -21,12 +21,17 @@ final class ServiceFixture: @unchecked Sendable {
     /// The service's clock when the fixture was made with `manualClock`: no timeout
     /// fires until `advanceClock(by:)`. Touched only on the service's queue.
     let clock: ManualClock?
+    /// The notification server on the bus, when the fixture was made with `notifications`.
+    let notificationServer: NotificationServer?
 
     /// `manualClock`: the service's time stands still (at the time the fixture was made) until `advanceClock(by:)`.
     /// `configure`: further options (the system bus, media pausing).
+    /// `notifications`: a test notification server on the bus, and the service posts to it.
     init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(), manualClock: Bool = false,
-         configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
+         notifications: Bool = false, configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
         bus = try await PrivateBus.start()
+        notificationServer = notifications ? try await NotificationServer(address: bus.address) : nil
+        let notifier: BusNotifier? = notifications ? try await BusNotifier(address: bus.address) : nil
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
         var options = ServiceOptions()
         options.actionTimeout = actionTimeout
@@ -38,7 +43,7 @@ final class ServiceFixture: @unchecked Sendable {
         var logger = Logger(label: "test") { _ in WarningRecorder(warnings) }
         logger.logLevel = .warning
         clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
-        service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock,
+        service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock, notifier: notifier,
                                    databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)

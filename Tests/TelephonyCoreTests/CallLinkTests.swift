@@ -20,6 +20,9 @@ struct CallLinkTests {
         ("TEL:7042;phone-context=example.com", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "7042"))),
         ("sip:bob@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:bob@example.org"))),
         ("SIPS:bob@example.org:5061;transport=tls?subject=hi", CallLink(scheme: "sips", handle: Handle(type: .generic, value: "sips:bob@example.org:5061;transport=tls"))),
+        // callto: a number goes as tel: would; a name to the app that declared callto.
+        ("callto:+1 (408) 555-0123", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+14085550123"))),
+        ("callto://alice.smith?call", CallLink(scheme: "callto", handle: Handle(type: .generic, value: "alice.smith"))),
         ("sip:%2B15550123@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:+15550123@example.org"))),
     ])
     func parses(_ text: String, _ expected: CallLink) throws {

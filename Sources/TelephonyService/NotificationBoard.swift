@@ -1,0 +1,160 @@
+import DBus
+import DesktopNotifications
+import Foundation
+import TelephonyCore
+
+/// The service's notifications on screen, shared by everything that posts them (the Ringer, the
+/// call controls, link confirmations): each is posted under a key, and the key belongs to whoever
+/// posted it last. So a call's ringing notification becomes its ongoing-call notification in place
+/// (same key, same id at the server) when the call controls post under the call's key, and the
+/// Ringer's withdrawal of a key it no longer owns closes nothing.
+///
+/// Lives on the service's queue; the notifier's events are sent back to it (hence `@unchecked`).
+final class NotificationBoard: @unchecked Sendable {
+    private let notifier: Notifier
+    private let connection: Connection
+    /// What is on screen, by key, and who posted it: an unchanged notification is not sent again.
+    private var posted: [String: (notification: DesktopNotification, owner: ObjectIdentifier)] = [:]
+    /// Told when a notification server appears, to post again what should be on screen.
+    private var reposters: [() -> Void] = []
+    /// Whether a notification server owns its name (set by whoever follows it).
+    var hasServer = false
+
+    init(notifier: Notifier, connection: Connection) {
+        self.notifier = notifier
+        self.connection = connection
+    }
+
+    /// Shows `notification` for `owner`, replacing whatever is posted under its key, unless
+    /// exactly this is on screen already. `onEvent` runs on the service's queue.
+    func post(_ notification: DesktopNotification, by owner: AnyObject, onEvent: @escaping (NotificationEvent) -> Void) {
+        let ownerID = ObjectIdentifier(owner)
+        if let current = posted[notification.key], current.owner == ownerID, current.notification == notification { return }
+        posted[notification.key] = (notification, ownerID)
+        let key = notification.key
+        let event = UncheckedHandler(onEvent)
+        notifier.post(notification) { [weak self, connection] happened in
+            // From the notifier's thread back to the telephony queue.
+            connection.onQueue {
+                guard let self else { return }
+                // Closed at the server: nothing is on screen under the key any more.
+                if !happened.isAction, self.posted[key]?.owner == ownerID { self.posted[key] = nil }
+                event.handler(happened)
+            }
+        }
+    }
+
+    /// Closes the notification under `key` if `owner` posted it; another owner's stays.
+    func withdraw(_ key: String, by owner: AnyObject) {
+        guard posted[key]?.owner == ObjectIdentifier(owner) else { return }
+        posted[key] = nil
+        notifier.withdraw(key)
+    }
+
+    /// Whether `owner` has a notification on screen under `key`.
+    func shows(_ key: String, by owner: AnyObject) -> Bool { posted[key]?.owner == ObjectIdentifier(owner) }
+
+    /// The one notification that counts the calls left without their own ("3 more incoming calls",
+    /// by app), or none when `count` is 0.
+    func postCount(_ count: Int, of noun: String, body: String, key: String, category: String, by owner: AnyObject) {
+        guard count > 0 else { return withdraw(key, by: owner) }
+        var notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: "\(count) more \(noun)\(count == 1 ? "" : "s")", body: body)
+        notification.category = category
+        notification.expiry = .never
+        post(notification, by: owner) { _ in }
+    }
+
+    /// `repost` runs when a notification server appears: what should be on screen is posted again.
+    func onServerAppeared(_ repost: @escaping () -> Void) { reposters.append(repost) }
+
+    /// The notification server went away: what it showed is gone with it.
+    func serverVanished() {
+        hasServer = false
+        posted = [:]
+        notifier.reset()
+    }
+
+    /// A notification server appeared: every poster shows again what it should.
+    func serverAppeared() {
+        hasServer = true
+        posted = [:]
+        for repost in reposters { repost() }
+    }
+}
+
+extension NotificationEvent {
+    var isAction: Bool { if case .action = self { true } else { false } }
+}
+
+/// A handler that only ever runs on the service's queue, carried through the notifier's thread.
+private struct UncheckedHandler: @unchecked Sendable {
+    let handler: (NotificationEvent) -> Void
+    init(_ handler: @escaping (NotificationEvent) -> Void) { self.handler = handler }
+}
+
+/// Calls waiting for one of a few notifications, shared fairly between apps: every app's oldest
+/// call, apps in the order their calls arrived, then every app's second call, and so on. So an
+/// app with a hundred calls cannot hide another app's call.
+struct FairShare {
+    /// Each app's calls, oldest first.
+    private(set) var byProvider: [ProviderID: [UUID]] = [:]
+    /// When each call arrived, as a sequence number.
+    private var since: [UUID: UInt64] = [:]
+    private var sequence: UInt64 = 0
+
+    var count: Int { since.count }
+
+    func contains(_ uuid: UUID) -> Bool { since[uuid] != nil }
+
+    /// Adds a call (at the end of its app's calls); false when it was there already.
+    @discardableResult
+    mutating func insert(_ uuid: UUID, provider: ProviderID) -> Bool {
+        guard since[uuid] == nil else { return false }
+        sequence += 1
+        since[uuid] = sequence
+        byProvider[provider, default: []].append(uuid)
+        return true
+    }
+
+    /// Removes a call; false when it was not there.
+    @discardableResult
+    mutating func remove(_ uuid: UUID, provider: ProviderID) -> Bool {
+        guard since.removeValue(forKey: uuid) != nil else { return false }
+        byProvider[provider]?.removeAll { $0 == uuid }
+        if byProvider[provider]?.isEmpty == true { byProvider[provider] = nil }
+        return true
+    }
+
+    /// The calls to show, at most `limit`, in the order they arrived when they all fit.
+    func choose(limit: Int) -> [UUID] {
+        guard count > limit else { return byProvider.values.flatMap { $0 }.sorted { since[$0]! < since[$1]! } }
+        // Only the `limit` apps with the oldest calls can matter: pick them without sorting them all.
+        var apps: [[UUID]] = []
+        for calls in byProvider.values {
+            apps.append(calls)
+            apps.sort { since[$0[0]]! < since[$1[0]]! }
+            if apps.count > limit { apps.removeLast() }
+        }
+        var chosen: [UUID] = []
+        var round = 0
+        while chosen.count < limit {
+            for calls in apps where round < calls.count && chosen.count < limit { chosen.append(calls[round]) }
+            round += 1
+        }
+        return chosen
+    }
+
+    /// "Monkey: 3, SIP: 1": how many calls of each app are not among `shown`, most first, at most three apps named.
+    func leftOut(shown: [UUID], name: (UUID) -> String?) -> String {
+        let shownSet = Set(shown)
+        var perApp: [(name: String, count: Int)] = []
+        for calls in byProvider.values {
+            let waiting = calls.count { !shownSet.contains($0) }
+            if waiting > 0, let first = calls.first, let appName = name(first) { perApp.append((appName, waiting)) }
+        }
+        perApp.sort { ($0.count, $1.name) > ($1.count, $0.name) }
+        var text = perApp.prefix(3).map { "\($0.name): \($0.count)" }.joined(separator: ", ")
+        if perApp.count > 3 { text += " and \(perApp.count - 3) more apps" }
+        return text
+    }
+}

@@ -1,0 +1,109 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// What issue 20 found on real notification servers (dunst, xfce4-notifyd, notification-daemon),
+/// against the test notification server.
+@Suite("Notifications on real servers")
+struct NotificationServersTests {
+    @Test("a missed call expires with the server's default (-1) and says when")
+    func missedCallExpiresAndSaysWhen() async throws {
+        let (daemon, server, app) = try await NotificationRig.start(["--ring-timeout", "0.5"], app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
+        try await app.reportIncoming("alice")
+        try await app.perform("end")
+        let missed = try #require(await server.notified.next { $0.summary == "Missed call" })
+        #expect(missed.timeout == -1)
+        #expect(missed.body.wholeMatch(of: /alice\nat \d\d:\d\d/) != nil, "\(missed.body)")
+    }
+
+    @Test("a dismissed ringing notification comes back once, silenced; dismissed again it stays away")
+    func dismissedOnceComesBack() async throws {
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
+        let uuid = try await app.reportIncoming("alice")
+        let first = try #require(await server.notified.next())
+        #expect(first.hints["suppress-sound"] == nil)
+        try server.dismiss(first.id)
+        let again = try #require(await server.notified.next())
+        #expect(again.summary == "Incoming call" && again.hints["suppress-sound"] == .bool(true))
+        #expect(again.actions.prefix(4) == ["answer", "Answer", "decline", "Decline"])
+        try server.dismiss(again.id)
+        // The next notification is another call's: the dismissed call was not posted a third time.
+        _ = try await app.reportIncoming("bob")
+        let next = try #require(await server.notified.next())
+        #expect(next.body == "bob")
+        let calls = try await daemon.cli("calls")
+        #expect(calls.stdout.contains(uuid) && calls.stdout.contains("ringing"), "the call still rings in its app")
+    }
+
+    @Test("a ringing notification's default action answers when the app has no desktop entry")
+    func defaultActionAnswers() async throws {
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
+        let uuid = try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        #expect(shown.actions.suffix(2) == ["default", "Answer"])
+        try server.invoke(shown.id, "default")
+        #expect(await app.nextAction("answer")?.call == uuid)
+    }
+
+    @Test("with a desktop entry the default action brings the app forward (DidRequestShowApp) and does not answer")
+    func defaultActionShowsApp() async throws {
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", ["DesktopEntry": .string("org.example.Monkey")])
+        let uuid = try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        #expect(shown.actions.suffix(2) == ["default", "Open Monkey"])
+        try server.invoke(shown.id, "default")
+        let signal = try #require(await app.signals.next("DidRequestShowApp"))
+        #expect(try signal.arguments() == [.string(uuid)])
+        #expect(try await daemon.cli("calls").stdout.contains("ringing"))
+    }
+
+    @Test("the body does not repeat a handle that is the caller's name")
+    func handleNotRepeated() async throws {
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", [:])
+        defer { withExtendedLifetime(daemon) {} } // the daemon lives until the test ends
+        try await app.reportIncoming("+1 408 555 0123", update: ["LocalizedCallerName": .string("+1 408 555 0123")])
+        #expect(try #require(await server.notified.next()).body == "+1 408 555 0123")
+    }
+
+    @Test("servers that draw no app name (xfce4-notifyd, notification-daemon, dunst) get it in the body; others do not",
+          arguments: [("Xfce Notify Daemon", true), ("Notification Daemon", true), ("dunst", true), ("gnome-shell", false), ("Plasma", false)])
+    func appNameWhereNotDrawn(server name: String, inBody: Bool) async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: name)
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        #expect(shown.body == (inBody ? "alice\nMonkey" : "alice"), "\(name): \(shown.body)")
+        #expect(shown.appName == "Monkey")
+    }
+
+    @Test("no notification server: libnotify's own warning does not reach the log once per call")
+    func libnotifyWarningOnce() async throws {
+        let daemon = try await RunningDaemon()
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        for handle in ["alice", "bob", "carol"] { try await app.reportIncoming(handle) }
+        #expect(await daemon.daemon.waitForOutput(containing: "cannot show notifications"))
+        // A fence: the daemon has handled all three calls once `calls` lists them.
+        #expect(try await daemon.cli("calls").stdout.contains("carol"))
+        let output = daemon.daemon.output
+        #expect(output.components(separatedBy: "Failed to connect to proxy").count <= 2, "\(output)")
+        #expect(!output.contains("libnotify-WARNING"), "\(output)")
+    }
+
+    @Test("xfce4-notifyd draws the default action as a button: there it is left out where it would repeat Answer, kept where it opens the app")
+    func defaultButtonOnXfce() async throws {
+        let daemon = try await RunningDaemon()
+        defer { withExtendedLifetime(daemon) {} }
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "Xfce Notify Daemon")
+        let plain = try await TestProvider(bus: daemon.bus, name: "Plain", configuration: [:])
+        try await plain.reportIncoming("alice")
+        #expect(try #require(await server.notified.next()).actions == ["answer", "Answer", "decline", "Decline"])
+        let monkey = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["DesktopEntry": .string("org.example.Monkey")])
+        try await monkey.reportIncoming("bob")
+        #expect(try #require(await server.notified.next { $0.body.hasPrefix("bob") }).actions.suffix(2) == ["default", "Open Monkey"])
+    }
+}

@@ -253,6 +253,25 @@ extension Connection {
         return try Args<repeat each O>.decode(reply, context: "the reply to \(spec.name)")
     }
 
+    /// Calls a declared method; `onReply` gets the decoded results on the connection's queue,
+    /// without waiting for a thread of Swift concurrency's pool (see `send(call:timeout:onReply:)`).
+    public func call<each I: DBusRepresentable, each O: DBusRepresentable>(
+        _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>, destination: String, path: ObjectPath,
+        _ arguments: repeat each I, timeout: Duration? = nil,
+        onReply: @escaping @Sendable (Result<(repeat each O), Error>) -> Void
+    ) {
+        let message: Message
+        do {
+            message = try Message.methodCall(destination: destination, path: path, interface: spec.interface, member: spec.name)
+            try message.append(Args<repeat each I>.encode(repeat each arguments))
+        } catch {
+            return onReply(.failure(error))
+        }
+        send(call: message, timeout: timeout) { result in
+            onReply(Result { try Args<repeat each O>.decode(try result.get().arguments(), context: "the reply to \(spec.name)") })
+        }
+    }
+
     /// Reads a declared property.
     public func get<T: DBusRepresentable>(_ spec: PropertySpec<T>, destination: String, path: ObjectPath) async throws -> T {
         let reply = try await call(destination: destination, path: path, interface: StandardInterfaces.properties, member: "Get",

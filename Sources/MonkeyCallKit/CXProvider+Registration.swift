@@ -34,14 +34,13 @@ extension CXProvider {
         state = .registering
         setRegistering(true)
         retryRegistration = false
-        let configuration = configuration.entries
-        Task { [weak self] in
-            do {
-                let path = try await link.connection.call(Telephony1.Manager.registerProvider, destination: Telephony1.busName,
-                                                          path: Telephony1.rootPath, configuration)
-                link.connection.onQueue { self?.registered(at: path) }
-            } catch {
-                link.connection.onQueue { self?.registrationFailed(error) }
+        // The reply is taken on the connection's queue, not in a Task: an app whose tasks keep Swift
+        // concurrency's threads busy would otherwise hold up its own registration.
+        link.connection.call(Telephony1.Manager.registerProvider, destination: Telephony1.busName,
+                             path: Telephony1.rootPath, configuration.entries) { [weak self] result in
+            switch result {
+            case .success(let path): self?.registered(at: path)
+            case .failure(let error): self?.registrationFailed(error)
             }
         }
     }

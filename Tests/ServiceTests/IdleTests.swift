@@ -201,7 +201,8 @@ private final class RealClockService: @unchecked Sendable {
     /// Once the calls have ended the service may still await a reply for a moment (media players
     /// are asked to resume, with a reply timeout): what counts is that nothing stays armed.
     func settled() async throws -> [Int] {
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Generous: on a loaded machine (the whole suite at once on two cores) a reply can take seconds.
+        let deadline = ContinuousClock.now + .seconds(20)
         while await armed() != [0, 0], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         return await armed()
     }

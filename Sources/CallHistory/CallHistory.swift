@@ -65,6 +65,10 @@ public final class CallHistory: Sendable {
             // List reads newest first: without this index every page sorts the whole history.
             try db.create(index: "recent_by_end", on: "recent", columns: ["endedAt", "id"])
         }
+        migrator.registerMigration("v4: recents by app") { db in
+            // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
+            try db.alter(table: "recent") { t in t.add(column: "appID", .text).notNull().defaults(to: "") }
+        }
         return migrator
     }
 

@@ -398,6 +398,11 @@ extension Telephony1 {
             the unique bus name of the connection that registered it.
             """)
 
+        public static let appId = PropertySpec(interface, "AppId", String.self, doc: """
+            the app behind that connection, as the service identified it: the
+            Flatpak app id, snap.NAME for a Snap, or "" for a host (unsandboxed) app.
+            """)
+
         public static let configuration = PropertySpec(interface, "Configuration", [String: DBusValue].self, doc: """
             the provider's configuration, with defaults filled in
             (keys as in Manager.RegisterProvider).
@@ -442,6 +447,7 @@ extension Telephony1 {
             didDeactivateAudioSession,
             name,
             owner,
+            appId,
             configuration,
             calls,
         ])
@@ -854,6 +860,7 @@ extension Telephony1 {
         public static let connectedAt = "ConnectedAt"
         public static let endedAt = "EndedAt"
         public static let seen = "Seen"
+        public static let appId = "AppId"
     }
 }
 

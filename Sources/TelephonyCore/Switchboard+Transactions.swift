@@ -22,18 +22,20 @@ extension Switchboard {
     /// Validates the whole transaction, then dispatches it: on any error
     /// nothing happens. The returned transaction is pending; it completes
     /// (`transactionCompleted`) when every action is fulfilled or on the first failure.
-    public func requestTransaction(_ requests: [ActionRequest], requester: String?) throws(TelephonyError) -> Transaction {
-        let transaction = try submitTransaction(requests, requester: requester, systemEndReason: nil)
+    /// `app`: the sandboxed app behind the requester ("" for a host app, or the system): a sandboxed
+    /// app acts on its own providers' calls only, even when its connection owns no provider.
+    public func requestTransaction(_ requests: [ActionRequest], requester: String?, app: String = "") throws(TelephonyError) -> Transaction {
+        let transaction = try submitTransaction(requests, requester: requester, app: app, systemEndReason: nil)
         resumeStrandedCalls()
         return transaction
     }
 
-    func submitTransaction(_ requests: [ActionRequest], requester: String?, systemEndReason: EndReason?) throws(TelephonyError) -> Transaction {
+    func submitTransaction(_ requests: [ActionRequest], requester: String?, app: String = "", systemEndReason: EndReason?) throws(TelephonyError) -> Transaction {
         let limits = options.limits
         guard transactions.count < limits.maximumPendingTransactions else {
             throw .limitsExceeded("\(transactions.count) transactions are still pending; the limit is \(limits.maximumPendingTransactions).")
         }
-        let plan = try makePlan(requests, requester: requester)
+        let plan = try makePlan(requests, requester: requester, app: app)
         return dispatch(plan, requester: requester, systemEndReason: systemEndReason)
     }
 

@@ -133,7 +133,8 @@ public final class Switchboard {
 
     // MARK: - Providers
 
-    public func registerProvider(owner: String, configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+    /// `appID`: the sandboxed app behind `owner` ("" for a host app).
+    public func registerProvider(owner: String, appID: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
         try configuration.validate()
         let limits = options.limits
         let owned = providers.values.count { $0.owner == owner }
@@ -145,7 +146,7 @@ public final class Switchboard {
         }
         let id = ProviderID(nextProviderID)
         nextProviderID += 1
-        let provider = Provider(id: id, owner: owner, configuration: configuration, callUUIDs: [])
+        let provider = Provider(id: id, owner: owner, appID: appID, configuration: configuration, callUUIDs: [])
         providers[id] = provider
         emit(.providerRegistered(provider))
         return provider

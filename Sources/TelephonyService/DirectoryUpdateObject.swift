@@ -15,7 +15,7 @@ extension TelephonyService {
     func beginDirectoryUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
         guard let directories = screening.directories else { throw DBusError.failed("call directories are unavailable on this system") }
         do {
-            _ = try directories.beginUpdate(providerName: provider.name, kind: incremental ? .incremental : .complete)
+            _ = try directories.beginUpdate(providerName: provider.appKey, kind: incremental ? .incremental : .complete)
         } catch {
             throw error.dbusError
         }
@@ -24,7 +24,7 @@ extension TelephonyService {
         do {
             try connection.export(path, [directoryUpdateInterface(provider)])
         } catch {
-            directories.cancelUpdate(providerName: provider.name)
+            directories.cancelUpdate(providerName: provider.appKey)
             throw error
         }
         return path
@@ -32,14 +32,15 @@ extension TelephonyService {
 
     /// The provider went away or invalidated: an open update is dropped, the directory stays as it was.
     func dropDirectoryUpdate(_ provider: Provider) {
-        guard let directories = screening.directories, directories.openUpdate(providerName: provider.name) != nil else { return }
-        screening.dropUpdate(of: provider.name)
+        guard let directories = screening.directories, directories.openUpdate(providerName: provider.appKey) != nil else { return }
+        screening.dropUpdate(of: provider.appKey)
         connection.unexport(Self.updatePath(provider.id))
     }
 
     private func directoryUpdateInterface(_ provider: Provider) -> Interface {
         typealias API = Telephony1.CallDirectoryUpdate
-        let name = provider.name
+        // Keyed by the app, not by the Name it chose: an impostor of another app's Name has its own directory.
+        let name = provider.appKey
         /// Runs `body` on the open update, for its provider's own connection only.
         func step(_ service: TelephonyService, _ call: MethodCall, _ body: (DirectoryUpdate) throws(DirectoryError) -> Void) throws {
             guard call.sender == provider.owner else {

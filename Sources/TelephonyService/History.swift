@@ -34,7 +34,8 @@ extension TelephonyService {
         let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.providerName, handle: call.handle.value,
                                handleType: call.handle.type.rawValue, callerName: callerName(of: call), outgoing: call.outgoing,
                                status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
-                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo)
+                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo,
+                               appID: switchboard.provider(call.provider)?.appID ?? "")
         store(entry, in: history)
     }
 
@@ -69,13 +70,13 @@ extension TelephonyService {
         let now = switchboard.clock.now
         let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
-                               endedAt: now, hasVideo: false)
+                               endedAt: now, hasVideo: false, appID: provider.appID)
         store(entry, in: history)
     }
 
     static func encode(_ entry: RecentCall) -> [String: DBusValue] {
         [
-            Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
+            Telephony1.Key.appId: .string(entry.appID), Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
             Telephony1.Key.handle: .string(entry.handle), Telephony1.Key.handleType: .string(entry.handleType), Telephony1.Key.callerName: .string(entry.callerName),
             Telephony1.Key.outgoing: .bool(entry.outgoing), Telephony1.Key.status: .string(entry.status.rawValue), Telephony1.Key.endReason: .string(entry.endReason),
             Telephony1.Key.startedAt: .uint64(entry.startedAt), Telephony1.Key.connectedAt: .uint64(entry.connectedAt), Telephony1.Key.endedAt: .uint64(entry.endedAt),
@@ -88,10 +89,11 @@ extension TelephonyService {
                   Telephony1.Key.name: .string(favorite.name), Telephony1.Key.providerName: .string(favorite.providerName)]
     }
 
-    /// A call to `handle` through the registered provider called `providerName`.
-    func startCall(to handle: Handle, through providerName: String, from requester: String) throws -> String {
-        guard let provider = switchboard.orderedProviders.last(where: { $0.name == providerName }) else {
-            throw APIError.noProvider("\(providerName) is not running, so it cannot place the call")
+    /// A call to `handle` through the app `appKey` (a sandboxed app's id, a host app's Name): an app
+    /// that registers another's Name does not receive its calls.
+    func startCall(to handle: Handle, through appKey: String, from requester: String) throws -> String {
+        guard let provider = switchboard.orderedProviders.last(where: { $0.appKey == appKey }) else {
+            throw APIError.noProvider("\(appKey) is not running, so it cannot place the call")
         }
         let uuid = UUID()
         _ = try request([.start(uuid, handle: handle, provider: provider.id)], from: requester)
@@ -150,7 +152,7 @@ extension TelephonyService {
             }
             methodReplyingLater(API.callBack) { service, reply, id in
                 try service.call(reply, id, "recent call") { history, id in
-                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.providerName) }
+                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.appID.isEmpty ? $0.providerName : $0.appID) }
                 }
             }
             property(API.missedCount) { service in UInt32(clamping: service.history?.missedCount ?? 0) }

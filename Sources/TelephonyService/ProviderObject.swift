@@ -102,6 +102,7 @@ extension TelephonyService {
             Signal(API.didDeactivateAudioSession)
             Property(API.name) { provider.configuration.name }
             Property(API.owner) { provider.owner }
+            Property(API.appId) { provider.appID }
             Property(API.configuration) { Encode.configuration(provider.configuration) }
             property(API.calls) { service in service.switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) } }
         }

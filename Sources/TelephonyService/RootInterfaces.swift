@@ -25,8 +25,12 @@ extension TelephonyService {
                 switchboard.ownerVanished(sender)
             }
         }
-        let provider = try switchboard.registerProvider(owner: sender, configuration: configuration)
-        logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)")
+        let app = appID(of: sender)
+        var configuration = configuration
+        // As the notification portal does: a sandboxed app's notifications are its own, whatever it claims.
+        if !app.isEmpty { configuration.desktopEntry = app }
+        let provider = try switchboard.registerProvider(owner: sender, appID: app, configuration: configuration)
+        logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)\(provider.isSandboxed ? " (\(provider.appID))" : "")")
         // The reply first, so that the app knows its path before DidBegin arrives.
         reply.send(Telephony1.providerPath(provider.id.rawValue))
         emitToProvider(provider.id, Telephony1.Provider.didBegin)
@@ -45,7 +49,8 @@ extension TelephonyService {
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }
         let uuid = UUID()
-        _ = try request([.start(uuid, handle: link.handle, video: link.video, provider: provider.id)], from: requester)
+        // Not kept to the opener's own providers: a link is for whichever app handles its scheme.
+        _ = try switchboard.requestTransaction([.start(uuid, handle: link.handle, video: link.video, provider: provider.id)], requester: requester)
         logger.info("link \(link.scheme): to \(provider.name)")
         return uuid.apiString
     }

@@ -123,6 +123,7 @@ public final class TelephonyService: @unchecked Sendable {
             logger.error("cannot read Recents and Favorites from \(history?.path ?? ""): \(error)")
         }
         await connection.performOnQueue { [self] in
+            connection.setAccessPolicy(ServiceAccessPolicy(service: self))
             switchboard.onEvent = { [weak self] event in self?.handle(event) }
             do {
                 try connection.export(Telephony1.rootPath, [managerInterface(), callControllerInterface(), callDirectoryInterface(), recentsInterface(), favoritesInterface()])
@@ -258,6 +259,6 @@ public final class TelephonyService: @unchecked Sendable {
 
     /// Runs a transaction for `requester` and returns its UUID in the API's form.
     func request(_ actions: [ActionRequest], from requester: String) throws -> String {
-        try switchboard.requestTransaction(actions, requester: requester).id.apiString
+        try switchboard.requestTransaction(actions, requester: requester, app: appID(of: requester)).id.apiString
     }
 }

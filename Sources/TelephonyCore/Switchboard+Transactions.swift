@@ -16,6 +16,8 @@ struct PendingAction {
 struct TransactionRecord {
     var transaction: Transaction
     var remaining: Set<UUID>
+    /// The app it is counted against; nil for the user's own (`AppAccounts`).
+    let account: String?
 }
 
 extension Switchboard {
@@ -31,15 +33,13 @@ extension Switchboard {
     }
 
     func submitTransaction(_ requests: [ActionRequest], requester: String?, app: String = "", systemEndReason: EndReason?) throws(TelephonyError) -> Transaction {
-        let limits = options.limits
-        guard transactions.count < limits.maximumPendingTransactions else {
-            throw .limitsExceeded("\(transactions.count) transactions are still pending; the limit is \(limits.maximumPendingTransactions).")
-        }
         let plan = try makePlan(requests, requester: requester, app: app)
-        return dispatch(plan, requester: requester, systemEndReason: systemEndReason)
+        let account = account(requester: requester, app: app)
+        try admitTransaction(requests, account: account)
+        return dispatch(plan, requester: requester, account: account, systemEndReason: systemEndReason)
     }
 
-    private func dispatch(_ plan: TransactionPlan, requester: String?, systemEndReason: EndReason?) -> Transaction {
+    private func dispatch(_ plan: TransactionPlan, requester: String?, account: String?, systemEndReason: EndReason?) -> Transaction {
         let id = UUID()
         let now = clock.now
         let (sum, overflow) = now.addingReportingOverflow(microseconds(options.actionTimeout))
@@ -49,7 +49,8 @@ extension Switchboard {
                    kind: $0.kind, deadline: deadline, addedBySystem: $0.addedBySystem || requester == nil)
         }
         let transaction = Transaction(id: id, requester: requester, actions: actions, state: .pending)
-        transactions[id] = TransactionRecord(transaction: transaction, remaining: Set(actions.map(\.id)))
+        transactions[id] = TransactionRecord(transaction: transaction, remaining: Set(actions.map(\.id)), account: account)
+        countPending(account, 1)
 
         for call in plan.newCalls { addCall(call) }
         for (action, planned) in zip(actions, plan.actions) {
@@ -148,6 +149,7 @@ extension Switchboard {
         }
         if record.remaining.isEmpty && (record.transaction.isComplete) {
             transactions[action.transactionID] = nil
+            countPending(record.account, -1)
         } else {
             transactions[action.transactionID] = record
         }

@@ -1,0 +1,106 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+import TelephonyCore
+
+/// State that belongs to the app, not to the Name it chooses: sandboxed apps in real bubblewrap
+/// sandboxes against host apps.
+@Suite("App identity", .enabled(if: Sandbox.isAvailable, "bubblewrap is not installed"))
+struct AppIdentityTests {
+    static let directory = Telephony1.CallDirectory.interface
+    static let update = Telephony1.CallDirectoryUpdate.interface
+
+    /// Fills and completes a directory from inside the sandbox: `labels` by number.
+    func completeDirectory(_ app: SandboxedApp, _ provider: ObjectPath, labels: [(Int64, String)]) async throws {
+        let begun = try await app.call(provider, Telephony1.Provider.interface, "BeginCallDirectoryUpdate", signature: "b", [false])
+        let path = try ObjectPath(try #require(begun.result as? String, "\(begun)"))
+        let added = try await app.call(path, Self.update, "AddIdentificationEntries", signature: "axas", [labels.map(\.0), labels.map(\.1)])
+        #expect(added.error == nil, "\(added)")
+        let completed = try await app.call(path, Self.update, "Complete")
+        #expect(completed.error == nil, "\(completed)")
+    }
+
+    @Test("an impostor registering the real app's Name gets a directory of its own: the real label survives, and Favorites still reach the real app")
+    func impostor() async throws {
+        let fixture = try await ServiceFixture()
+        let bank = try await fixture.provider("Bank")
+        guard case .objectPath(let path)? = try await bank.call("BeginCallDirectoryUpdate", [.bool(false)]).first else {
+            throw TestSupportError("no directory update")
+        }
+        _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "AddIdentificationEntries",
+                                           [[Int64(14085550100)].dbusValue, ["Real Bank"].dbusValue])
+        _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Complete")
+        try await fixture.root(Self.directory, "SetDirectoryEnabled", [.string("Bank"), .bool(true)])
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
+
+        let impostor = try await SandboxedApp(appID: "org.example.ScamBank", bus: fixture.bus)
+        let fake = try await impostor.registerProvider(name: "Bank")
+        try await completeDirectory(impostor, fake, labels: [(14085550100, "Scam Bank")])
+        // Its own directory, under its app id; the user may turn it on, and the real label still wins for the real app's number.
+        try await fixture.root(Self.directory, "SetDirectoryEnabled", [.string("org.example.ScamBank"), .bool(true)])
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
+        #expect(try await fixture.root(Self.directory, "ListDirectories") == [.array(element: "(sbtt)", [
+            .structure([.string("Bank"), .bool(true), .uint64(0), .uint64(1)]),
+            .structure([.string("org.example.ScamBank"), .bool(true), .uint64(0), .uint64(1)]),
+        ])])
+
+        // A favorite saved for "Bank" is called through the real Bank, never through the impostor.
+        let id = try await fixture.root(Telephony1.Favorites.interface, "Add",
+                                        [.string("+15550001"), .string("phone-number"), .string("Mum"), .string("Bank")])
+        try await fixture.root(Telephony1.Favorites.interface, "Call", [id[0]])
+        #expect(try await bank.nextAction("start")?.args["Handle"] == .string("+15550001"))
+    }
+
+    @Test("a sandboxed provider: AppId in its Recents entries and EntryAdded; its notifications carry its app id as desktop-entry, whatever it claims")
+    func recentsAndNotifications() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await SandboxedApp(appID: "org.example.PyPhone", bus: daemon.bus)
+        let provider = try await app.registerProvider(name: "PyPhone", ["DesktopEntry": "org.example.Bank"])
+        let uuid = try await app.reportIncoming(provider, "alice")
+        let shown = try #require(await server.notified.next(where: { $0.appName == "PyPhone" }))
+        #expect(shown.hints["desktop-entry"] == .string("org.example.PyPhone"), "\(shown.hints)")
+
+        let host = try Connection(address: daemon.bus.address)
+        let added = try await SignalRecorder(host, MatchRule(interface: Telephony1.Recents.interface))
+        let ended = try await app.call(provider, Telephony1.Provider.interface, "ReportCallEnded", signature: "sst", [uuid, "unanswered", 0])
+        #expect(ended.error == nil, "\(ended)")
+        let announced = try #require(await added.next("EntryAdded", timeout: .seconds(10)))
+        #expect(try announced.arguments().first?.vardict?["AppId"] == .string("org.example.PyPhone"))
+        guard case .array(_, let entries)? = try await host.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                                                interface: Telephony1.Recents.interface, member: "List",
+                                                                [.uint32(10), .uint32(0)]).first else { throw TestSupportError("no Recents") }
+        let entry = try #require(entries.first?.vardict)
+        #expect(entry["AppId"] == .string("org.example.PyPhone"))
+        #expect(entry["CallUUID"] == .string(uuid))
+    }
+
+    @Test("a sandboxed app flooding the pending transactions is stopped at its share: the user still answers another app's call")
+    func flood() async throws {
+        let limits = SwitchboardLimits(maximumPendingTransactions: 12, maximumPendingTransactionsPerApp: 10, userReservedPendingTransactions: 2)
+        let fixture = try await ServiceFixture(actionTimeout: 60, limits: limits)
+        let flooder = try await SandboxedApp(appID: "org.example.Flood", bus: fixture.bus)
+        let provider = try await flooder.registerProvider(name: "Flood")
+        let own = try await flooder.reportIncoming(provider, "bob")
+        // Transactions on its own call that it never fulfils: each stays pending for a minute.
+        var accepted = 0
+        var refusal: SandboxedApp.Outcome?
+        while refusal == nil && accepted < 50 {
+            let outcome = try await flooder.root(Telephony1.CallController.interface, "SetMuted", signature: "sb", [own, accepted % 2 == 0])
+            if outcome.error == nil { accepted += 1 } else { refusal = outcome }
+        }
+        #expect(accepted == 10)
+        #expect(refusal?.error == DBusError.Name.limitsExceeded, "\(refusal?.description ?? "")")
+        #expect(refusal?.message.contains("org.example.Flood") == true, "\(refusal?.description ?? "")")
+
+        // Another app's call rings; the user answers it from the host.
+        let other = try await fixture.provider("Quiet")
+        let call = try await other.reportIncoming("alice")
+        let answer = try await fixture.control("AnswerCall", [.string(call)])
+        #expect(answer.count == 1)
+        try await other.perform("answer")
+        #expect(await fixture.state(call) == "active")
+    }
+}

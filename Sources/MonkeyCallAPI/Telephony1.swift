@@ -117,6 +117,20 @@ extension Telephony1 {
             call_uuid: the new call's UUID, in lower case.
             """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue])
 
+        public static let listLinkHandlers = MethodSpec(interface, "ListLinkHandlers", out: Arg("handlers", [String: String].self), doc: """
+            which app opens each link scheme (OpenURL): the first app that declared
+            the scheme in URLSchemes keeps it, unless the user chose another; a later
+            app that declares it does not take it. Not for sandboxed apps.
+            handlers: scheme -> app key (a sandboxed app's id, a host app's Name).
+            """, errors: [DBusError.Name.accessDenied])
+
+        public static let setLinkHandler = MethodSpec(interface, "SetLinkHandler", in: Arg("scheme", String.self), Arg("app", String.self), doc: """
+            makes `app` open the links of `scheme`, for good (saved). Not for
+            sandboxed apps.
+            scheme: a URL scheme such as "tel"; app: an app key as ListLinkHandlers
+            gives it; "" forgets the choice (the next app to declare it claims it).
+            """, errors: [DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.failed])
+
         public static let version = PropertySpec(interface, "Version", String.self, doc: """
             the service's version string.
             """)
@@ -175,6 +189,8 @@ extension Telephony1 {
             """, members: [
             registerProvider,
             openURL,
+            listLinkHandlers,
+            setLinkHandler,
             version,
             doNotDisturb,
             doNotDisturbAllowFavorites,

@@ -81,6 +81,7 @@ extension TelephonyService {
                     case .success:
                         service?.logger.info("call directory of '\(name)' updated")
                         reply.send()
+                        service?.askToEnableDirectory(of: provider)
                     case .failure(let error):
                         reply.fail(error.dbusError)
                     }

@@ -41,7 +41,8 @@ final class ServiceAccessPolicy: AccessPolicy {
             if request.isPropertyAccess {
                 return request.property == Telephony1.Manager.version.name ? nil : "read the user's Manager settings"
             }
-            return nil  // RegisterProvider, OpenURL
+            return [Telephony1.Manager.registerProvider.name, Telephony1.Manager.openURL.name].contains(request.member) ? nil
+                : "choose which app opens links (\(request.member))"
         case Telephony1.CallController.interface:
             return nil  // its own providers' calls only: the core answers Error.Unentitled
         case Telephony1.CallDirectory.interface:

@@ -24,7 +24,7 @@ final class Ringer {
     static let maximumMissedNotifications = 3
     static let moreCallsKey = "more-calls"
 
-    private let notifier: Notifier
+    let notifier: Notifier
     private unowned let service: TelephonyService
     /// What is on screen, by notification key, so that an unchanged notification is not re-sent.
     private var posted: [String: DesktopNotification] = [:]

@@ -11,6 +11,8 @@ extension TelephonyService {
                 try service.registerProvider(try Decode.configuration(configuration), reply: reply)
             }
             method(Manager.openURL) { service, call, url in try service.openURL(url, from: call.sender) }
+            method(Manager.listLinkHandlers) { service, _ in service.linkClaims.handlers }
+            method(Manager.setLinkHandler) { service, _, scheme, app in try service.linkClaims.choose(app, for: scheme) }
             Property(Manager.version) { Telephony1.version }
             screeningProperties()
         }
@@ -31,6 +33,7 @@ extension TelephonyService {
         if !app.isEmpty { configuration.desktopEntry = app }
         let provider = try switchboard.registerProvider(owner: sender, appID: app, configuration: configuration)
         logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)\(provider.isSandboxed ? " (\(provider.appID))" : "")")
+        linkClaims.claim(provider)
         // The reply first, so that the app knows its path before DidBegin arrives.
         reply.send(Telephony1.providerPath(provider.id.rawValue))
         emitToProvider(provider.id, Telephony1.Provider.didBegin)
@@ -44,7 +47,7 @@ extension TelephonyService {
         } catch {
             throw APIError.invalidURL(error.description)
         }
-        guard let provider = switchboard.provider(for: link) else {
+        guard let provider = switchboard.provider(for: link, handledBy: linkClaims.handlers[link.scheme]) else {
             let wanted = link.scheme == "tel" ? "takes phone numbers or declares URLSchemes [\"tel\"]" : "declares URLSchemes [\"\(link.scheme)\"]"
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }

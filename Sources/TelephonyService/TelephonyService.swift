@@ -57,6 +57,8 @@ public final class TelephonyService: @unchecked Sendable {
     let historyProblem: String?
     /// Who rings: block list, directories, Do Not Disturb.
     let screening: Screening
+    /// Which app opens each link scheme.
+    let linkClaims: LinkClaims
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
     /// What ended calls were, for missed-call "Call back": provider and handle by call UUID.
@@ -87,6 +89,7 @@ public final class TelephonyService: @unchecked Sendable {
         self.history = history
         self.historyProblem = problem
         screening = Screening(folder: options.dataDirectory, queue: connection.queue, logger: logger)
+        linkClaims = LinkClaims(folder: options.dataDirectory, logger: logger)
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -155,6 +158,7 @@ public final class TelephonyService: @unchecked Sendable {
     /// Waits until what was handed to the disk is written, or `timeout` seconds have passed.
     public func settleStorage(timeout: Double = 5) async {
         await screening.settle()
+        await linkClaims.settle()
         if let history, case let left = await history.database.settle(timeout: timeout), left > 0 {
             logger.error("stopping with \(left) Recents writes still waiting for the lock on \(history.path): they are lost")
         }

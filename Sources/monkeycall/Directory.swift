@@ -20,9 +20,9 @@ struct Directory: AsyncParsableCommand {
     }
 
     struct Enable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Use an app's directory.")
+        static let configuration = CommandConfiguration(abstract: "Use an app's directory (a new app's directory is off until you enable it).")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.") var provider: String
+        @Argument(help: "The app, as `monkeycall directory list` shows it: an app id (sandboxed apps) or a provider name.") var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
         }
@@ -31,7 +31,7 @@ struct Directory: AsyncParsableCommand {
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop using an app's directory.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.") var provider: String
+        @Argument(help: "The app, as `monkeycall directory list` shows it.") var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, false)
         }
@@ -65,6 +65,8 @@ struct Directory: AsyncParsableCommand {
             try await client.call(Telephony1.CallDirectoryUpdate.complete, at: update)
             try await client.call(Telephony1.Provider.invalidate, at: path)
             progress.finish()
+            // The user's own directory: loaded by the user, so in use at once (an app's waits for the user's yes).
+            try await client.call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
             print("\(provider): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
         }
     }

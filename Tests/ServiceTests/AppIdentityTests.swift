@@ -11,6 +11,7 @@ import TelephonyCore
 struct AppIdentityTests {
     static let directory = Telephony1.CallDirectory.interface
     static let update = Telephony1.CallDirectoryUpdate.interface
+    typealias Manager = Telephony1.Manager
 
     /// Fills and completes a directory from inside the sandbox: `labels` by number.
     func completeDirectory(_ app: SandboxedApp, _ provider: ObjectPath, labels: [(Int64, String)]) async throws {
@@ -102,5 +103,90 @@ struct AppIdentityTests {
         #expect(answer.count == 1)
         try await other.perform("answer")
         #expect(await fixture.state(call) == "active")
+    }
+
+    @Test("a link scheme stays with the app that declared it first; the user chooses another with SetLinkHandler (saved); a sandboxed app may not choose")
+    func linkSchemes() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("links-\(UUID().uuidString)").path
+        let fixture = try await ServiceFixture { $0.dataDirectory = data }
+        let first = try await fixture.provider("Acme", ["URLSchemes": ["monkeycall"].dbusValue])
+        let impostor = try await SandboxedApp(appID: "org.example.Impostor", bus: fixture.bus)
+        let later = try await impostor.registerProvider(name: "Acme", ["URLSchemes": ["monkeycall"]])
+        #expect(try await fixture.root(Manager.interface, "ListLinkHandlers") == [["monkeycall": "Acme"].dbusValue])
+        _ = try await fixture.root(Manager.interface, "OpenURL", [.string("monkeycall:alice")])
+        #expect(try await first.nextAction("start")?.args["Handle"] == .string("alice"))
+
+        let choose = try await impostor.root(Manager.interface, "SetLinkHandler", signature: "ss", ["monkeycall", "org.example.Impostor"])
+        #expect(choose.isAccessDenied && choose.message.contains("org.example.Impostor"), "\(choose)")
+        expectDeniedList(try await impostor.root(Manager.interface, "ListLinkHandlers"))
+
+        // The user gives it to the other app; it stays so after a restart.
+        try await fixture.root(Manager.interface, "SetLinkHandler", [.string("monkeycall"), .string("org.example.Impostor")])
+        let opened = try await fixture.root(Manager.interface, "OpenURL", [.string("monkeycall:bob")])
+        #expect(opened.count == 1)
+        let invalid = await dbusError { try await fixture.root(Manager.interface, "SetLinkHandler", [.string("not a scheme"), .string("Acme")]) }
+        #expect(invalid?.name == DBusError.Name.invalidArgs)
+        await fixture.service.settleStorage()
+        let restarted = try await ServiceFixture { $0.dataDirectory = data }
+        #expect(try await restarted.root(Manager.interface, "ListLinkHandlers") == [["monkeycall": "org.example.Impostor"].dbusValue])
+        _ = later
+    }
+
+    func expectDeniedList(_ outcome: SandboxedApp.Outcome, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(outcome.isAccessDenied, "\(outcome)", sourceLocation: sourceLocation)
+    }
+
+    @Test("a new app's directory is off until the user agrees: one notification asks, Enable turns it on; directories enabled before stay enabled")
+    func directoryConsent() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let app = try await SandboxedApp(appID: "org.example.PyPhone", bus: daemon.bus)
+        let provider = try await app.registerProvider(name: "PyPhone")
+        try await completeDirectory(app, provider, labels: [(14085550123, "Pizza Place")])
+        let asked = try #require(await server.notified.next(where: { $0.summary == "PyPhone wants to identify and block callers" }))
+        #expect(asked.actions == ["enable-directory", "Enable", "not-now", "Not now"], "\(asked.actions)")
+        let host = try Connection(address: daemon.bus.address)
+        func directories() async throws -> [DBusValue] {
+            try await host.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.directory, member: "ListDirectories")
+        }
+        func identify() async throws -> [DBusValue] {
+            try await host.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.directory, member: "Identify",
+                                [.string("+14085550123")])
+        }
+        #expect(try await directories() == [.array(element: "(sbtt)", [.structure([.string("org.example.PyPhone"), .bool(false), .uint64(0), .uint64(1)])])])
+        #expect(try await identify() == [.string(""), .bool(false)])
+
+        try server.invoke(asked.id, "enable-directory")
+        // The button comes back through the notification server: wait for its effect, with a deadline.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await identify() != [.string("Pizza Place"), .bool(false)] && ContinuousClock.now < deadline { await Task.yield() }
+        #expect(try await identify() == [.string("Pizza Place"), .bool(false)])
+
+        // A second update asks nothing more.
+        try await completeDirectory(app, provider, labels: [(14085550123, "Pizza Palace")])
+        #expect(await server.notified.next(timeout: .milliseconds(500), where: { $0.summary.contains("wants to identify") }) == nil)
+        #expect(try await identify() == [.string("Pizza Palace"), .bool(false)])
+    }
+
+    @Test("directories saved before directories needed the user's consent (no flag) stay enabled")
+    func consentMigration() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("consent-\(UUID().uuidString)").path
+        do {
+            let fixture = try await ServiceFixture { $0.dataDirectory = data }
+            let bank = try await fixture.provider("Bank")
+            guard case .objectPath(let path)? = try await bank.call("BeginCallDirectoryUpdate", [.bool(false)]).first else {
+                throw TestSupportError("no directory update")
+            }
+            _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "AddIdentificationEntries",
+                                               [[Int64(14085550100)].dbusValue, ["Real Bank"].dbusValue])
+            _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Complete")
+            await fixture.service.settleStorage()
+        }
+        // As the version before saved it: a directory, and no flag for it.
+        try FileManager.default.removeItem(atPath: data + "/directories/enabled.json")
+        let fixture = try await ServiceFixture { $0.dataDirectory = data }
+        #expect(try await fixture.root(Self.directory, "ListDirectories")
+                == [.array(element: "(sbtt)", [.structure([.string("Bank"), .bool(true), .uint64(0), .uint64(1)])])])
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
     }
 }

@@ -23,16 +23,21 @@ struct AppIdentityTests {
         #expect(completed.error == nil, "\(completed)")
     }
 
-    @Test("an impostor registering the real app's Name gets a directory of its own: the real label survives, and Favorites still reach the real app")
-    func impostor() async throws {
-        let fixture = try await ServiceFixture()
-        let bank = try await fixture.provider("Bank")
+    /// A host app's directory: +1 408 555 0100 is "Real Bank".
+    func completeRealBankDirectory(_ bank: TestProvider) async throws {
         guard case .objectPath(let path)? = try await bank.call("BeginCallDirectoryUpdate", [.bool(false)]).first else {
             throw TestSupportError("no directory update")
         }
         _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "AddIdentificationEntries",
                                            [[Int64(14085550100)].dbusValue, ["Real Bank"].dbusValue])
         _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Complete")
+    }
+
+    @Test("an impostor registering the real app's Name gets a directory of its own: the real label survives, and Favorites still reach the real app")
+    func impostor() async throws {
+        let fixture = try await ServiceFixture()
+        let bank = try await fixture.provider("Bank")
+        try await completeRealBankDirectory(bank)
         try await fixture.root(Self.directory, "SetDirectoryEnabled", [.string("Bank"), .bool(true)])
         #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
 
@@ -173,13 +178,7 @@ struct AppIdentityTests {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("consent-\(UUID().uuidString)").path
         do {
             let fixture = try await ServiceFixture { $0.dataDirectory = data }
-            let bank = try await fixture.provider("Bank")
-            guard case .objectPath(let path)? = try await bank.call("BeginCallDirectoryUpdate", [.bool(false)]).first else {
-                throw TestSupportError("no directory update")
-            }
-            _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "AddIdentificationEntries",
-                                               [[Int64(14085550100)].dbusValue, ["Real Bank"].dbusValue])
-            _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Complete")
+            try await completeRealBankDirectory(try await fixture.provider("Bank"))
             await fixture.service.settleStorage()
         }
         // As the version before saved it: a directory, and no flag for it.

@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "monkeycall", targets: ["monkeycall"]),
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
         .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
+        .executable(name: "monkeycall-baresip", targets: ["monkeycall-baresip"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -57,10 +58,13 @@ let package = Package(
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
+        // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
+        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit"]),
+        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
@@ -76,5 +80,7 @@ let package = Package(
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
+        // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
+        .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),
     ]
 )

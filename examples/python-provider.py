@@ -1,10 +1,15 @@
 #!/usr/bin/python3
 """A MonkeyCall provider in Python: the smallest VOIP app that works.
 
-It shows the whole provider side of the D-Bus API (see API.md) with nothing
-but dbus-python and GLib from Debian (apt install python3-dbus python3-gi):
+It shows the whole provider side of the D-Bus API (the contract is
+dbus/org.monkeycall.Telephony1.xml in this repository) with nothing but
+dbus-python and GLib from Debian (apt install python3-dbus python3-gi):
 
-- registers with the service (RegisterProvider) and waits for DidBegin;
+- starts the service by D-Bus activation when it is installed (scripts/install)
+  but not running, and otherwise says how to start it;
+- registers with the service (RegisterProvider) and waits for DidBegin; it
+  declares the monkeycall: link scheme, so `gio open monkeycall://alice` and
+  `monkeycall open monkeycall://alice` call through it;
 - reports an incoming call when asked to (ReportNewIncomingCall);
 - fulfils every action the user asks for (PerformAction -> FulfillAction);
   an outgoing call ("start") then starts connecting and connects, as a real
@@ -54,6 +59,8 @@ class Provider:
             "Name": self.name,
             "SupportedHandleTypes": dbus.Array(["generic", "phone-number"], signature="s"),
             "MaximumCallGroups": dbus.UInt32(2),
+            # Links monkeycall://HANDLE come to this app.
+            "URLSchemes": dbus.Array(["monkeycall"], signature="s"),
         }
         self.path = manager.RegisterProvider(configuration)
         self.object = dbus.Interface(self.bus.get_object(SERVICE, self.path), PROVIDER)
@@ -83,15 +90,27 @@ class Provider:
             GLib.timeout_add(int(self.connect_after * 1000), self.connecting, call)
 
     def connecting(self, call):
-        self.object.ReportOutgoingCallStartedConnecting(call, dbus.UInt64(0))
-        say(f"connecting {call}")
-        GLib.timeout_add(int(self.connect_after * 1000), self.connected, call)
+        if self.report(call, "ReportOutgoingCallStartedConnecting"):
+            say(f"connecting {call}")
+            GLib.timeout_add(int(self.connect_after * 1000), self.connected, call)
         return False
 
     def connected(self, call):
-        self.object.ReportOutgoingCallConnected(call, dbus.UInt64(0))
-        say(f"connected {call}")
+        if self.report(call, "ReportOutgoingCallConnected"):
+            say(f"connected {call}")
         return False
+
+    def report(self, call, method):
+        """A progress report on an outgoing call; False when the call ended meanwhile (the user
+        hung up, or the service went away)."""
+        if self.object is None:
+            return False
+        try:
+            getattr(self.object, method)(call, dbus.UInt64(0))
+            return True
+        except dbus.DBusException as error:
+            say(f"call {call} is over: {error.get_dbus_message()}")
+            return False
 
     def audio_on(self, path=None):
         if path == self.path:
@@ -115,6 +134,16 @@ class Provider:
         return False
 
 
+def start_service(bus):
+    """Starts monkeycalld by D-Bus activation when it is installed and not running; the
+    name-owner watch then registers. Without it, say how to start it, and wait."""
+    try:
+        bus.activate_name_owner(SERVICE)
+    except dbus.DBusException as error:
+        say(f"the MonkeyCall service is not running ({error.get_dbus_name()}); start it with "
+            "scripts/run, or install it with scripts/install so that it starts by itself. Waiting for it.")
+
+
 def main():
     parser = argparse.ArgumentParser(description="A MonkeyCall provider in Python.")
     parser.add_argument("--address", help="bus address (default: the session bus)")
@@ -127,6 +156,7 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.bus.BusConnection(options.address) if options.address else dbus.SessionBus()
     provider = Provider(bus, options.name, options.connect_after)
+    start_service(bus)
     if options.incoming:
         # Once registered (watch_name_owner calls back from the main loop).
         def incoming():

@@ -108,6 +108,47 @@ public final class DirectoryStore {
         if enabledFlags.removeValue(forKey: providerName) != nil { try saveFlags() }
     }
 
+    /// `remove` for an owner that writes elsewhere: the directory and its flag are gone at once
+    /// (lookups and `list()` no longer see them), and the returned removal deletes the file and
+    /// saves the flags, on any thread. `currentlyLoading` while an update of it is open or applied.
+    public func beginRemoval(providerName: String) throws(DirectoryError) -> DirectoryRemoval {
+        try Self.checkName(providerName)
+        guard openUpdates[providerName] == nil, !completing.contains(providerName) else {
+            throw .currentlyLoading("A directory update of \(providerName) is open; remove the directory after it ends.")
+        }
+        guard directories[providerName] != nil || enabledFlags[providerName] != nil else {
+            throw .invalidArguments("There is no call directory of \(providerName).")
+        }
+        let file = DirectoryFile.fileName(for: providerName)
+        let removed = directories.removeValue(forKey: providerName)
+        enabledFlags[providerName] = nil
+        problems[file] = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        guard let flags = try? encoder.encode(enabledFlags) else { throw .storageFailed("Cannot encode the enabled flags.") }
+        return DirectoryRemoval(path: "\(folder)/\(file)", folder: folder, flags: flags, removed: removed)
+    }
+
+    /// A directory taken out of the store (`beginRemoval`), its file still to delete.
+    public final class DirectoryRemoval: @unchecked Sendable {
+        let path: String, folder: String, flags: Data
+        /// Unmapped when the removal goes, on the thread that ran it.
+        private var removed: Directory?
+
+        init(path: String, folder: String, flags: Data, removed: Directory?) {
+            (self.path, self.folder, self.flags, self.removed) = (path, folder, flags, removed)
+        }
+
+        public func run() throws(DirectoryError) {
+            removed = nil
+            if unlink(path) != 0, errno != ENOENT {
+                throw .storageFailed("Cannot delete \(path): \(errorText())")
+            }
+            try DirectoryFile.syncFolder(folder)
+            try DirectoryStore.writeFlags(flags, folder: folder)
+        }
+    }
+
     public func isEnabled(providerName: String) -> Bool {
         enabledFlags[providerName] ?? enabledByDefault
     }

@@ -66,6 +66,12 @@ public struct BlockList: Sendable, Hashable, Codable {
             }
             let trimmed = text.trimmingWhitespace
             guard !trimmed.isEmpty else { throw .invalidArguments("A block list pattern must not be empty.") }
+            // A number with a * anywhere but at the end ('+1*5') would be stored as a literal handle
+            // that never matches a call. (A * in another handle, a SIP address, is kept as written.)
+            if let star = trimmed.firstIndex(of: "*"), star != trimmed.index(before: trimmed.endIndex),
+               trimmed.allSatisfy({ $0.isASCII && ($0.isNumber || "+*-.() ".contains($0)) }) {
+                throw .invalidArguments("'\(text.prefix(64))' has a * before its end: a prefix ends in *, such as +44*; other * are not wildcards.")
+            }
             if trimmed.hasSuffix("*") {
                 guard let digits = PhoneNumber.digits(String(trimmed.dropLast())), !digits.isEmpty else {
                     throw .invalidArguments("'\(text.prefix(64))' is not a phone-number prefix: a prefix is digits ending in *, such as +44*.")

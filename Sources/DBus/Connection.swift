@@ -62,14 +62,31 @@ public final class Connection: @unchecked Sendable {
         onQueue { self.loop.install() }
     }
 
-    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS` (or, for a
-    /// program the bus started by activation, `DBUS_STARTER_ADDRESS`).
+    /// Connects to the session bus (see `sessionBusAddress`).
     public static func sessionBus(queue: DispatchQueue? = nil) throws(DBusError) -> Connection {
-        let environment = ProcessInfo.processInfo.environment
-        guard let address = [environment["DBUS_SESSION_BUS_ADDRESS"], environment["DBUS_STARTER_ADDRESS"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
-            throw DBusError(name: DBusError.Name.disconnected, message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set")
+        guard let address = sessionBusAddress else {
+            throw DBusError(name: DBusError.Name.disconnected,
+                            message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus")
         }
         return try Connection(address: address, queue: queue)
+    }
+
+    /// The session bus as sd-bus and GDBus find it: `DBUS_SESSION_BUS_ADDRESS` (or, for a program the
+    /// bus started by activation, `DBUS_STARTER_ADDRESS`), else the socket systemd gives every user
+    /// session, `$XDG_RUNTIME_DIR/bus`, when it is there. Nil when none is.
+    public static var sessionBusAddress: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let address = [environment["DBUS_SESSION_BUS_ADDRESS"], environment["DBUS_STARTER_ADDRESS"]].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
+            return address
+        }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        let socket = runtime + "/bus"
+        var status = stat()
+        guard stat(socket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        // Escaped as an address value: a runtime folder may hold characters that are special there.
+        guard let escaped = dbus_address_escape_value(socket) else { return nil }
+        defer { dbus_free(escaped) }
+        return "unix:path=" + String(cString: escaped)
     }
 
     /// The system bus as libdbus finds it: `DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket.
@@ -126,10 +143,9 @@ public final class Connection: @unchecked Sendable {
     /// Sends a method call and waits for its reply; an error reply is thrown as `DBusError`.
     public func send(call message: Message, timeout: Duration? = nil) async throws -> Message {
         let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
-        let handoff = ReplyHandoff()
-        await withCheckedContinuation { continuation in
+        let reply: Message = try await Handoff.value { deliver in
             onQueue {
-                let waiter = ReplyWaiter(handoff, continuation) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
+                let waiter = ReplyWaiter(deliver) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
                 guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
                 var pending: OpaquePointer? = nil
                 guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
@@ -145,7 +161,6 @@ public final class Connection: @unchecked Sendable {
                 dbus_pending_call_unref(pending)
             }
         }
-        let reply = try handoff.take()
         if let error = reply.error { throw error }
         return reply
     }
@@ -256,40 +271,20 @@ private final class WeakConnection {
 }
 
 /// Resumes a continuation exactly once with the reply of a pending call.
-/// Carries a reply from the connection's queue to the task that waits for it. The lock is what
-/// orders the two threads for ThreadSanitizer: the Swift runtime's continuation resume alone is not
-/// seen by it, which made every reply's first read look like a race (see scripts/tsan.supp).
-private final class ReplyHandoff: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Message, Error>?
-
-    func put(_ result: Result<Message, Error>) {
-        lock.withLock { self.result = result }
-    }
-
-    func take() throws -> Message {
-        guard let result = lock.withLock({ self.result }) else { throw DBusError.failed("no reply was handed over") }
-        return try result.get()
-    }
-}
-
 private final class ReplyWaiter {
-    private let handoff: ReplyHandoff
-    private var continuation: CheckedContinuation<Void, Never>?
+    private var deliver: (@Sendable (Result<Message, Error>) -> Void)?
     private let onFinish: (ReplyWaiter) -> Void
 
-    init(_ handoff: ReplyHandoff, _ continuation: CheckedContinuation<Void, Never>, onFinish: @escaping (ReplyWaiter) -> Void) {
-        self.handoff = handoff
-        self.continuation = continuation
+    init(_ deliver: @escaping @Sendable (Result<Message, Error>) -> Void, onFinish: @escaping (ReplyWaiter) -> Void) {
+        self.deliver = deliver
         self.onFinish = onFinish
     }
 
     func finish(_ result: Result<Message, Error>) {
-        guard let continuation else { return }
-        self.continuation = nil
+        guard let deliver else { return }
+        self.deliver = nil
         onFinish(self)
-        handoff.put(result)
-        continuation.resume()
+        deliver(result)
     }
 
     func finish(pending: OpaquePointer) {

@@ -40,8 +40,8 @@ public final class PrivateBus: @unchecked Sendable {
     /// Swift concurrency threads as there are cores (two here): waiting there
     /// for dbus-daemon to start holds up every other test's awaited events.
     public static func start(environment extra: [String: String] = [:], servicesDirectory: URL? = nil) async throws -> PrivateBus {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try PrivateBus(environment: extra, servicesDirectory: servicesDirectory) }) }.start()
+        try await Handoff.value { deliver in
+            Thread { deliver(Result { try PrivateBus(environment: extra, servicesDirectory: servicesDirectory) }) }.start()
         }
     }
 

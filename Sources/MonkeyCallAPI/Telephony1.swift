@@ -716,6 +716,14 @@ extension Telephony1 {
             provider named provider_name.
             """, errors: [DBusError.Name.invalidArgs])
 
+        public static let removeDirectory = MethodSpec(interface, "RemoveDirectory", in: Arg("provider_name", String.self), doc: """
+            deletes the call directory of the provider named
+            provider_name, with its enabled flag; the provider may give a new one
+            with BeginCallDirectoryUpdate. InvalidArgs when there is none,
+            org.monkeycall.Telephony1.Error.CurrentlyLoading while an update of it
+            is open or being applied.
+            """, errors: [DBusError.Name.invalidArgs, APIError.currentlyLoading.rawValue, DBusError.Name.failed])
+
         public static let blockedHandles = PropertySpec(interface, "BlockedHandles", [String].self, doc: """
             the user's block list patterns.
             """)
@@ -730,6 +738,7 @@ extension Telephony1 {
             identify,
             listDirectories,
             setDirectoryEnabled,
+            removeDirectory,
             blockedHandles,
         ])
     }

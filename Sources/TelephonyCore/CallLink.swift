@@ -15,8 +15,8 @@ public struct CallLink: Equatable, Sendable {
         public var description: String {
             switch self {
             case .tooLong(let length): "the link is \(length) bytes long; links are at most \(CallLink.maximumLength)"
-            case .noScheme: "the link has no scheme: expected monkeycall: or tel:"
-            case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall: or tel:"
+            case .noScheme: "the link has no scheme: expected monkeycall:, tel:, sip: or sips:"
+            case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall:, tel:, sip: or sips:"
             case .malformedEncoding: "the link has malformed percent-encoding"
             case .controlCharacter: "the link contains control characters"
             case .emptyHandle: "the link names nobody to call"
@@ -40,6 +40,8 @@ public struct CallLink: Equatable, Sendable {
         switch scheme {
         case "monkeycall":
             if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            // An empty host, as in file:///: `monkeycall:///alice` calls alice, not "/alice".
+            while rest.hasPrefix("/") { rest = rest.dropFirst() }
             var query: Substring = ""
             if let mark = rest.firstIndex(of: "?") {
                 query = rest[rest.index(after: mark)...]
@@ -66,6 +68,12 @@ public struct CallLink: Equatable, Sendable {
             guard !body.isEmpty, body.allSatisfy({ $0.isASCII && ($0.isHexDigit || "*#".contains($0)) }),
                   body.contains(where: { $0.isNumber }) else { throw .invalidNumber(number) }
             self.init(scheme: scheme, handle: Handle(type: .phoneNumber, value: digits))
+        case "sip", "sips":
+            // RFC 3261: the URI is the handle (as SIP providers report their callers); `?headers` are dropped.
+            let address = try Self.percentDecoded(rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                .trimmingCharacters(in: .whitespaces)
+            guard !address.isEmpty, !address.hasPrefix("@") else { throw .emptyHandle }
+            self.init(scheme: scheme, handle: Handle(type: .generic, value: "\(scheme):\(address)"))
         case "":
             throw .noScheme
         default:

@@ -173,7 +173,8 @@ extension Switchboard {
         let fitting = pool.filter {
             $0.configuration.supports(handle.type) && (!video || $0.configuration.supportsVideo)
         }
-        let what = "\(video ? "a video call" : "a call") to a \(handle.type.rawValue) handle"
+        let article = handle.type.rawValue.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+        let what = "\(video ? "a video call" : "a call") to \(article) \(handle.type.rawValue) handle"
         switch fitting.count {
         case 1:
             return fitting[0]

@@ -7,9 +7,26 @@ import MonkeyCallAPI
 /// when one appears, and its `Inhibited` property (KDE Plasma's Do Not
 /// Disturb) is followed, across restarts and changes of owner. GNOME's Do
 /// Not Disturb arrives through a `DesktopDoNotDisturb` from the daemon.
-extension TelephonyService {
+///
+/// Owns who owns the notification server and the watches that follow it; its state lives on the
+/// service's queue (the watches' callbacks are sent back to it, hence `@unchecked`).
+final class DesktopDoNotDisturbSources: @unchecked Sendable {
     static let notificationServer = "org.freedesktop.Notifications"
     static let notificationServerPath: ObjectPath = "/org/freedesktop/Notifications"
+
+    private let context: ServiceContext
+    /// Rings again when a notification server appears.
+    private let ringer: Ringer?
+    /// Who owns org.freedesktop.Notifications, and the watches that follow it.
+    private var notificationServerOwner: String?
+    private var notificationServerWatches: [Subscription] = []
+
+    init(context: ServiceContext, ringer: Ringer?) {
+        self.context = context
+        self.ringer = ringer
+    }
+
+    private var connection: Connection { context.connection }
 
     func followNotificationServer() async throws {
         let name = Self.notificationServer
@@ -20,14 +37,14 @@ extension TelephonyService {
             notificationServerAppeared(newOwner.isEmpty ? nil : newOwner)
         }
         var watches = [ownerWatch]
-        if options.followsDesktopDoNotDisturb {
+        if context.options.followsDesktopDoNotDisturb {
             // The bus matches the well-known sender against whoever owns it now.
             let changes = MatchRule(sender: name, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
                                     member: "PropertiesChanged", arg0: name)
             watches.append(try await connection.subscribe(changes) { [weak self] message in
                 guard let self, message.sender == notificationServerOwner, let arguments = try? message.arguments(), arguments.count >= 2,
                       case .bool(let inhibited)? = arguments[1].vardict?["Inhibited"] else { return }
-                changeDoNotDisturb { screening.notificationServerInhibited = inhibited }
+                context.changeDoNotDisturb { context.screening.notificationServerInhibited = inhibited }
             })
             let owner = try await connection.nameOwner(name)
             connection.onQueue { if self.notificationServerOwner == nil { self.notificationServerAppeared(owner) } }
@@ -37,9 +54,9 @@ extension TelephonyService {
 
     /// On the queue: a server took the name (or nobody has it): its `Inhibited` is read afresh.
     private func notificationServerAppeared(_ owner: String?) {
-        guard options.followsDesktopDoNotDisturb else { return }
+        guard context.options.followsDesktopDoNotDisturb else { return }
         notificationServerOwner = owner
-        changeDoNotDisturb { screening.notificationServerInhibited = false }
+        context.changeDoNotDisturb { context.screening.notificationServerInhibited = false }
         guard let owner else { return }
         Task { [weak self, connection] in
             // A server without the property (most but KDE's) has no Do Not Disturb to follow.
@@ -48,7 +65,7 @@ extension TelephonyService {
             guard case .bool(let inhibited)? = reply?.first?.unwrappedVariant else { return }
             connection.onQueue {
                 guard let self, self.notificationServerOwner == owner else { return }
-                self.changeDoNotDisturb { self.screening.notificationServerInhibited = inhibited }
+                self.context.changeDoNotDisturb { self.context.screening.notificationServerInhibited = inhibited }
             }
         }
     }
@@ -56,17 +73,7 @@ extension TelephonyService {
     /// Follows GNOME's Do Not Disturb (or another desktop's switch).
     func follow(_ desktop: DesktopDoNotDisturb) {
         desktop.follow { [weak self] on in
-            self?.connection.onQueue { self?.changeDoNotDisturb { self?.screening.gnomeDoNotDisturb = on } }
+            self?.connection.onQueue { self?.context.changeDoNotDisturb { self?.context.screening.gnomeDoNotDisturb = on } }
         }
-    }
-
-    /// On the queue: applies a change to the Do Not Disturb inputs and announces a new source.
-    func changeDoNotDisturb(_ change: () throws -> Void) rethrows {
-        let before = screening.doNotDisturbSource
-        try change()
-        let after = screening.doNotDisturbSource
-        guard after != before else { return }
-        logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
-        rootChanged([Telephony1.Manager.doNotDisturbSource])
     }
 }

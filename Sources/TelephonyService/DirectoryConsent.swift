@@ -6,19 +6,20 @@ import TelephonyCore
 /// time an app completes one, it is saved as off and the user is asked through a notification
 /// ("PyPhone wants to identify and block callers": Enable / Not now); `SetDirectoryEnabled`
 /// (`monkeycall directory enable APP`) does the same at any time.
-extension TelephonyService {
+extension DirectoryInterfaces {
     static let directoryConsentPrefix = "directory-"
 
     /// After a Complete: an app the user has not decided about yet is asked about once.
     func askToEnableDirectory(of provider: Provider) {
         let key = provider.appKey
+        let screening = context.screening, logger = context.logger
         guard let directories = screening.directories, !directories.hasEnabledFlag(providerName: key) else { return }
         // Saved as off at once: the question is asked once, and a restart does not take the silence for a yes.
-        screening.setDirectoryEnabled(false, providerName: key) { [weak self] result in
-            if case .failure(let error) = result { self?.logger.error("cannot save the call directory flag of \(key): \(error.message)") }
+        screening.setDirectoryEnabled(false, providerName: key) { result in
+            if case .failure(let error) = result { logger.error("cannot save the call directory flag of \(key): \(error.message)") }
         }
         logger.info("call directory of \(key) is off until the user enables it")
-        guard let notifier = ringer?.notifier else { return }
+        guard let notifier else { return }
         var notification = DesktopNotification(key: Self.directoryConsentPrefix + key, appName: provider.name,
                                                summary: "\(provider.name) wants to identify and block callers",
                                                body: "Its call directory names callers and blocks numbers on your calls. "
@@ -27,16 +28,17 @@ extension TelephonyService {
         notification.desktopEntry = provider.configuration.desktopEntry
         notifier.post(notification) { [weak self] action in
             guard action == "enable-directory", let self else { return }
-            connection.onQueue { self.enableDirectory(key) }
+            context.connection.onQueue { self.enableDirectory(key) }
         }
     }
 
     /// The user pressed Enable.
     private func enableDirectory(_ key: String) {
-        screening.setDirectoryEnabled(true, providerName: key) { [weak self] result in
+        let logger = context.logger
+        context.screening.setDirectoryEnabled(true, providerName: key) { result in
             switch result {
-            case .success: self?.logger.info("call directory of \(key) enabled by the user")
-            case .failure(let error): self?.logger.error("cannot enable the call directory of \(key): \(error.message)")
+            case .success: logger.info("call directory of \(key) enabled by the user")
+            case .failure(let error): logger.error("cannot enable the call directory of \(key): \(error.message)")
             }
         }
     }

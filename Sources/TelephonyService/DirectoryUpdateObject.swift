@@ -7,22 +7,22 @@ import TelephonyCore
 /// `Provider.BeginCallDirectoryUpdate` and the `CallDirectoryUpdate` object it
 /// opens at `/Provider/<n>/DirectoryUpdate`: the provider's blocking and
 /// identification entries, applied atomically at `Complete`.
-extension TelephonyService {
+extension DirectoryInterfaces {
     static func updatePath(_ provider: ProviderID) -> ObjectPath {
         Telephony1.directoryUpdatePath(Telephony1.providerPath(provider.rawValue))
     }
 
-    func beginDirectoryUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
-        guard let directories = screening.directories else { throw DBusError.failed("call directories are unavailable on this system") }
+    func beginUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
+        guard let directories = context.screening.directories else { throw DBusError.failed("call directories are unavailable on this system") }
         do {
             _ = try directories.beginUpdate(providerName: provider.appKey, kind: incremental ? .incremental : .complete)
         } catch {
             throw error.dbusError
         }
         let path = Self.updatePath(provider.id)
-        connection.unexport(path)
+        context.connection.unexport(path)
         do {
-            try connection.export(path, [directoryUpdateInterface(provider)])
+            try context.connection.export(path, [directoryUpdateInterface(provider)])
         } catch {
             directories.cancelUpdate(providerName: provider.appKey)
             throw error
@@ -31,10 +31,10 @@ extension TelephonyService {
     }
 
     /// The provider went away or invalidated: an open update is dropped, the directory stays as it was.
-    func dropDirectoryUpdate(_ provider: Provider) {
-        guard let directories = screening.directories, directories.openUpdate(providerName: provider.appKey) != nil else { return }
-        screening.dropUpdate(of: provider.appKey)
-        connection.unexport(Self.updatePath(provider.id))
+    func dropUpdate(_ provider: Provider) {
+        guard let directories = context.screening.directories, directories.openUpdate(providerName: provider.appKey) != nil else { return }
+        context.screening.dropUpdate(of: provider.appKey)
+        context.connection.unexport(Self.updatePath(provider.id))
     }
 
     private func directoryUpdateInterface(_ provider: Provider) -> Interface {
@@ -42,11 +42,11 @@ extension TelephonyService {
         // Keyed by the app, not by the Name it chose: an impostor of another app's Name has its own directory.
         let name = provider.appKey
         /// Runs `body` on the open update, for its provider's own connection only.
-        func step(_ service: TelephonyService, _ call: MethodCall, _ body: (DirectoryUpdate) throws(DirectoryError) -> Void) throws {
+        func step(_ owner: DirectoryInterfaces, _ call: MethodCall, _ body: (DirectoryUpdate) throws(DirectoryError) -> Void) throws {
             guard call.sender == provider.owner else {
                 throw DBusError.accessDenied("only the connection that registered provider \(provider.id) may change its call directory")
             }
-            guard let update = service.screening.directories?.openUpdate(providerName: name) else {
+            guard let update = owner.context.screening.directories?.openUpdate(providerName: name) else {
                 throw DBusError.unknownObject("the directory update has ended")
             }
             do throws(DirectoryError) {
@@ -56,41 +56,41 @@ extension TelephonyService {
             }
         }
         return Interface(API.interface) {
-            method(API.addBlockingEntries) { service, call, numbers in try step(service, call) { update throws(DirectoryError) in try update.addBlocking(numbers) } }
-            method(API.addIdentificationEntries) { service, call, numbers, labels in
-                try step(service, call) { update throws(DirectoryError) in try update.addIdentification(numbers, labels: labels) }
+            method(API.addBlockingEntries) { owner, call, numbers in try step(owner, call) { update throws(DirectoryError) in try update.addBlocking(numbers) } }
+            method(API.addIdentificationEntries) { owner, call, numbers, labels in
+                try step(owner, call) { update throws(DirectoryError) in try update.addIdentification(numbers, labels: labels) }
             }
-            method(API.removeBlockingEntries) { service, call, numbers in
-                try step(service, call) { update throws(DirectoryError) in try update.removeBlocking(numbers) }
+            method(API.removeBlockingEntries) { owner, call, numbers in
+                try step(owner, call) { update throws(DirectoryError) in try update.removeBlocking(numbers) }
             }
-            method(API.removeAllBlockingEntries) { service, call in
-                try step(service, call) { update throws(DirectoryError) in try update.removeAllBlocking() }
+            method(API.removeAllBlockingEntries) { owner, call in
+                try step(owner, call) { update throws(DirectoryError) in try update.removeAllBlocking() }
             }
-            method(API.removeIdentificationEntries) { service, call, numbers in
-                try step(service, call) { update throws(DirectoryError) in try update.removeIdentification(numbers) }
+            method(API.removeIdentificationEntries) { owner, call, numbers in
+                try step(owner, call) { update throws(DirectoryError) in try update.removeIdentification(numbers) }
             }
-            method(API.removeAllIdentificationEntries) { service, call in
-                try step(service, call) { update throws(DirectoryError) in try update.removeAllIdentification() }
+            method(API.removeAllIdentificationEntries) { owner, call in
+                try step(owner, call) { update throws(DirectoryError) in try update.removeAllIdentification() }
             }
             // Applied and saved off the service queue (20,000,000 entries take about a second); answered when done.
-            methodReplyingLater(API.complete) { service, reply in
-                try step(service, reply.call) { _ throws(DirectoryError) in }
-                service.connection.unexport(Self.updatePath(provider.id))
-                service.screening.completeDirectory(of: name) { [weak service] result in
+            methodReplyingLater(API.complete) { owner, reply in
+                try step(owner, reply.call) { _ throws(DirectoryError) in }
+                owner.context.connection.unexport(Self.updatePath(provider.id))
+                owner.context.screening.completeDirectory(of: name) { [weak owner] result in
                     switch result {
                     case .success:
-                        service?.logger.info("call directory of '\(name)' updated")
+                        owner?.context.logger.info("call directory of '\(name)' updated")
                         reply.send()
-                        service?.askToEnableDirectory(of: provider)
+                        owner?.askToEnableDirectory(of: provider)
                     case .failure(let error):
                         reply.fail(error.dbusError)
                     }
                 }
             }
-            method(API.cancel) { service, call in
-                try step(service, call) { _ throws(DirectoryError) in
-                    service.screening.dropUpdate(of: name)
-                    service.connection.unexport(Self.updatePath(provider.id))
+            method(API.cancel) { owner, call in
+                try step(owner, call) { _ throws(DirectoryError) in
+                    owner.context.screening.dropUpdate(of: name)
+                    owner.context.connection.unexport(Self.updatePath(provider.id))
                 }
             }
         }

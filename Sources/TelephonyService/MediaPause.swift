@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Logging
+import TelephonyCore
 
 /// Pauses the desktop's media players (MPRIS, `org.mpris.MediaPlayer2.*`)
 /// while a call holds the audio session, and afterwards resumes exactly the
@@ -11,7 +12,7 @@ import Logging
 /// `await connection.performOnQueue` (never a blocking `sync`). The D-Bus round trips to players
 /// run off the queue, one round after the other (pause, resume, pause, ...),
 /// so that a quick end and new call cannot interleave them.
-final class MediaPause: @unchecked Sendable {
+final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     static let namePrefix = "org.mpris.MediaPlayer2."
     static let path: ObjectPath = "/org/mpris/MediaPlayer2"
     static let player = "org.mpris.MediaPlayer2.Player"
@@ -19,6 +20,8 @@ final class MediaPause: @unchecked Sendable {
     static let timeout: Duration = .seconds(3)
 
     private let connection: Connection
+    /// Who holds the audio session, once the dust of a hand-over has settled.
+    private let switchboard: Switchboard
     private let logger: Logger
     /// Whether a new call pauses players: the daemon option and the user's setting.
     private let isEnabled: () -> Bool
@@ -31,10 +34,27 @@ final class MediaPause: @unchecked Sendable {
     /// The last round of pausing or resuming; the next one waits for it.
     private var lastRound: Task<Void, Never>?
 
-    init(connection: Connection, logger: Logger, isEnabled: @escaping () -> Bool) {
+    init(connection: Connection, switchboard: Switchboard, logger: Logger, isEnabled: @escaping () -> Bool) {
         self.connection = connection
+        self.switchboard = switchboard
         self.logger = logger
         self.isEnabled = isEnabled
+    }
+
+    func observe(_ event: SwitchboardEvent) {
+        switch event {
+        case .audioSessionActivated:
+            audioSession(held: true)
+        case .audioSessionDeactivated:
+            // Passing from one call's provider to another's is a deactivation then an activation:
+            // only when the dust has settled is it known whether any call still holds it.
+            connection.queue.async { [weak self] in
+                guard let self else { return }
+                audioSession(held: switchboard.audioSessionHolder != nil)
+            }
+        default:
+            break
+        }
     }
 
     /// Whether any call holds the audio session now. On the queue.

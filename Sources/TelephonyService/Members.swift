@@ -1,33 +1,42 @@
 import DBus
 import MonkeyCallAPI
 
-/// Interface members built from the API's specs, whose handlers reach the service
-/// weakly: a call that arrives while the service is being torn down gets `stopping`.
-/// Every handler runs on the connection's queue (checked where calls are dispatched).
-extension TelephonyService {
+/// One of the service's exported objects or interfaces: its members are built from the API's
+/// specs with the helpers below, whose handlers reach the object weakly. A call that arrives
+/// while the service is being torn down gets `stopping`. Every handler runs on the connection's
+/// queue (checked where calls are dispatched).
+protocol ServiceObject: AnyObject {}
+
+/// Handlers hold their object weakly: a call that arrives while it is being torn down gets this.
+let stopping = DBusError(name: DBusError.Name.serviceUnknown, message: "monkeycalld is stopping")
+
+extension ServiceObject {
     func method<each I: DBusRepresentable, each O: DBusRepresentable>(
         _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>,
-        _ handler: @escaping (TelephonyService, MethodCall, repeat each I) throws -> (repeat each O)
+        _ handler: @escaping (Self, MethodCall, repeat each I) throws -> (repeat each O)
     ) -> Method {
-        Method(spec, owner: self, gone: Self.stopping, handler)
+        Method(spec, owner: self, gone: stopping, handler)
     }
 
     /// For a handler that replies later, through `Reply`.
     func methodReplyingLater<each I: DBusRepresentable, each O: DBusRepresentable>(
         _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>,
-        _ handler: @escaping (TelephonyService, Reply<repeat each O>, repeat each I) throws -> Void
+        _ handler: @escaping (Self, Reply<repeat each O>, repeat each I) throws -> Void
     ) -> Method {
-        Method.replyingLater(spec, owner: self, gone: Self.stopping, handler)
+        Method.replyingLater(spec, owner: self, gone: stopping, handler)
     }
 
     func property<T: DBusRepresentable>(
-        _ spec: PropertySpec<T>, get: @escaping (TelephonyService) throws -> T, set: ((TelephonyService, T, MethodCall) throws -> Void)? = nil
+        _ spec: PropertySpec<T>, get: @escaping (Self) throws -> T, set: ((Self, T, MethodCall) throws -> Void)? = nil
     ) -> Property {
-        Property(spec, owner: self, gone: Self.stopping, get: get, set: set)
+        Property(spec, owner: self, gone: stopping, get: get, set: set)
     }
 
-    /// Emits `PropertiesChanged` on the root object.
-    func rootChanged(_ properties: [any PropertyName]) {
-        connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
+    /// A property whose type is known only as a signature (a call's, read as last published).
+    func property(_ name: String, _ signature: Signature, get: @escaping (Self) throws -> DBusValue) -> Property {
+        Property(name, signature) { [weak self] in
+            guard let self else { throw stopping }
+            return try get(self)
+        }
     }
 }

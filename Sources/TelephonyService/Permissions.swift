@@ -9,27 +9,27 @@ import TelephonyCore
 /// (the core keeps it to its own providers' calls: `Error.Unentitled`), open links, and see its
 /// own providers and calls; the rest is the user's and answers `AccessDenied` naming the app.
 final class ServiceAccessPolicy: AccessPolicy {
-    private weak var service: TelephonyService?
+    private weak var context: ServiceContext?
 
-    init(service: TelephonyService) {
-        self.service = service
+    init(context: ServiceContext) {
+        self.context = context
     }
 
     func check(_ request: AccessRequest) -> DBusError? {
         let app = request.caller.app
-        guard app.isSandboxed, let service else { return nil }
+        guard app.isSandboxed, let context else { return nil }
         if request.path == Telephony1.rootPath {
             guard let refusal = Self.rootRefusal(request) else { return nil }
             return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not \(refusal)")
         }
-        guard let owner = service.appID(owning: request.path), owner != app.appID else { return nil }
+        guard let owner = context.appID(owning: request.path), owner != app.appID else { return nil }
         let what = request.path.isDescendant(of: Telephony1.callRoot) ? "call" : "provider"
         return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not see or use another app's \(what) (\(request.path))")
     }
 
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool {
         guard caller.app.isSandboxed else { return true }
-        return service?.appID(owning: path) == caller.app.appID
+        return context?.appID(owning: path) == caller.app.appID
     }
 
     /// What a sandboxed app may not do at the root object; nil when the request is allowed.
@@ -57,7 +57,7 @@ final class ServiceAccessPolicy: AccessPolicy {
     }
 }
 
-extension TelephonyService {
+extension ServiceContext {
     /// The sandboxed app behind a bus connection ("" for a host app or one not yet identified:
     /// every caller of a method is identified before its handler runs).
     func appID(of connectionName: String) -> String {

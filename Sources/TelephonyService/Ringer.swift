@@ -19,17 +19,23 @@ import TelephonyCore
 /// notification when one of those shown stops ringing. At most
 /// `maximumMissedNotifications` missed calls stay on screen (Recents keeps
 /// them all). So at most 3 + 1 + 3 notifications are on screen at once.
-final class Ringer {
+///
+/// Its state lives on the service's queue: button presses are sent back to it from the
+/// notifier's thread (hence `@unchecked`).
+final class Ringer: SwitchboardObserver, @unchecked Sendable {
     static let maximumRingingNotifications = 3
     static let maximumMissedNotifications = 3
     static let moreCallsKey = "more-calls"
 
-    let notifier: Notifier
-    private unowned let service: TelephonyService
+    private let notifier: Notifier
+    private let service: ServiceContext
     /// What is on screen, by notification key, so that an unchanged notification is not re-sent.
     private var posted: [String: DesktopNotification] = [:]
 
-    init(notifier: Notifier, service: TelephonyService) {
+    /// What missed calls were, for "Call back": provider and handle by call UUID.
+    private var missedCalls: [String: (provider: ProviderID, handle: Handle)] = [:]
+
+    init(notifier: Notifier, service: ServiceContext) {
         self.notifier = notifier
         self.service = service
     }
@@ -49,6 +55,14 @@ final class Ringer {
     /// The buttons a ringing notification gets depend on this.
     private var activeSummary: (any: Bool, allHold: Bool) {
         (!active.isEmpty, active.values.allSatisfy(\.supportsHolding))
+    }
+
+    func observe(_ event: SwitchboardEvent) {
+        switch event {
+        case .callAdded(let call), .callChanged(let call): update(call)
+        case .callRemoved(let call): ended(call)
+        default: break
+        }
     }
 
     /// A call was added or changed: its notification follows, and the others
@@ -75,6 +89,7 @@ final class Ringer {
     func ended(_ call: Call) {
         update(call) // state ended: it leaves the ringing and active sets
         guard !call.outgoing, !call.wasAnswered, call.endReason == .unanswered else { return }
+        rememberMissed(call)
         let provider = service.switchboard.provider(call.provider)
         var notification = DesktopNotification(key: "missed-" + call.uuid.apiString, appName: call.providerName,
                                                summary: "Missed call", body: caller(call))
@@ -203,9 +218,10 @@ final class Ringer {
     private func post(_ notification: DesktopNotification) {
         posted[notification.key] = notification
         let key = notification.key
-        notifier.post(notification) { [weak service] action in
+        let connection = service.connection
+        notifier.post(notification) { [weak self] action in
             // From the notifier's thread back to the telephony queue.
-            service?.connection.onQueue { service?.ringer?.invoked(action, key: key) }
+            connection.onQueue { self?.invoked(action, key: key) }
         }
     }
 
@@ -217,7 +233,7 @@ final class Ringer {
                 posted[key] = nil
                 missedShown.removeAll { $0 == key }
                 guard action == "call-back" else { return }
-                try service.callBack(missed: String(key.dropFirst("missed-".count)))
+                try callBack(missed: String(key.dropFirst("missed-".count)))
                 return
             }
             guard let uuid = UUID(uuidString: key), let call = switchboard.call(uuid), call.state == .ringing else { return }
@@ -236,5 +252,17 @@ final class Ringer {
         } catch {
             service.logger.warning("notification action '\(action)' failed: \(error)")
         }
+    }
+
+    private func rememberMissed(_ call: Call) {
+        // Bounded: a "Call back" on a very old missed call simply does nothing.
+        if missedCalls.count >= 256, let oldest = missedCalls.keys.first { missedCalls[oldest] = nil }
+        missedCalls[call.uuid.apiString] = (call.provider, call.handle)
+    }
+
+    /// "Call back" on a missed call: a call to the same handle through the same provider.
+    private func callBack(missed uuid: String) throws {
+        guard let missed = missedCalls.removeValue(forKey: uuid) else { return }
+        _ = try service.switchboard.requestTransaction([.start(UUID(), handle: missed.handle, provider: missed.provider)], requester: nil)
     }
 }

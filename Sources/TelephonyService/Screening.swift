@@ -190,6 +190,22 @@ final class Screening: @unchecked Sendable {
         }
     }
 
+    /// Forgets a provider's directory at once and deletes its file on `storage`; `done` runs on the
+    /// service queue once it is deleted.
+    func removeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+        guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
+        let removal: DirectoryStore.DirectoryRemoval
+        do {
+            removal = try store.beginRemoval(providerName: providerName)
+        } catch {
+            return done(.failure(error))
+        }
+        storage.async { [self] in
+            let result = Result { () throws(DirectoryError) in try removal.run() }
+            queue.async { done(result) }
+        }
+    }
+
     /// Whether the handle is blocked by the user's list or an enabled directory.
     func isBlocked(_ handle: String) -> Bool {
         settings.blockList.matches(handle: handle) || (directories?.identify(handle: handle).blocked ?? false)

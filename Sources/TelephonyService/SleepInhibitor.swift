@@ -10,7 +10,7 @@ import TelephonyCore
 ///
 /// Without a system bus or logind, calls go on as ever: one log line says so.
 /// Its state lives on the service's queue; the system bus is reached off it.
-final class SleepInhibitor: @unchecked Sendable {
+final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     static let logind = "org.freedesktop.login1"
     static let path: ObjectPath = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
@@ -19,6 +19,8 @@ final class SleepInhibitor: @unchecked Sendable {
     /// The service's connection: its queue is where this state lives.
     private let service: Connection
     private let logger: Logger
+    /// Why the machine is kept awake, for a call ("Call with Alice").
+    private let reason: (Call) -> String
     /// Reached on the first call; nil until then, and after it is lost.
     private var systemBus: Connection?
     /// The calls that keep the machine awake: dialing, connecting, active or held.
@@ -28,10 +30,19 @@ final class SleepInhibitor: @unchecked Sendable {
     /// Only the first failure is logged above debug level.
     private var warned = false
 
-    init(systemBusAddress: String, service: Connection, logger: Logger) {
+    init(systemBusAddress: String, service: Connection, logger: Logger, reason: @escaping (Call) -> String) {
         address = systemBusAddress
         self.service = service
         self.logger = logger
+        self.reason = reason
+    }
+
+    func observe(_ event: SwitchboardEvent) {
+        switch event {
+        case .callAdded(let call), .callChanged(let call): update(call, reason: reason(call))
+        case .callRemoved(let call): update(call, ended: true, reason: reason(call))
+        default: break
+        }
     }
 
     /// Called on the queue whenever a call changes or ends; `reason` ("Call with

@@ -5,16 +5,18 @@ import MonkeyCallAPI
 
 struct Directory: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The apps' call directories: numbers they block and callers they name.",
-                                                    subcommands: [List.self, Enable.self, Disable.self, Load.self], defaultSubcommand: List.self)
+                                                    subcommands: [List.self, Enable.self, Disable.self, Load.self, Remove.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the directories.")
         @OptionGroup var bus: BusOptions
+        @OptionGroup var format: ListFormat
         func run() async throws {
-            let directories = try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories)
-            if directories.isEmpty { print("no call directories") }
-            for directory in directories {
-                print("\(directory.app)  \(directory.enabled ? "enabled" : "disabled")  \(directory.blockingCount) blocked  \(directory.identificationCount) identified")
+            format.print(try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories), columns: ["APP", "STATE", "BLOCKED", "IDENTIFIED"],
+                         orWhenEmpty: "no call directories", json: { directory in
+                ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
+            }) { directory in
+                [directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount)]
             }
         }
     }
@@ -22,7 +24,7 @@ struct Directory: AsyncParsableCommand {
     struct Enable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Use an app's directory (a new app's directory is off until you enable it).")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app, as `monkeycall directory list` shows it: an app id (sandboxed apps) or a provider name.") var provider: String
+        @Argument(help: "The app, as `monkeycall directory list` shows it: an app id (sandboxed apps) or a provider name.", completion: .custom(Completion.directories)) var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
         }
@@ -31,9 +33,18 @@ struct Directory: AsyncParsableCommand {
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop using an app's directory.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app, as `monkeycall directory list` shows it.") var provider: String
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, false)
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an app's directory; the app may give a new one.")
+        @OptionGroup var bus: BusOptions
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+        func run() async throws {
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.removeDirectory, provider)
         }
     }
 
@@ -47,6 +58,8 @@ struct Directory: AsyncParsableCommand {
         func run() async throws {
             let entries = try DirectoryFile.read(file)
             let client = try await ServiceClient(bus)
+            // Loading acts as the app: refuse a name the service has never seen (a typo would make a new app).
+            let provider = try await client.knownAppName(provider)
             // Acting as the provider: updates are taken from a provider's own connection only.
             let path = try await client.call(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string(provider)])
             let update = try await client.call(Telephony1.Provider.beginCallDirectoryUpdate, at: path, false)
@@ -64,10 +77,10 @@ struct Directory: AsyncParsableCommand {
             }
             try await client.call(Telephony1.CallDirectoryUpdate.complete, at: update)
             try await client.call(Telephony1.Provider.invalidate, at: path)
-            progress.finish()
-            // The user's own directory: loaded by the user, so in use at once (an app's waits for the user's yes).
+            // Loaded by the user, so in use at once (an app's own waits for the user's yes).
             try await client.call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
-            print("\(provider): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
+            progress.finish()
+            print("\(Output.clean(provider)): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
         }
     }
 }
@@ -75,7 +88,7 @@ struct Directory: AsyncParsableCommand {
 /// The text form of a directory, sorted for the user (the service wants ascending numbers).
 enum DirectoryFile {
     static func read(_ path: String) throws -> (blocking: [Int64], identification: [(number: Int64, label: String)]) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        let data = try contents(of: path)
         var blocking: [Int64] = []
         var identification: [(number: Int64, label: String)] = []
         for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
@@ -91,6 +104,17 @@ enum DirectoryFile {
         blocking.sort()
         identification.sort { $0.number < $1.number }
         return (dedup(blocking), dedupIdentification(identification))
+    }
+
+    /// The file's bytes, or an error that says why not (no such file, permission denied, a folder).
+    static func contents(of path: String) throws -> Data {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw CLIError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { throw CLIError("cannot read \(path): it is a folder") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        return data
     }
 
     private static func dedup(_ numbers: [Int64]) -> [Int64] {

@@ -5,7 +5,7 @@ import MonkeyCallAPI
 
 /// The handler of `monkeycall:` links (see desktop/): the link becomes a call.
 struct Open: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Start the call a monkeycall: or tel: link names, and print its UUID.")
+    static let configuration = CommandConfiguration(abstract: "Start the call a monkeycall:, tel: or sip: link names, and print its UUID.")
     @OptionGroup var bus: BusOptions
     @Argument(help: "The link, e.g. monkeycall://alice or tel:+1-555-0123.") var url: String
 
@@ -13,11 +13,14 @@ struct Open: AsyncParsableCommand {
         let client = try await ServiceClient(bus)
         do {
             let uuid = try await client.connection.call(Telephony1.Manager.openURL, destination: Telephony1.busName, path: Telephony1.rootPath, url)
-            print(uuid)
+            print(Output.clean(uuid))
         } catch let error as DBusError where error.name == APIError.noProvider.rawValue {
+            // In the words of apps and links (the service's message speaks to developers, of URLSchemes).
+            let scheme = Output.clean(String(url.prefix { $0 != ":" }).lowercased())
+            let message = "no app for \(scheme): links is running"
             // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
-            await notify(summary: "No app can make this call", body: error.message, on: client.connection)
-            throw CLIError("\(error.message); start the app that handles these links and try again")
+            await notify(summary: "No app can make this call", body: message + ".", on: client.connection)
+            throw CLIError("\(message); start the app that handles these links and try again")
         } catch let error as DBusError {
             throw CLIError(error)
         }

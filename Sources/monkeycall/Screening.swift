@@ -6,16 +6,13 @@ import MonkeyCallAPI
 struct DND: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "dnd", abstract: "Do Not Disturb: on, off or status.")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "on, off or status.") var state: String = "status"
+    @Argument(help: "on, off or status.") var state: Switch = .status
+
+    enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off, status }
 
     func run() async throws {
         let client = try await ServiceClient(bus)
-        switch state {
-        case "on", "off":
-            try await client.set(Telephony1.Manager.doNotDisturb, state == "on")
-        case "status": break
-        default: throw ValidationError("say on, off or status")
-        }
+        if state != .status { try await client.set(Telephony1.Manager.doNotDisturb, state == .on) }
         let properties = try await client.allProperties(of: Telephony1.Manager.interface)
         func flag(_ property: PropertySpec<Bool>) -> String { properties[property] == true ? "on" : "off" }
         let source = properties[Telephony1.Manager.doNotDisturbSource] ?? ""
@@ -26,7 +23,7 @@ struct DND: AsyncParsableCommand {
         // An older service without the desktop's sources.
         case "": flag(Telephony1.Manager.doNotDisturb)
         case "none": "off"
-        default: "on, from \(source)"
+        default: "on, from \(Output.clean(source))"
         }
         print("Do Not Disturb: \(state) (favorites ring: \(flag(Telephony1.Manager.doNotDisturbAllowFavorites)), "
               + "repeated calls ring: \(flag(Telephony1.Manager.doNotDisturbAllowRepeatedCalls)))")
@@ -44,9 +41,10 @@ struct Block: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List blocked handles and prefixes.")
         @OptionGroup var bus: BusOptions
+        @OptionGroup var format: ListFormat
         func run() async throws {
-            let patterns = try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles)
-            print(patterns.isEmpty ? "nothing is blocked" : patterns.joined(separator: "\n"))
+            format.print(try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles), columns: ["BLOCKED"],
+                         orWhenEmpty: "nothing is blocked", json: { $0 }) { [$0] }
         }
     }
 
@@ -62,9 +60,15 @@ struct Block: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Unblock a handle or a prefix.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "As it was added.") var pattern: String
+        @Argument(help: "As it was added, or the same number written otherwise.") var pattern: String
         func run() async throws {
-            try await ServiceClient(bus).call(Telephony1.CallDirectory.unblockHandle, pattern)
+            let client = try await ServiceClient(bus)
+            let before = try await client.get(Telephony1.CallDirectory.blockedHandles)
+            try await client.call(Telephony1.CallDirectory.unblockHandle, pattern)
+            // The service removes what equals the pattern and is quiet when nothing does.
+            guard try await client.get(Telephony1.CallDirectory.blockedHandles).count < before.count else {
+                throw CLIError("'\(Output.clean(pattern))' is not blocked; blocked: \(before.isEmpty ? "nothing" : before.map(Output.clean).joined(separator: ", "))")
+            }
         }
     }
 }
@@ -76,6 +80,6 @@ struct Identify: AsyncParsableCommand {
 
     func run() async throws {
         let (label, blocked) = try await ServiceClient(bus).call(Telephony1.CallDirectory.identify, handle)
-        print("\(label.isEmpty ? "unknown caller" : label)\(blocked ? ", blocked" : "")")
+        print("\(label.isEmpty ? "unknown caller" : Output.clean(label))\(blocked ? ", blocked" : "")")
     }
 }

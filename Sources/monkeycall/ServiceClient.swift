@@ -35,6 +35,40 @@ struct ServiceClient {
         func string(_ property: PropertySpec<String>) -> String { properties[property] ?? "" }
         var uuid: String { string(Telephony1.Call.uuid) }
         var state: String { string(Telephony1.Call.state) }
+        /// The caller's name; "" when there is none or it only repeats the handle.
+        var name: String {
+            let name = string(Telephony1.Call.callerName)
+            return name == string(Telephony1.Call.handle) ? "" : name
+        }
+        /// The handle, and the caller's name after it when there is one.
+        var caller: String {
+            name.isEmpty ? string(Telephony1.Call.handle) : "\(string(Telephony1.Call.handle)) (\(name))"
+        }
+    }
+
+    struct ProviderInfo {
+        let path: ObjectPath
+        let name: String
+        let configuration: [String: DBusValue]
+        /// How the CLI names it: its Name, told apart from others of the same name by its desktop
+        /// entry (`Name (app.id)`) or else its number (`Name #2`).
+        let label: String
+
+        static func label(_ path: ObjectPath, _ name: String, _ configuration: [String: DBusValue],
+                          among all: [(ObjectPath, String, [String: DBusValue])]) -> String {
+            let namesakes = all.filter { $0.1 == name }
+            guard namesakes.count > 1 else { return name }
+            func entry(_ configuration: [String: DBusValue]) -> String {
+                configuration[Telephony1.Key.desktopEntry].flatMap { try? String(dbusValue: $0.unwrappedVariant) } ?? ""
+            }
+            let own = entry(configuration)
+            if !own.isEmpty && namesakes.filter({ entry($0.2) == own }).count == 1 { return "\(name) (\(own))" }
+            return "\(name) #\(Telephony1.providerID(from: path).map(String.init) ?? path.rawValue)"
+        }
+
+        static func list(_ providers: [ProviderInfo]) -> String {
+            providers.map { Output.clean($0.label) }.joined(separator: ", ")
+        }
     }
 
     /// Objects below the root: (path, interface → properties).
@@ -57,11 +91,49 @@ struct ServiceClient {
         }.sorted { ($0.properties[Telephony1.Call.startedAt] ?? 0) < ($1.properties[Telephony1.Call.startedAt] ?? 0) }
     }
 
-    func providers() async throws -> [(path: ObjectPath, name: String)] {
-        try await managedObjects().compactMap { path, interfaces in
-            guard let name = interfaces[Telephony1.Provider.interface]?[Telephony1.Provider.name] else { return nil }
-            return (path, name)
+    func providers() async throws -> [ProviderInfo] {
+        let found = try await managedObjects().compactMap { path, interfaces -> (ObjectPath, String, [String: DBusValue])? in
+            guard let properties = interfaces[Telephony1.Provider.interface], let name = properties[Telephony1.Provider.name] else { return nil }
+            return (path, name, properties[Telephony1.Provider.configuration] ?? [:])
+        }.sorted { (Telephony1.providerID(from: $0.0) ?? 0) < (Telephony1.providerID(from: $1.0) ?? 0) }
+        return found.map { path, name, configuration in
+            ProviderInfo(path: path, name: name, configuration: configuration, label: ProviderInfo.label(path, name, configuration, among: found))
         }
+    }
+
+    /// The provider `--provider` names: by its label (`Name`, `Name (app.id)`, `Name #2`), else by a
+    /// name only one provider has. Never one of several silently.
+    func resolveProvider(_ given: String) async throws -> ProviderInfo {
+        let providers = try await providers()
+        if let match = providers.first(where: { $0.label == given }) { return match }
+        let named = providers.filter { $0.name == given }
+        switch named.count {
+        case 1: return named[0]
+        case 0:
+            throw CLIError("no provider named '\(Output.clean(given))'; registered: " + (providers.isEmpty ? "none" : ProviderInfo.list(providers)))
+        default:
+            throw CLIError("\(named.count) providers are named '\(Output.clean(given))'; say which one with --provider: \(ProviderInfo.list(named))")
+        }
+    }
+
+    /// The Name of the app `given` names: a running provider (by name or label), or an app Recents,
+    /// the favorites or the call directories know. A name the service has never seen is refused, so
+    /// that a typo does not make a favorite that can never ring or a directory for nobody.
+    func knownAppName(_ given: String) async throws -> String {
+        let running = try await providers()
+        if let match = running.first(where: { $0.label == given }) ?? running.first(where: { $0.name == given }) { return match.name }
+        let recorded = (try? await call(Telephony1.Recents.list, 10_000, 0)) ?? []
+        let favorites = (try? await call(Telephony1.Favorites.list)) ?? []
+        let directories = (try? await call(Telephony1.CallDirectory.listDirectories)) ?? []
+        let known = Set((recorded + favorites).compactMap { entry -> String? in
+            if case .string(let name)? = entry[Telephony1.Key.providerName]?.unwrappedVariant { name } else { nil }
+        } + directories.map(\.app))
+        guard known.contains(given) else {
+            let names = Set(running.map(\.name)).union(known).sorted().map(Output.clean)
+            throw CLIError("no app named '\(Output.clean(given))' is running or known from Recents, the favorites or the call directories; "
+                           + "apps: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        }
+        return given
     }
 
     /// The call the user means: the given UUID, or the only call (that fits `filter`).
@@ -72,7 +144,10 @@ struct ServiceClient {
         case 1: return candidates[0].uuid
         case 0: throw CLIError("there is no call to \(purpose)")
         default:
-            throw CLIError("there are \(candidates.count) calls to \(purpose); name one: " + candidates.map(\.uuid).joined(separator: ", "))
+            let lines = candidates.map { call in
+                "  " + [call.uuid, call.caller, call.string(Telephony1.Call.providerName)].map(Output.clean).joined(separator: "  ")
+            }
+            throw CLIError("there are \(candidates.count) calls to \(purpose); name one:\n" + lines.joined(separator: "\n"))
         }
     }
 
@@ -133,12 +208,24 @@ extension [String: DBusValue] {
 
 /// A message for the user; the process exits non-zero.
 struct CLIError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+    let message: String
+    /// The service's D-Bus error name, when the service refused.
+    let name: String?
+
+    init(_ message: String) {
+        self.message = message
+        name = nil
+    }
 
     /// The service's error in plain words: its message, and the error's short name.
     init(_ error: DBusError) {
-        let shortName = error.name.split(separator: ".").last.map(String.init) ?? error.name
-        description = "\(error.message.isEmpty ? shortName : error.message) (\(shortName))"
+        message = Output.clean(error.message)
+        name = error.name
+    }
+
+    var description: String {
+        guard let name else { return message }
+        let shortName = name.split(separator: ".").last.map(String.init) ?? name
+        return "\(message.isEmpty ? shortName : message) (\(shortName))"
     }
 }

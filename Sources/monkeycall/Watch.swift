@@ -4,100 +4,188 @@ import Foundation
 import MonkeyCallAPI
 
 struct Watch: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print calls and providers as they come, change and go.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the providers and calls, then each change as it comes, until interrupted.",
+        discussion: """
+            Starts with the providers and calls there are now, then prints one line per change. When the \
+            service stops it says so and keeps watching; when it comes back, so does the list.
+
+            --json prints JSON Lines: one JSON object a line, for as long as it runs (a stream, not one \
+            document). Each has "event" ("added", "changed", "removed", "service-stopped" or \
+            "service-started"), "path", a call's UUID (as `monkeycall dial` prints it), and the \
+            properties added or changed. The first lines are the current providers and calls, as \
+            "added" events.
+            """)
     @OptionGroup var bus: BusOptions
-    @Flag(help: "One JSON object a line.") var json = false
+    @Flag(help: "JSON Lines: one JSON object a line (see above).") var json = false
+
+    /// What the connection saw, in order.
+    enum Happening: Sendable {
+        case change(WatchEvent)
+        case serviceStopped
+        case serviceStarted
+    }
 
     func run() async throws {
         let client = try await ServiceClient(bus)
-        let json = self.json
-        let (lines, line) = AsyncStream<String>.makeStream()
-        let rule = MatchRule(sender: Telephony1.busName, pathNamespace: Telephony1.rootPath)
-        let subscription = try await client.connection.subscribe(rule) { message in
-            guard let event = WatchEvent(message) else { return }
-            line.yield(json ? event.json : event.text)
+        let (happenings, happening) = AsyncStream<Happening>.makeStream()
+        let changes = try await client.connection.subscribe(MatchRule(sender: Telephony1.busName, pathNamespace: Telephony1.rootPath)) { message in
+            if let event = WatchEvent(message) { happening.yield(.change(event)) }
         }
-        client.connection.onDisconnect { _ in line.finish() }
-        // Stop when the service goes away.
-        try await client.connection.followNameOwners()
-        if let owner = try await client.connection.nameOwner(Telephony1.busName) {
-            _ = client.connection.watchVanishing(of: owner) { line.yield(json ? #"{"event":"service-stopped"}"# : "service stopped"); line.finish() }
+        let owners = try await client.connection.subscribe(MatchRule(sender: Connection.busName, interface: Connection.busName,
+                                                                     member: "NameOwnerChanged", arg0: Telephony1.busName)) { message in
+            guard let arguments = try? message.arguments(), arguments.count == 3,
+                  case .string(let oldOwner) = arguments[1], case .string(let newOwner) = arguments[2] else { return }
+            if !oldOwner.isEmpty { happening.yield(.serviceStopped) }
+            if !newOwner.isEmpty { happening.yield(.serviceStarted) }
         }
+        client.connection.onDisconnect { _ in happening.finish() }
+        var view = WatchView(json: json)
+        view.snapshot(try await client.managedObjects())
         // On stderr, so that JSON consumers read only events: anything after this line is seen.
         FileHandle.standardError.write(Data("watching \(Telephony1.busName)\n".utf8))
-        for await text in lines {
-            // Written at once, not buffered: whoever reads the pipe sees each change as it happens.
-            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        for await next in happenings {
+            switch next {
+            case .change(let event): view.show(event)
+            case .serviceStopped: view.serviceStopped()
+            case .serviceStarted:
+                view.serviceStarted()
+                if let objects = try? await client.managedObjects() { view.snapshot(objects) }
+            }
         }
-        subscription.cancel()
+        changes.cancel()
+        owners.cancel()
     }
 }
 
-/// One change under the service's root, for people or as JSON.
-struct WatchEvent {
+/// Turns events into lines, knowing which call or provider each path is.
+struct WatchView {
+    let json: Bool
+    /// Call paths → UUIDs, provider paths → names, as they were added.
+    private var callUUIDs: [String: String] = [:]
+    private var providerNames: [String: String] = [:]
+
+    init(json: Bool) { self.json = json }
+
+    mutating func snapshot(_ objects: [(ObjectPath, [String: [String: DBusValue]])]) {
+        // Providers first, then calls, each in path order: a stable first screen.
+        let ordered = objects.filter { $0.1[Telephony1.Provider.interface] != nil } + objects.filter { $0.1[Telephony1.Provider.interface] == nil }
+        for (path, interfaces) in ordered where path != Telephony1.rootPath {
+            show(WatchEvent(event: "added", path: path.rawValue, fields: interfaces.values.reduce(into: [:]) { $0.merge($1) { $1 } }))
+        }
+    }
+
+    mutating func show(_ event: WatchEvent) {
+        if event.event == "added" {
+            if let uuid = event.fields[Telephony1.Call.uuid] { callUUIDs[event.path] = uuid }
+            if let name = event.fields[Telephony1.Provider.name] { providerNames[event.path] = name }
+        }
+        let uuid = callUUIDs[event.path] ?? Self.uuid(fromCallPath: event.path)
+        let provider = providerNames[event.path]
+        if event.event == "removed" {
+            callUUIDs[event.path] = nil
+            providerNames[event.path] = nil
+        }
+        if json {
+            var object = Output.jsonObject(event.fields)
+            object["event"] = event.event
+            object["path"] = event.path
+            if let uuid { object[Telephony1.Call.uuid.name] = uuid }
+            return write(Output.json(object))
+        }
+        write(Self.line(event, uuid: uuid, provider: provider))
+    }
+
+    mutating func serviceStopped() {
+        callUUIDs = [:]
+        providerNames = [:]
+        write(json ? Output.json(["event": "service-stopped"]) : "service stopped")
+    }
+
+    func serviceStarted() {
+        write(json ? Output.json(["event": "service-started"]) : "service started")
+    }
+
+    /// One readable line: `call UUID ringing incoming bob (Bob) via PyPhone`, `call UUID changed: State active`.
+    static func line(_ event: WatchEvent, uuid: String?, provider: String?) -> String {
+        let fields = event.fields
+        func text(_ key: String) -> String { fields[key].map(Output.plainText) ?? "" }
+        let subject: String
+        if let uuid { subject = "call \(uuid)" } else if let provider { subject = "provider \(Output.clean(provider))" }
+        else if event.path == Telephony1.rootPath.rawValue { subject = "settings" } else { subject = event.path }
+        switch event.event {
+        case "added" where uuid != nil:
+            let name = text(Telephony1.Call.callerName.name), handle = text(Telephony1.Call.handle.name)
+            let caller = name.isEmpty || name == handle ? handle : "\(handle) (\(name))"
+            return "\(subject) \(text(Telephony1.Call.state.name)) \(fields[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming") "
+                + "\(caller) via \(text(Telephony1.Call.providerName.name))"
+        case "added" where fields[Telephony1.Provider.name] != nil:
+            return "provider \(text(Telephony1.Provider.name.name)) registered"
+        case "removed":
+            return "\(subject) \(uuid != nil ? "ended" : "gone")"
+        default:
+            let described = fields.keys.sorted().map { key in "\(key) \(describe(key, fields[key]!))" }.joined(separator: ", ")
+            return "\(subject) \(event.event)\(described.isEmpty ? "" : ": " + described)"
+        }
+    }
+
+    /// A property's value for a person: times as times, lists of objects as a count.
+    private static func describe(_ key: String, _ value: DBusValue) -> String {
+        switch value.unwrappedVariant {
+        case .uint64(let micros) where key.hasSuffix("At"): micros == 0 ? "none" : Output.time(micros: micros)
+        case .array("o", let paths): "\(paths.count)"
+        case .string(let text) where text.isEmpty: "\"\""
+        default: Output.plainText(value)
+        }
+    }
+
+    /// `/…/Call/<32 hex>` → the UUID as the service writes it (lower case, with dashes).
+    static func uuid(fromCallPath path: String) -> String? {
+        let prefix = Telephony1.callRoot.rawValue + "/"
+        guard path.hasPrefix(prefix) else { return nil }
+        let hex = Array(path.dropFirst(prefix.count))
+        guard hex.count == 32 else { return nil }
+        var text = ""
+        for (index, character) in hex.enumerated() {
+            if [8, 12, 16, 20].contains(index) { text += "-" }
+            text.append(character)
+        }
+        return text
+    }
+
+    private func write(_ line: String) {
+        // Written at once, not buffered: whoever reads the pipe sees each change as it happens.
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// One change under the service's root.
+struct WatchEvent: Sendable {
     let event: String
     let path: String
     let fields: [String: DBusValue]
+
+    init(event: String, path: String, fields: [String: DBusValue]) {
+        self.event = event
+        self.path = path
+        self.fields = fields
+    }
 
     init?(_ message: Message) {
         guard let arguments = try? message.arguments(), let member = message.member else { return nil }
         switch (message.interface, member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             guard case .objectPath(let path)? = arguments.first, case .dictionary(_, _, let interfaces)? = arguments.last else { return nil }
-            self.path = path.rawValue
-            event = "added"
-            fields = interfaces.reduce(into: [:]) { result, entry in result.merge(entry.value.vardict ?? [:]) { $1 } }
+            self.init(event: "added", path: path.rawValue,
+                      fields: interfaces.reduce(into: [:]) { result, entry in result.merge(entry.value.vardict ?? [:]) { $1 } })
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard case .objectPath(let path)? = arguments.first else { return nil }
-            self.path = path.rawValue
-            event = "removed"
-            fields = [:]
+            self.init(event: "removed", path: path.rawValue, fields: [:])
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard arguments.count > 1, let changed = arguments[1].vardict else { return nil }
-            path = message.path?.rawValue ?? ""
-            event = "changed"
-            fields = changed
+            self.init(event: "changed", path: message.path?.rawValue ?? "", fields: changed)
         default:
             return nil
-        }
-    }
-
-    var text: String {
-        let described = fields.keys.sorted().map { "\($0)=\(fields[$0]!.unwrappedVariant)" }.joined(separator: " ")
-        return "\(event) \(path)\(described.isEmpty ? "" : " " + described)"
-    }
-
-    var json: String {
-        Self.jsonObject(fields.merging(["event": .string(event), "path": .string(path)]) { $1 })
-    }
-
-    /// One JSON object, keys sorted.
-    static func jsonObject(_ fields: [String: DBusValue]) -> String {
-        let object = fields.mapValues(jsonValue)
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func jsonValue(_ value: DBusValue) -> Any {
-        switch value {
-        case .byte(let v): Int(v)
-        case .bool(let v): v
-        case .int16(let v): Int(v)
-        case .uint16(let v): Int(v)
-        case .int32(let v): Int(v)
-        case .uint32(let v): Int(v)
-        case .int64(let v): v
-        case .uint64(let v): v
-        case .double(let v): v
-        case .string(let v): v
-        case .objectPath(let v): v.rawValue
-        case .signature(let v): v.rawValue
-        case .unixFD(let v): Int(v.rawValue)
-        case .array(_, let items): items.map(jsonValue)
-        case .dictionary(_, _, let entries):
-            entries.reduce(into: [String: Any]()) { result, entry in result["\(entry.key.unwrappedVariant)".trimmingCharacters(in: ["\""])] = jsonValue(entry.value) }
-        case .structure(let members): members.map(jsonValue)
-        case .variant(let inner): jsonValue(inner)
         }
     }
 }

@@ -12,10 +12,11 @@ import TelephonyService
 struct Daemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycalld",
-        abstract: "The MonkeyCall telephony service: owns org.monkeycall.Telephony1 on the session bus."
+        abstract: "The MonkeyCall telephony service: owns org.monkeycall.Telephony1 on the session bus.",
+        version: Release.description(of: "monkeycalld")
     )
 
-    @Option(help: "Bus address to connect to instead of the session bus (DBUS_SESSION_BUS_ADDRESS).")
+    @Option(help: "Bus address to connect to instead of the session bus (DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus).")
     var address: String?
 
     @Flag(help: "Take the name over from a running instance.")
@@ -89,8 +90,9 @@ struct Daemon: AsyncParsableCommand {
         options.pausesMedia = pauseMedia
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
-        // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address from the environment.
-        if let address { setenv("DBUS_SESSION_BUS_ADDRESS", address, 1) }
+        // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address
+        // from the environment: the bus we are on, however it was found.
+        setenv("DBUS_SESSION_BUS_ADDRESS", connection.address, 1)
         let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
         let gnome: DesktopDoNotDisturb? = desktopDoNotDisturb ? GnomeNotificationBanners(logger: logger) : nil
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,

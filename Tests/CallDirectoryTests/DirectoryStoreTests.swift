@@ -34,6 +34,30 @@ import Testing
         #expect(try DirectoryStore(folder: folder.path).isBlocked(1))
     }
 
+    @Test("a directory removed is gone from lookups at once and from the folder once the removal runs; not while an update is open")
+    func removal() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        try store.save(try .make(blocking: [14085550000], identification: [(14085551234, "Pizza")]), providerName: "Pizza")
+        try store.setEnabled(false, providerName: "Other")
+        _ = try store.beginUpdate(providerName: "Pizza", kind: .complete)
+        #expect(throws: DirectoryError.self) { try store.beginRemoval(providerName: "Pizza") }
+        store.cancelUpdate(providerName: "Pizza")
+
+        let removal = try store.beginRemoval(providerName: "Pizza")
+        #expect(!store.isBlocked(14085550000) && store.label(for: 14085551234) == nil)
+        #expect(store.list().map(\.name) == ["Other"])
+        try removal.run()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["enabled.json"])
+        let reopened = try DirectoryStore(folder: folder.path)
+        #expect(reopened.list().map(\.name) == ["Other"])
+        #expect(throws: DirectoryError.invalidArguments("There is no call directory of Pizza.")) { try reopened.beginRemoval(providerName: "Pizza") }
+        // A flag alone is a directory to the user (listed, disabled): it goes too.
+        try reopened.beginRemoval(providerName: "Other").run()
+        let third = try DirectoryStore(folder: folder.path)
+        #expect(reopened.list().isEmpty && third.list().isEmpty)
+    }
+
     @Test func incrementalUpdateOfASavedDirectory() throws {
         let folder = TemporaryFolder()
         let store = try DirectoryStore(folder: folder.path)

@@ -60,7 +60,7 @@ struct DemoEndToEndTests {
         let connected = try #require(output.range(of: "is connected"))
         #expect(start.lowerBound < connecting.lowerBound && connecting.lowerBound < connected.lowerBound)
         let calls = try await setup.cli("calls")
-        #expect(calls.stdout.contains("\(uuid)  active  outgoing  MonkeyCall  alice"), "\(calls.stdout)")
+        #expect(calls.stdout.contains("\(uuid)\tactive\toutgoing\tMonkeyCall\talice"), "\(calls.stdout)")
 
         let end = try await setup.cli("end")
         #expect(end.status == 0, "\(end.stderr)")
@@ -76,7 +76,7 @@ struct DemoEndToEndTests {
         #expect(await setup.demo.waitForOutput(containing: "Answered the call from bob: it is active."), "\(setup.demo.output)")
         #expect(await setup.demo.waitForOutput(containing: "Audio is on"))
         let calls = try await setup.cli("calls")
-        #expect(calls.stdout.contains("active  incoming  MonkeyCall  bob"), "\(calls.stdout)")
+        #expect(calls.stdout.contains("active\tincoming\tMonkeyCall\tbob"), "\(calls.stdout)")
     }
 
     @Test("a monkeycall: link places a call; after monkeycalld restarts the demo drops its calls and is ready again")

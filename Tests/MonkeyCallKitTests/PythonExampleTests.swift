@@ -40,7 +40,7 @@ struct PythonExampleTests {
         #expect(await app.waitForOutput(containing: "action start \(outgoing)"), "\(app.output)")
         #expect(await app.waitForOutput(containing: "connected \(outgoing)"), "\(app.output)")
         let calls = try await cli("calls")
-        #expect(calls.stdout.contains("\(outgoing)  active  outgoing  PyPhone  alice"), "\(calls.stdout)")
+        #expect(calls.stdout.contains("\(outgoing)\tactive\toutgoing\tPyPhone\talice"), "\(calls.stdout)")
         #expect(try await cli("end", outgoing).status == 0)
         #expect(await app.waitForOutput(containing: "action end \(outgoing)"))
 

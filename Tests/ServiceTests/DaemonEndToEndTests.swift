@@ -109,7 +109,7 @@ struct DaemonEndToEndTests {
         #expect(await app.waitForOutput(containing: "audio on"))
         #expect(await watch.waitForOutput(containing: #""State":"active""#), "\(watch.output)")
         let calls = try await daemon.cli("calls")
-        #expect(calls.stdout.contains("\(incoming)  active  incoming  PyPhone  bob"), "\(calls.stdout)")
+        #expect(calls.stdout.contains("\(incoming)\tactive\tincoming\tPyPhone\tbob"), "\(calls.stdout)")
 
         // Dialing holds the active call; then end it by UUID.
         let dial = try await daemon.cli("dial", "alice", "--provider", "PyPhone")

@@ -33,6 +33,18 @@ struct InstallTests {
         let install = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
                                                   ["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
         #expect(install.status == 0, "\(install.stderr)")
+        // Not on PATH here: said, with what to do.
+        #expect(install.stderr.contains("\(prefix.path)/bin is not on your PATH"), "\(install.stdout)\(install.stderr)")
+        // Completions and man pages, from the argument parsers.
+        let bash = try String(contentsOf: data.appendingPathComponent("bash-completion/completions/monkeycall"), encoding: .utf8)
+        #expect(bash.contains("_monkeycall()") && bash.contains("---completion"))
+        for file in ["zsh/site-functions/_monkeycall", "fish/vendor_completions.d/monkeycall.fish"] {
+            #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent(file).path), "\(file) missing")
+        }
+        for program in ["monkeycall", "monkeycalld"] {
+            let page = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/\(program).1"), encoding: .utf8)
+            #expect(page.contains(".Nm \(program)") && page.contains("Fl -address"), "\(program).1: \(page.prefix(200))")
+        }
 
         // A bus that knows the installed service file, and no daemon running yet.
         let bus = try await PrivateBus.start(servicesDirectory: data.appendingPathComponent("dbus-1/services"))
@@ -63,9 +75,18 @@ struct InstallTests {
         #expect(orphan.status != 0)
         #expect(orphan.stderr.contains("no app for monkeycall: links"), "\(orphan.stderr)")
 
+        // The user's data (here a stand-in) stays, and the uninstaller says where and how to remove it.
+        let userData = data.appendingPathComponent("monkeycall")
+        try FileManager.default.createDirectory(at: userData, withIntermediateDirectories: true)
+        #expect(try await probe.nameOwner(Telephony1.busName) != nil)
         let uninstall = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
                                                     ["--prefix", prefix.path, "--uninstall"], environment: environment)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
+        // The running daemon is stopped, not left running from deleted files.
+        #expect(uninstall.stdout.contains("stopped monkeycalld"), "\(uninstall.stdout)")
+        #expect(try await probe.nameOwner(Telephony1.busName) == nil)
+        #expect(uninstall.stdout.contains("stay in \(userData.path)") && uninstall.stdout.contains("rm -rf '\(userData.path)'"), "\(uninstall.stdout)")
+        try FileManager.default.removeItem(at: userData)
         let left = FileManager.default.enumerator(atPath: home.path)?.allObjects.compactMap { $0 as? String } ?? []
         #expect(left.filter { !["share", "config", "prefix"].contains($0) }.isEmpty, "left behind: \(left)")
     }

@@ -53,15 +53,15 @@ struct MediaPauseTests {
     /// Music and a video playing, then a call that paused both.
     struct TwoPlayersPaused {
         let fixture: ServiceFixture
-        let service: String
         let music: MediaPlayer
         let video: MediaPlayer
         let app: TestProvider
         let call: String
+        /// The service's unique name: who the players see pausing and resuming them.
+        var service: String { fixture.service.connection.uniqueName }
 
         init() async throws {
             fixture = try await ServiceFixture()
-            service = fixture.service.connection.uniqueName
             music = try await MediaPlayer(address: fixture.bus.address, name: "music", status: "Playing")
             video = try await MediaPlayer(address: fixture.bus.address, name: "video", status: "Playing")
             app = try await fixture.provider("Monkey")

@@ -54,9 +54,7 @@ import Testing
     }
 
     @Test func endInsteadOfHoldWhenTheActiveCallCannotHold() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1), CallUpdate(supportsHolding: false))
         try f.incoming(b, .n(2))
         let t = try f.request(.answer(.n(2)))
@@ -83,9 +81,7 @@ import Testing
     }
 
     @Test func heldAndRingingCallsAreLeftAlone() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))
@@ -255,9 +251,7 @@ import Testing
 
 @Suite struct ArbitrationEdgeTests {
     @Test func aCallBeingResumedIsHeldAgainForANewAnswer() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))
@@ -305,9 +299,7 @@ import Testing
     }
 
     @Test func theOtherCallIsEndedWhenItCannotHold() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))

@@ -1,12 +1,14 @@
 import Testing
 @testable import TelephonyCore
 
-@Suite("monkeycall: and tel: links")
+@Suite("monkeycall:, tel: and sip: links")
 struct CallLinkTests {
     @Test(arguments: [
         ("monkeycall://alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("monkeycall:alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("MonkeyCall://alice/", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
+        // An empty host, as in file:///.
+        ("monkeycall:///alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
         ("monkeycall://alice?video=1", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"), video: true)),
         ("monkeycall:bob?foo=bar&video=true", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"), video: true)),
         ("monkeycall:bob?video=0", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"))),
@@ -16,6 +18,9 @@ struct CallLinkTests {
         ("tel:+1-201-555-0123", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+12015550123"))),
         ("tel:+1(201)555.0123;ext=22", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+12015550123"))),
         ("TEL:7042;phone-context=example.com", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "7042"))),
+        ("sip:bob@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:bob@example.org"))),
+        ("SIPS:bob@example.org:5061;transport=tls?subject=hi", CallLink(scheme: "sips", handle: Handle(type: .generic, value: "sips:bob@example.org:5061;transport=tls"))),
+        ("sip:%2B15550123@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:+15550123@example.org"))),
     ])
     func parses(_ text: String, _ expected: CallLink) throws {
         #expect(try CallLink(parsing: text) == expected)
@@ -24,6 +29,7 @@ struct CallLinkTests {
     @Test(arguments: [
         ("monkeycall:", CallLink.ParseError.emptyHandle),
         ("monkeycall://", .emptyHandle),
+        ("monkeycall:///", .emptyHandle),
         ("monkeycall:%20?video=1", .emptyHandle),
         ("http://example.org", .unsupportedScheme("http")),
         ("alice", .noScheme),
@@ -34,6 +40,8 @@ struct CallLinkTests {
         ("monkeycall:al\u{7}ice", .controlCharacter),
         ("monkeycall:al%0Aice", .controlCharacter),
         ("tel:", .emptyHandle),
+        ("sip:", .emptyHandle),
+        ("sip:?subject=x", .emptyHandle),
         ("tel:call-me", .invalidNumber("call-me")),
         ("tel:+", .invalidNumber("+")),
     ])

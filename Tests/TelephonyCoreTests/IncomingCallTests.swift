@@ -23,9 +23,7 @@ import Testing
     }
 
     @Test func duplicateUUIDIsRefusedAcrossProviders() throws {
-        let f = Fixture()
-        let a = try f.register("A")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.incoming(a, .n(1))
         expectError(.callUUIDAlreadyExists(.n(1))) { try f.incoming(a, .n(1)) }
         expectError(.callUUIDAlreadyExists(.n(1))) { try f.incoming(b, .n(1)) }
@@ -104,9 +102,7 @@ import Testing
     }
 
     @Test func providerActsOnlyOnItsOwnCalls() throws {
-        let f = Fixture()
-        let a = try f.register("A")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.incoming(a, .n(1))
         expectError(.unknownCallUUID(.n(1))) { try f.board.reportCallUpdated(provider: b.id, uuid: .n(1), update: CallUpdate(localizedCallerName: "x")) }
         expectError(.unknownCallUUID(.n(1))) { try f.board.reportCallEnded(provider: b.id, uuid: .n(1), reason: .remoteEnded, at: 0) }
@@ -120,9 +116,7 @@ import Testing
     }
 
     @Test func reportCallEndedEndsAndForgetsTheCall() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         f.log.clear()
         f.clock.advance(by: 3)
         try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .answeredElsewhere, at: 123)
@@ -146,9 +140,7 @@ import Testing
     }
 
     @Test func reportCallEndedSettlesPendingActions() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         try f.incoming(p, .n(2))
         let end = try f.request(.end(.n(1)))
         let answer = try f.request(.answer(.n(2)))
@@ -169,9 +161,7 @@ import Testing
 
 @Suite struct RingTimeoutTests {
     @Test func unansweredCallGetsSystemEndAndEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         f.log.clear()
         f.clock.advance(by: 44.9)
         #expect(f.log.events.isEmpty)
@@ -191,9 +181,7 @@ import Testing
     }
 
     @Test func ringTimeoutEndThatTimesOutStillEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 45)
         f.log.clear()
         f.clock.advance(by: 10)
@@ -202,9 +190,7 @@ import Testing
     }
 
     @Test func ringTimeoutEndThatFailsStillEndsUnanswered() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 45)
         try f.fail("end", .n(1))
         #expect(f.log.removed.first?.endReason == .unanswered)
@@ -212,9 +198,7 @@ import Testing
     }
 
     @Test func answeredCallIsNotEndedByTheRingTimeout() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 30)
         try f.request(.answer(.n(1)))
         try f.fulfil("answer", .n(1))
@@ -225,9 +209,7 @@ import Testing
     }
 
     @Test func callBeingAnsweredAtTheRingTimeoutIsNotEnded() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.clock.advance(by: 40)
         try f.request(.answer(.n(1)))
         f.log.clear()

@@ -35,9 +35,7 @@ import Testing
     }
 
     @Test func heldCallIsNotResumedWhenAnotherCallIsActive() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         let c = try f.register("C", owner: ":1.3")
         try f.activeIncoming(a, .n(1))
         try f.incoming(b, .n(2))
@@ -77,9 +75,7 @@ import Testing
     }
 
     @Test func removedProviderIdIsUnknownEverywhere() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         try f.request(.end(.n(1)))
         let end = try #require(f.pending("end", .n(1)))
         f.board.invalidateProvider(p.id)
@@ -133,9 +129,7 @@ import Testing
     }
 
     @Test func remoteEndDoesNotResumeAutomatically() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         try f.activeIncoming(b, .n(2))
         f.log.clear()
@@ -147,9 +141,7 @@ import Testing
 
 @Suite struct AudioSessionTests {
     @Test func oneHolderAtATimeMostRecentWins() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.activeIncoming(a, .n(1))
         #expect(f.log.audio == ["+1"])
         // B starts a call; A's is held by the system; B's start fulfilled takes the audio.
@@ -172,9 +164,7 @@ import Testing
     }
 
     @Test func sameProviderKeepsTheSessionWhileOneOfItsCallsQualifies() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall(answered: true)
         try f.incoming(p, .n(2))
         try f.request(.answer(.n(2)))
         try f.fulfil("answer", .n(2)) // Both active for a moment: same provider, no transition.

@@ -117,12 +117,24 @@ struct Fixture {
     /// An incoming call answered and fulfilled: active.
     /// The common scene of arbitration: provider A with an active call n(1), provider B with n(2) ringing.
     static func activeAndRinging() throws -> (Fixture, Provider, Provider) {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try twoApps()
         try f.activeIncoming(a, .n(1))
         try f.incoming(b, .n(2))
         return (f, a, b)
+    }
+
+    /// One app with a call n(1): ringing, or active when `answered`.
+    static func oneCall(answered: Bool = false) throws -> (Fixture, Provider) {
+        let f = Fixture()
+        let p = try f.register()
+        if answered { try f.activeIncoming(p, .n(1)) } else { try f.incoming(p, .n(1)) }
+        return (f, p)
+    }
+
+    /// Apps A and B, from two connections.
+    static func twoApps() throws -> (Fixture, Provider, Provider) {
+        let f = Fixture()
+        return (f, try f.register("A", owner: ":1.1"), try f.register("B", owner: ":1.2"))
     }
 
     func activeIncoming(_ provider: Provider, _ uuid: UUID, _ update: CallUpdate = CallUpdate()) throws {

@@ -4,9 +4,7 @@ import Testing
 
 @Suite struct AnswerFlowTests {
     @Test func answerIsDispatchedFulfilledAndActivatesAudio() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         f.log.clear()
         let t = try f.request(.answer(.n(1)))
         #expect(t.requester == ":1.99")
@@ -36,18 +34,14 @@ import Testing
     }
 
     @Test func fulfilTimeIsUsedWhenGiven() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         try f.request(.answer(.n(1)))
         try f.fulfil("answer", .n(1), at: 42)
         #expect(f.board.call(.n(1))?.connectedAt == 42)
     }
 
     @Test func endingTheActiveCallDeactivatesAudio() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         f.log.clear()
         try f.request(.end(.n(1)))
         try f.fulfil("end", .n(1))
@@ -57,9 +51,7 @@ import Testing
     }
 
     @Test func decliningIsAnEndAction() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         try f.request(.end(.n(1)))
         try f.fulfil("end", .n(1))
         #expect(f.board.calls.isEmpty)
@@ -68,9 +60,7 @@ import Testing
     }
 
     @Test func failedAnswerEndsTheCallAsFailed() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         try f.request(.answer(.n(1)))
         f.log.clear()
         try f.fail("answer", .n(1))
@@ -80,9 +70,7 @@ import Testing
     }
 
     @Test func failedEndStillEndsTheCall() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         try f.request(.end(.n(1)))
         try f.fail("end", .n(1))
         #expect(f.board.calls.isEmpty)
@@ -91,9 +79,7 @@ import Testing
     }
 
     @Test func failedMuteChangesNothing() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         try f.request(.setMuted(.n(1), true))
         f.log.clear()
         try f.fail("set-muted", .n(1))
@@ -102,9 +88,7 @@ import Testing
     }
 
     @Test func muteAndUnmute() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         try f.request(.setMuted(.n(1), true))
         #expect(f.board.call(.n(1))?.muted == false)
         try f.fulfil("set-muted", .n(1))
@@ -116,9 +100,7 @@ import Testing
     }
 
     @Test func holdAndResume() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         f.log.clear()
         try f.request(.setHeld(.n(1), true))
         try f.fulfil("set-held", .n(1))
@@ -139,9 +121,7 @@ import Testing
 
 @Suite struct ActionTimeoutTests {
     @Test func actionTimesOutAfterTenSeconds() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall(answered: true)
         let t = try f.request(.setMuted(.n(1), true))
         let action = t.actions[0]
         f.log.clear()
@@ -160,9 +140,7 @@ import Testing
     }
 
     @Test func timedOutAnswerEndsTheCallFailed() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         try f.request(.answer(.n(1)))
         f.log.clear()
         f.clock.advance(by: 10)
@@ -189,9 +167,7 @@ import Testing
     }
 
     @Test func unknownCall() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         f.log.clear()
         expectError(.unknownCallUUID(.n(2))) { try f.request(.answer(.n(1)), .end(.n(2))) }
         #expect(f.log.events.isEmpty) // Atomic: the valid answer was not dispatched.
@@ -200,9 +176,7 @@ import Testing
     }
 
     @Test func startWithExistingUUID() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall()
         let h = Handle(type: .phoneNumber, value: "+1")
         expectError(.callUUIDAlreadyExists(.n(1))) { try f.request(.start(.n(1), handle: h)) }
         expectError(.callUUIDAlreadyExists(.n(2))) { try f.request(.start(.n(2), handle: h), .start(.n(2), handle: h)) }
@@ -210,9 +184,7 @@ import Testing
     }
 
     @Test func invalidActionsNameTheActionAndState() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         try f.activeIncoming(p, .n(2), CallUpdate(supportsHolding: false, supportsDTMF: false))
         f.log.clear()
         // Answering an active call.
@@ -253,9 +225,7 @@ import Testing
 
     @Test(arguments: ["0123456789", "*#", "ABCDabcd", ",;pwPW", "1w2p3"])
     func dtmfAcceptsValidDigits(digits: String) throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         let t = try f.request(.playDTMF(.n(1), digits: digits, type: .singleTone))
         #expect(t.actions.first?.kind == .playDTMF(digits: digits, type: .singleTone))
         f.log.clear()
@@ -265,16 +235,12 @@ import Testing
 
     @Test(arguments: ["", "12x", "1 2", "E", "٣", "+1"])
     func dtmfRejectsInvalidDigits(digits: String) throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         expectErrorNamed("InvalidAction") { try f.request(.playDTMF(.n(1), digits: digits, type: .hardPause)) }
     }
 
     @Test func dtmfTooLongIsInvalidArgs() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.activeIncoming(p, .n(1))
+        let (f, _) = try Fixture.oneCall(answered: true)
         expectErrorNamed("InvalidArgs") { try f.request(.playDTMF(.n(1), digits: String(repeating: "1", count: 1025))) }
     }
 
@@ -294,9 +260,7 @@ import Testing
     }
 
     @Test func unentitledProviderConnection() throws {
-        let f = Fixture()
-        let a = try f.register("A", owner: ":1.1")
-        let b = try f.register("B", owner: ":1.2")
+        let (f, a, b) = try Fixture.twoApps()
         try f.incoming(a, .n(1))
         try f.incoming(b, .n(2))
         f.log.clear()
@@ -349,9 +313,7 @@ import Testing
     }
 
     @Test func outgoingReportsOnIncomingCallsAreInvalid() throws {
-        let f = Fixture()
-        let p = try f.register()
-        try f.incoming(p, .n(1))
+        let (f, p) = try Fixture.oneCall()
         expectErrorNamed("InvalidAction") { try f.board.reportOutgoingCallStartedConnecting(provider: p.id, uuid: .n(1), at: 0) }
         expectErrorNamed("InvalidAction") { try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(1), at: 0) }
         expectError(.unknownCallUUID(.n(2))) { try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(2), at: 0) }

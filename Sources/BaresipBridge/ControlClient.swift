@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where baresip's `ctrl_tcp` listens: `HOST:PORT`.
+public struct ControlAddress: Equatable, Sendable, CustomStringConvertible {
+    public let host: String
+    public let port: UInt16
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public init(_ text: String) throws {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
+            throw Invalid(description: "the control address must be HOST:PORT, e.g. 127.0.0.1:4444, got \(text.debugDescription)")
+        }
+        let host = text[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        guard !host.isEmpty else { throw Invalid(description: "the control address has no host: \(text.debugDescription)") }
+        self.init(host: host, port: port)
+    }
+
+    public var description: String { "\(host):\(port)" }
+}
+
+/// A client of baresip's `ctrl_tcp`: keeps one TCP connection up, reconnecting
+/// with backoff when it drops, frames commands as netstrings and hands every
+/// message read to `onMessage`. All callbacks run on `queue`.
+///
+/// `ctrl_tcp` serves one client at a time (a new one drops the old) and replays
+/// nothing after a reconnect: `onConnected` is where its user resynchronises.
+public final class ControlClient: @unchecked Sendable {
+    public let address: ControlAddress
+    let queue: DispatchQueue
+    public var onConnected: () -> Void = {}
+    public var onDisconnected: (_ why: String) -> Void = { _ in }
+    public var onMessage: (ControlMessage) -> Void = { _ in }
+
+    private let lock = NSLock()
+    private var socket: Int32 = -1
+    private var stopped = false
+    /// Waits between attempts: doubles from the first to the last, then stays there.
+    private let backoff: (first: Double, last: Double)
+
+    public init(address: ControlAddress, queue: DispatchQueue, backoff: (first: Double, last: Double) = (0.05, 2)) {
+        self.address = address
+        self.queue = queue
+        self.backoff = backoff
+    }
+
+    /// Starts connecting, on a thread of its own that reads for as long as the client runs.
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "monkeycall-baresip.ctrl_tcp"
+        thread.start()
+    }
+
+    /// Closes the connection for good.
+    public func stop() {
+        let fd: Int32 = lock.withLock {
+            stopped = true
+            defer { socket = -1 }
+            return socket
+        }
+        if fd >= 0 {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+
+    /// Sends `commands` in one write: baresip runs them one after the other with
+    /// nothing in between (a `callfind` and the action on the call it selects).
+    /// False when there is no connection.
+    @discardableResult
+    public func send(_ commands: [ControlCommand]) -> Bool {
+        let bytes = commands.reduce(into: Data()) { $0.append($1.frame) }
+        return lock.withLock {
+            guard socket >= 0 else { return false }
+            return bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else { return false }
+                    offset += written
+                }
+                return true
+            }
+        }
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func run() {
+        var wait = backoff.first
+        var lastFailure = ""
+        while !isStopped {
+            let fd: Int32
+            do {
+                fd = try connectSocket()
+            } catch {
+                let text = "\(error)"
+                // Said once per kind of failure, not at every attempt.
+                if text != lastFailure { queue.async { self.onDisconnected(text) } }
+                lastFailure = text
+                Thread.sleep(forTimeInterval: wait)
+                wait = min(wait * 2, backoff.last)
+                continue
+            }
+            let kept = lock.withLock { () -> Bool in
+                guard !stopped else { return false }
+                socket = fd
+                return true
+            }
+            guard kept else { close(fd); break }
+            wait = backoff.first
+            lastFailure = ""
+            queue.async { self.onConnected() }
+            let why = read(fd)
+            let closeIt = lock.withLock { () -> Bool in
+                guard socket == fd else { return false }
+                socket = -1
+                return true
+            }
+            if closeIt { close(fd) }
+            if isStopped { break }
+            queue.async { self.onDisconnected(why) }
+            lastFailure = why
+        }
+    }
+
+    /// Reads frames until the connection ends; returns why it ended.
+    private func read(_ fd: Int32) -> String {
+        var decoder = Netstring.Decoder()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count == 0 { return "baresip closed the control connection" }
+            if count < 0 { return "reading from baresip failed: \(String(cString: strerror(errno)))" }
+            do {
+                for frame in try decoder.feed(Data(buffer[0..<count])) {
+                    do {
+                        let message = try ControlMessage(json: frame)
+                        queue.async { self.onMessage(message) }
+                    } catch {
+                        // One message we cannot read is skipped; the stream stays in step.
+                        FileHandle.standardError.write(Data("monkeycall-baresip: \(error)\n".utf8))
+                    }
+                }
+            } catch {
+                return "baresip's control stream is not netstrings: \(error)"
+            }
+        }
+    }
+
+    private func connectSocket() throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(address.host, String(address.port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw ControlAddress.Invalid(description: "cannot resolve \(address.host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(list) }
+        var failure = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+            guard fd >= 0 else { continue }
+            if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return fd
+            }
+            failure = String(cString: strerror(errno))
+            close(fd)
+        }
+        throw ControlAddress.Invalid(description: "cannot connect to baresip's ctrl_tcp at \(address): \(failure)")
+    }
+}

@@ -1,0 +1,70 @@
+import DBus
+import MonkeyCallAPI
+import Foundation
+import TelephonyCore
+
+/// One object per live call (`/Call/<uuid>`): its properties are read from the state the call
+/// last published, and each change is announced as the difference from it; its methods are
+/// shortcuts through the call controller.
+final class CallObjects: ServiceObject, SwitchboardObserver {
+    private let context: ServiceContext
+    private let controller: CallControllerInterface
+    /// The properties each live call last published: property reads and change diffs use them as they are.
+    private var published: [UUID: [String: DBusValue]] = [:]
+    private var objects: [UUID: ExportedObject] = [:]
+
+    init(context: ServiceContext, controller: CallControllerInterface) {
+        self.context = context
+        self.controller = controller
+    }
+
+    func observe(_ event: SwitchboardEvent) {
+        switch event {
+        case .callAdded(let call):
+            published[call.uuid] = Encode.properties(of: call, callerName: context.callerName(of: call))
+            export(call)
+        case .callChanged(let call):
+            let before = published[call.uuid] ?? [:]
+            let after = Encode.properties(of: call, callerName: context.callerName(of: call))
+            published[call.uuid] = after
+            let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
+            objects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Call.interface)
+        case .callRemoved(let call):
+            published[call.uuid] = nil
+            objects[call.uuid] = nil
+            context.connection.unexport(Telephony1.callPath(call.uuid.apiString))
+        default:
+            break
+        }
+    }
+
+    private func export(_ call: Call) {
+        do {
+            objects[call.uuid] = try context.connection.export(Telephony1.callPath(call.uuid.apiString), [callInterface(call.uuid)])
+        } catch {
+            context.logger.error("cannot export call \(call.uuid.apiString): \(error)")
+        }
+    }
+
+    private func callInterface(_ uuid: UUID) -> Interface {
+        typealias API = Telephony1.Call
+        return Interface(API.interface) {
+            method(API.answer) { calls, call in _ = try calls.controller.request([.answer(uuid)], from: call.sender) }
+            method(API.end) { calls, call in _ = try calls.controller.request([.end(uuid)], from: call.sender) }
+            method(API.setHeld) { calls, call, onHold in _ = try calls.controller.request([.setHeld(uuid, onHold)], from: call.sender) }
+            method(API.setMuted) { calls, call, muted in _ = try calls.controller.request([.setMuted(uuid, muted)], from: call.sender) }
+            method(API.playDTMF) { calls, call, digits in
+                _ = try calls.controller.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
+            }
+            // Read as last published (`Encode.properties`), whatever their types.
+            for member in API.spec.members where member.kind == .property {
+                property(member.name, member.type!) { calls in
+                    guard let value = calls.published[uuid]?[member.name] else {
+                        throw DBusError.unknownObject("call \(uuid.apiString) has ended")
+                    }
+                    return value
+                }
+            }
+        }
+    }
+}

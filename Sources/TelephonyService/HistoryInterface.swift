@@ -1,0 +1,94 @@
+import CallHistory
+import DBus
+import Foundation
+import MonkeyCallAPI
+import TelephonyCore
+
+/// Recents and Favorites on D-Bus (`RecentsInterface`, `FavoritesInterface`): their methods run
+/// on the database's executor and answer from there or back on the service queue. Without a
+/// database the service still handles calls, and these interfaces say why they cannot answer.
+protocol HistoryInterface: ServiceObject, Sendable {
+    var context: ServiceContext { get }
+    /// Places the calls of `CallBack` and `Favorites.Call`.
+    var controller: CallControllerInterface { get }
+}
+
+extension HistoryInterface {
+    static func unavailable(_ reason: String) -> DBusError {
+        APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
+    }
+
+    static func id(_ value: UInt64, _ what: String) throws -> Int64 {
+        guard let id = Int64(exactly: value), id > 0 else { throw DBusError.invalidArgs("\(value) is not a \(what) id") }
+        return id
+    }
+
+    /// `CallBack` and `Favorites.Call`: what to call (handle, handle type, app) is read on the
+    /// database's executor, then called through the app that placed or saved it.
+    func call(_ reply: Reply<String>, _ id: UInt64, _ what: String,
+              reading target: @escaping @Sendable (CallHistory, Int64) throws -> (handle: String, type: String, provider: String)?) throws {
+        let id = try Self.id(id, what)
+        _ = try answer(reply.call, reading: { try target($0, id) }) { owner, target in
+            guard let target else { throw DBusError.invalidArgs("no \(what) has id \(id)") }
+            let handle = Handle(type: HandleType(rawValue: target.type) ?? .generic, value: target.handle)
+            return [.string(try owner.controller.startCall(to: handle, through: target.provider, from: reply.call.sender))]
+        }
+    }
+
+    /// Runs `body` on the database's executor, then `reply` on the service queue with its
+    /// result, and answers `call` with that (or with the error either throws). A database that
+    /// fails (a read-only or full disk, another program's lock held too long) gets the same clear
+    /// error as one that could not be opened.
+    func answer<T: Sendable>(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> T,
+                             reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+        try answer(call, nil, body, reply: reply)
+    }
+
+    /// The same for a read whose result is the reply as it is: sent from the database's executor,
+    /// so that encoding a large one (a List of 10,000 entries) keeps the service queue free too.
+    func answer(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> [DBusValue]) throws -> MethodReply {
+        guard let history = context.history else { throw Self.unavailable(context.historyProblem ?? "no database") }
+        let path = history.path
+        history.database.read(body, completingHere: true) { result in
+            switch result {
+            case .success(let values): call.reply(values)
+            case .failure(let error): call.fail(Self.unavailable("\(path): \(error)"))
+            }
+        }
+        return .later
+    }
+
+    /// The same for a write: in line behind the writes before it (Recents entries waiting for a lock among them).
+    func answer<T: Sendable>(_ call: MethodCall, writing body: @escaping @Sendable (CallHistory) throws -> T,
+                             reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+        try answer(call, .request, body, reply: reply)
+    }
+
+    private func answer<T: Sendable>(_ call: MethodCall, _ kind: HistoryQueue.Kind?, _ body: @escaping @Sendable (CallHistory) throws -> T,
+                                     reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+        guard let history = context.history else { throw Self.unavailable(context.historyProblem ?? "no database") }
+        let path = history.path
+        let done: @Sendable (Result<T, any Error>) -> Void = { [weak self] result in
+            guard let self else { return call.fail(stopping) }
+            do {
+                let value: T
+                do {
+                    value = try result.get()
+                } catch let error as DBusError {
+                    throw error
+                } catch {
+                    throw Self.unavailable("\(path): \(error)")
+                }
+                call.reply(try reply(self, value))
+            } catch {
+                call.fail(error)
+            }
+        }
+        if let kind {
+            history.database.write(kind, body, then: done)
+        } else {
+            history.database.read(body, then: done)
+        }
+        return .later
+    }
+}

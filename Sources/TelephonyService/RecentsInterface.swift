@@ -1,0 +1,132 @@
+import CallHistory
+import DBus
+import Foundation
+import MonkeyCallAPI
+import TelephonyCore
+
+/// `Recents` on the root object, and what records it: calls are recorded as they end (an
+/// observer of the switchboard) or as they are refused before ringing (from screening), and each
+/// entry is announced once written. The missed count lives in `HistoryStore`.
+final class RecentsInterface: HistoryInterface, SwitchboardObserver {
+    let context: ServiceContext
+    let controller: CallControllerInterface
+
+    init(context: ServiceContext, controller: CallControllerInterface) {
+        self.context = context
+        self.controller = controller
+    }
+
+    func observe(_ event: SwitchboardEvent) {
+        if case .callRemoved(let call) = event { recordEnded(call) }
+    }
+
+    /// What Recents calls the way a call ended.
+    static func status(of call: Call) -> RecentCall.Status {
+        if call.outgoing {
+            if call.hasConnected { return .answered }
+            return call.endReason == .failed ? .failed : .cancelled
+        }
+        if call.wasAnswered || call.hasConnected { return .answered }
+        switch call.endReason {
+        case .unanswered?, .remoteEnded?: return .missed
+        case .failed?: return .failed
+        case .answeredElsewhere?: return .answered
+        case .declinedElsewhere?, nil: return .declined
+        }
+    }
+
+    /// Records a call that ended, unless its provider keeps its calls out of Recents.
+    private func recordEnded(_ call: Call) {
+        guard let history = context.history else { return }
+        if let provider = context.switchboard.provider(call.provider), !provider.configuration.includesCallsInRecents { return }
+        let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.providerName, handle: call.handle.value,
+                               handleType: call.handle.type.rawValue, callerName: context.callerName(of: call), outgoing: call.outgoing,
+                               status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
+                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo,
+                               appID: context.switchboard.provider(call.provider)?.appID ?? "")
+        store(entry, in: history)
+    }
+
+    /// Records an entry and announces it once written (EntryAdded, and MissedCount for a missed call).
+    private func store(_ entry: RecentCall, in history: HistoryStore) {
+        history.record(entry) { [weak self] recorded in
+            guard let self else { return }
+            do {
+                try context.connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
+            } catch {
+                context.logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
+            }
+            if recorded.status == .missed { context.rootChanged([Telephony1.Recents.missedCount]) }
+        }
+    }
+
+    /// A write left this many missed calls unseen: MissedCount changes.
+    private func missedCountChanged(_ count: Int) {
+        context.history?.missedCount = count
+        context.rootChanged([Telephony1.Recents.missedCount])
+    }
+
+    /// A call refused before it rang (blocked, held back by Do Not Disturb, silenced) still goes in Recents.
+    func recordRefused(_ uuid: UUID, provider: Provider, handle: Handle, callerName: String, status: RecentCall.Status) {
+        guard let history = context.history, provider.configuration.includesCallsInRecents else { return }
+        let now = context.switchboard.clock.now
+        let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
+                               callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
+                               endedAt: now, hasVideo: false, appID: provider.appID)
+        store(entry, in: history)
+    }
+
+    static func encode(_ entry: RecentCall) -> [String: DBusValue] {
+        [
+            Telephony1.Key.appId: .string(entry.appID), Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
+            Telephony1.Key.handle: .string(entry.handle), Telephony1.Key.handleType: .string(entry.handleType), Telephony1.Key.callerName: .string(entry.callerName),
+            Telephony1.Key.outgoing: .bool(entry.outgoing), Telephony1.Key.status: .string(entry.status.rawValue), Telephony1.Key.endReason: .string(entry.endReason),
+            Telephony1.Key.startedAt: .uint64(entry.startedAt), Telephony1.Key.connectedAt: .uint64(entry.connectedAt), Telephony1.Key.endedAt: .uint64(entry.endedAt),
+            Telephony1.Key.hasVideo: .bool(entry.hasVideo), Telephony1.Key.seen: .bool(entry.seen),
+        ]
+    }
+
+    func interface() -> Interface {
+        typealias API = Telephony1.Recents
+        return Interface(API.interface) {
+            methodReplyingLater(API.list) { recents, reply, limit, offset in
+                _ = try recents.answer(reply.call, reading: { [try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode).dbusValue] })
+            }
+            methodReplyingLater(API.delete) { recents, reply, id in
+                let id = try Self.id(id, "recent call")
+                _ = try recents.answer(reply.call, writing: { history in
+                    (try history.removeRecent(id: id) != nil, try history.missedCount(), try HistoryStore.recentHandles(history))
+                }) { recents, result in
+                    guard result.0 else { throw DBusError.invalidArgs("no recent call has id \(id)") }
+                    recents.context.history?.reloadKnown(result.2)
+                    recents.missedCountChanged(result.1)
+                    return []
+                }
+            }
+            methodReplyingLater(API.clear) { recents, reply in
+                _ = try recents.answer(reply.call, writing: { history in
+                    try history.clearRecents()
+                    return (try history.missedCount(), try HistoryStore.recentHandles(history))
+                }) { recents, result in
+                    recents.context.history?.reloadKnown(result.1)
+                    recents.missedCountChanged(result.0)
+                    return []
+                }
+            }
+            methodReplyingLater(API.markAllSeen) { recents, reply in
+                _ = try recents.answer(reply.call, writing: { try $0.markAllSeen(); return try $0.missedCount() }) { recents, missed in
+                    recents.missedCountChanged(missed)
+                    return []
+                }
+            }
+            methodReplyingLater(API.callBack) { recents, reply, id in
+                try recents.call(reply, id, "recent call") { history, id in
+                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.appID.isEmpty ? $0.providerName : $0.appID) }
+                }
+            }
+            property(API.missedCount) { recents in UInt32(clamping: recents.context.history?.missedCount ?? 0) }
+            Signal(API.entryAdded)
+        }
+    }
+
+}

@@ -1,0 +1,58 @@
+import DBus
+import Logging
+import MonkeyCallAPI
+import TelephonyCore
+
+/// What the service's objects share: the connection (whose queue is where all telephony state
+/// lives), the switchboard, screening, Recents and Favorites, the options and the log. Each
+/// object keeps its own state besides; this holds none of its own.
+/// Immutable; what its members hold is reached on the connection's queue only (hence `@unchecked`).
+final class ServiceContext: @unchecked Sendable {
+    let connection: Connection
+    let options: ServiceOptions
+    let switchboard: Switchboard
+    /// Who rings: block list, directories, Do Not Disturb.
+    let screening: Screening
+    /// Recents and Favorites; nil when the database could not be opened (see `historyProblem`).
+    let history: HistoryStore?
+    let historyProblem: String?
+    let logger: Logger
+    /// Which app opens each link scheme.
+    let linkClaims: LinkClaims
+
+    init(connection: Connection, options: ServiceOptions, switchboard: Switchboard, screening: Screening,
+         history: HistoryStore?, historyProblem: String?, logger: Logger) {
+        self.connection = connection
+        self.options = options
+        self.switchboard = switchboard
+        self.screening = screening
+        self.history = history
+        self.historyProblem = historyProblem
+        self.logger = logger
+        linkClaims = LinkClaims(folder: options.dataDirectory, logger: logger)
+    }
+
+    /// Favorite names by handle, kept in memory: caller names are read on every call change.
+    var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
+
+    /// The name to show: the provider's, else a favorite's, else the call directories' label.
+    func callerName(of call: Call) -> String {
+        if !call.callerName.isEmpty { return call.callerName }
+        return favoriteNames[call.handle.value] ?? screening.label(for: call.handle.value) ?? ""
+    }
+
+    /// Emits `PropertiesChanged` on the root object.
+    func rootChanged(_ properties: [any PropertyName]) {
+        connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
+    }
+
+    /// On the queue: applies a change to the Do Not Disturb inputs and announces a new source.
+    func changeDoNotDisturb(_ change: () throws -> Void) rethrows {
+        let before = screening.doNotDisturbSource
+        try change()
+        let after = screening.doNotDisturbSource
+        guard after != before else { return }
+        logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
+        rootChanged([Telephony1.Manager.doNotDisturbSource])
+    }
+}

@@ -1,0 +1,8 @@
+import TelephonyCore
+
+/// Follows the switchboard's events. The service tells every observer of every event, in the
+/// order they subscribed, on the connection's queue; each handles the events it cares about
+/// (the D-Bus objects, Recents, the Ringer, the sleep inhibitor, media pause).
+protocol SwitchboardObserver: AnyObject {
+    func observe(_ event: SwitchboardEvent)
+}

@@ -188,4 +188,20 @@ struct AppIdentityTests {
                 == [.array(element: "(sbtt)", [.structure([.string("Bank"), .bool(true), .uint64(0), .uint64(1)])])])
         #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
     }
+
+    @Test("monkeycall links shows which app opens each scheme and chooses another, for good")
+    func linksCommand() async throws {
+        let daemon = try await RunningDaemon()
+        #expect(try await daemon.cli("links").stdout.contains("no app has declared a link scheme yet"))
+        let first = try await TestProvider(bus: daemon.bus, name: "Acme", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
+        let second = try await TestProvider(bus: daemon.bus, name: "Other", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
+        #expect(try await daemon.cli("links").stdout.contains("monkeycall  Acme"))
+        let chosen = try await daemon.cli("links", "monkeycall", "Other")
+        #expect(chosen.status == 0 && chosen.stdout.contains("monkeycall: links open in Other"), "\(chosen.stdout)\(chosen.stderr)")
+        #expect(try await daemon.cli("open", "monkeycall:alice").status == 0)
+        #expect(try await second.nextAction("start")?.args["Handle"] == .string("alice"))
+        let incomplete = try await daemon.cli("links", "monkeycall")
+        #expect(incomplete.status != 0 && incomplete.stderr.contains("say which app opens monkeycall"), "\(incomplete.stderr)")
+        _ = first
+    }
 }

@@ -84,10 +84,8 @@ extension Connection {
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
             let watch = watchVanishing(of: sender) { [weak self] in self?.callers.entries[sender] = nil }
             callers.entries[sender] = .identifying([message], watch: watch)
-            Task { [weak self] in
+            peerApp(of: sender) { [weak self] result in
                 guard let self else { return }
-                let result: Result<PeerApp, Error>
-                do { result = .success(try await peerApp(of: sender)) } catch { result = .failure(error) }
                 onQueue { self.identified(sender, result) }
             }
             return nil

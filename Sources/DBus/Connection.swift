@@ -142,27 +142,32 @@ public final class Connection: @unchecked Sendable {
 
     /// Sends a method call and waits for its reply; an error reply is thrown as `DBusError`.
     public func send(call message: Message, timeout: Duration? = nil) async throws -> Message {
-        let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
-        let reply: Message = try await Handoff.value { deliver in
-            onQueue {
-                let waiter = ReplyWaiter(deliver) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
-                guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
-                var pending: OpaquePointer? = nil
-                guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
-                    return waiter.finish(.failure(DBusError.noMemory))
-                }
-                guard let pending else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
-                self.waiters[ObjectIdentifier(waiter)] = waiter
-                dbus_pending_call_set_notify(pending, { pending, data in
-                    Unmanaged<ReplyWaiter>.fromOpaque(data!).takeUnretainedValue().finish(pending: pending!)
-                }, Unmanaged.passRetained(waiter).toOpaque(), { data in Unmanaged<ReplyWaiter>.fromOpaque(data!).release() })
-                // The notify function is not called for a call that completed before it was set.
-                if dbus_pending_call_get_completed(pending) != 0 { waiter.finish(pending: pending) }
-                dbus_pending_call_unref(pending)
-            }
-        }
+        let reply: Message = try await Handoff.value { deliver in send(call: message, timeout: timeout, then: deliver) }
         if let error = reply.error { throw error }
         return reply
+    }
+
+    /// Sends a method call; `deliver` gets the reply (an error reply too, as a message) on the
+    /// queue. For work that must not wait for a thread of Swift's cooperative pool, which the
+    /// tasks of a busy process can hold: identifying a caller before its call may run.
+    func send(call message: Message, timeout: Duration? = nil, then deliver: @escaping @Sendable (Result<Message, Error>) -> Void) {
+        let milliseconds: Int32 = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        onQueue {
+            let waiter = ReplyWaiter(deliver) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
+            guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
+            var pending: OpaquePointer? = nil
+            guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
+                return waiter.finish(.failure(DBusError.noMemory))
+            }
+            guard let pending else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
+            self.waiters[ObjectIdentifier(waiter)] = waiter
+            dbus_pending_call_set_notify(pending, { pending, data in
+                Unmanaged<ReplyWaiter>.fromOpaque(data!).takeUnretainedValue().finish(pending: pending!)
+            }, Unmanaged.passRetained(waiter).toOpaque(), { data in Unmanaged<ReplyWaiter>.fromOpaque(data!).release() })
+            // The notify function is not called for a call that completed before it was set.
+            if dbus_pending_call_get_completed(pending) != 0 { waiter.finish(pending: pending) }
+            dbus_pending_call_unref(pending)
+        }
     }
 
     /// Calls a method and returns the reply's arguments.

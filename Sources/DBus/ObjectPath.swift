@@ -1,20 +1,13 @@
 /// A D-Bus object path such as `/org/monkeycall/Telephony1`, validated on creation.
-public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral, CheckedString {
+    static let kind = "object path"
     public let rawValue: String
 
     public static let root = ObjectPath(unchecked: "/")
 
-    public init(_ rawValue: String) throws(DBusError) {
-        guard ObjectPath.isValid(rawValue) else {
-            throw DBusError.invalidArgs("'\(rawValue.prefix(64))' is not a valid D-Bus object path")
-        }
-        self.rawValue = rawValue
-    }
+    public init(_ rawValue: String) throws(DBusError) { self.rawValue = try Self.checked(rawValue) }
 
-    public init(stringLiteral value: String) {
-        guard let path = try? ObjectPath(value) else { preconditionFailure("invalid object path literal '\(value)'") }
-        self = path
-    }
+    public init(stringLiteral value: String) { self.rawValue = Self.checkedLiteral(value) }
 
     init(unchecked rawValue: String) { self.rawValue = rawValue }
 

@@ -2,21 +2,17 @@
 ///
 /// Validated on creation, because libdbus aborts the process on an invalid
 /// signature instead of returning an error.
-public struct Signature: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct Signature: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, CheckedString {
     public let rawValue: String
 
-    public init(_ rawValue: String) throws(DBusError) {
-        guard rawValue.utf8.count <= 255, Signature.completeTypes(in: rawValue) != nil else {
-            throw DBusError.invalidArgs("'\(rawValue.prefix(64))' is not a valid D-Bus signature")
-        }
-        self.rawValue = rawValue
-    }
+    public init(_ rawValue: String) throws(DBusError) { self.rawValue = try Self.checked(rawValue) }
 
     /// For signatures written in the code; an invalid literal is a programming error.
-    public init(stringLiteral value: String) {
-        guard let signature = try? Signature(value) else { preconditionFailure("invalid D-Bus signature literal '\(value)'") }
-        self = signature
-    }
+    public init(stringLiteral value: String) { self.rawValue = Self.checkedLiteral(value) }
+
+    static let kind = "signature"
+
+    static func isValid(_ signature: String) -> Bool { signature.utf8.count <= 255 && completeTypes(in: signature) != nil }
 
     init(unchecked rawValue: String) { self.rawValue = rawValue }
 

@@ -1,19 +1,8 @@
 /// Why a call ended, when the provider reports it (CallKit's `CXCallEndedReason`).
-public enum CXCallEndedReason: Int, Sendable, CaseIterable {
+public enum CXCallEndedReason: Int, Sendable, CaseIterable, APINamed {
     case failed = 1
     case remoteEnded = 2
     case unanswered = 3
     case answeredElsewhere = 4
     case declinedElsewhere = 5
-
-    /// The API's name, e.g. `remote-ended`.
-    var apiName: String {
-        switch self {
-        case .failed: "failed"
-        case .remoteEnded: "remote-ended"
-        case .unanswered: "unanswered"
-        case .answeredElsewhere: "answered-elsewhere"
-        case .declinedElsewhere: "declined-elsewhere"
-        }
-    }
 }

@@ -2,24 +2,10 @@
 /// identifier the app understands (CallKit's `CXHandle`).
 public struct CXHandle: Hashable, Sendable, CustomStringConvertible {
     /// The kinds of handle the service knows.
-    public enum HandleType: Int, Hashable, Sendable, CaseIterable {
+    public enum HandleType: Int, Hashable, Sendable, CaseIterable, APINamed {
         case generic = 1
         case phoneNumber = 2
         case emailAddress = 3
-
-        /// The API's name: `generic`, `phone-number`, `email-address`.
-        var apiName: String {
-            switch self {
-            case .generic: "generic"
-            case .phoneNumber: "phone-number"
-            case .emailAddress: "email-address"
-            }
-        }
-
-        init?(apiName: String) {
-            guard let type = HandleType.allCases.first(where: { $0.apiName == apiName }) else { return nil }
-            self = type
-        }
     }
 
     public var type: HandleType

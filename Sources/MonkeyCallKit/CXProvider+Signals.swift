@@ -31,7 +31,8 @@ extension CXProvider {
             if let pending = pendingActions.removeValue(forKey: uuid) {
                 action = pending
             } else if arguments.count == 3, case .string(let call) = arguments[2], let callUUID = UUID(uuidString: call) {
-                action = CXCallAction(uuid: uuid, call: callUUID)
+                action = CXCallAction(call: callUUID)
+                action.uuid = uuid
             } else {
                 return
             }

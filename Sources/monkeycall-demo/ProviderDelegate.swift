@@ -53,74 +53,59 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
             self?.provider.reportOutgoingCall(with: call.uuid, connectedAt: call.connectedOn)
         }
         activeCall.startCall { successful in
-            if successful {
-                action.fulfill()
-                callManager.calls.append(activeCall)
-            } else {
-                action.fail()
-            }
+            complete(action, successful) { callManager.calls.append(activeCall) }
         }
     }
 
     func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) {
-        guard let call = callManager.findCall(action.callUUID) else {
-            Log.say("Asked to answer a call we do not know (\(action.callUUID.uuidString.lowercased())).")
-            action.fail()
-            return
-        }
+        guard let call = knownCall(for: action, toDo: "answer") else { return }
         call.answerCall { successful in
-            if successful {
-                Log.say("Answered the call from \(call.handle): it is active.")
-                action.fulfill()
-            } else {
-                action.fail()
-            }
+            complete(action, successful) { Log.say("Answered the call from \(call.handle): it is active.") }
         }
     }
 
     func provider(_ provider: CXProvider, perform action: CXEndCallAction) {
-        guard let call = callManager.findCall(action.callUUID) else {
-            Log.say("Asked to end a call we do not know (\(action.callUUID.uuidString.lowercased())).")
-            action.fail()
-            return
-        }
+        guard let call = knownCall(for: action, toDo: "end") else { return }
         call.endCall { successful in
-            if successful {
+            complete(action, successful) {
                 callManager.calls.removeAll { $0 === call }
                 Log.say("The call with \(call.handle) ended.")
-                action.fulfill()
-            } else {
-                action.fail()
             }
         }
     }
 
     func provider(_ provider: CXProvider, perform action: CXSetHeldCallAction) {
-        guard let call = callManager.findCall(action.callUUID) else {
-            action.fail()
-            return
-        }
+        guard let call = knownCall(for: action, toDo: "hold or resume") else { return }
         call.isOnHold = action.isOnHold
         Log.say(action.isOnHold ? "The call with \(call.handle) is on hold." : "The call with \(call.handle) is off hold.")
         action.fulfill()
     }
 
     func provider(_ provider: CXProvider, perform action: CXSetMutedCallAction) {
-        guard let call = callManager.findCall(action.callUUID) else {
-            action.fail()
-            return
-        }
+        guard let call = knownCall(for: action, toDo: "mute or unmute") else { return }
         call.isMuted = action.isMuted
         Log.say(action.isMuted ? "The call with \(call.handle) is muted." : "The call with \(call.handle) is unmuted.")
         action.fulfill()
     }
 
     func provider(_ provider: CXProvider, perform action: CXPlayDTMFCallAction) {
-        guard let call = callManager.findCall(action.callUUID) else {
-            action.fail()
-            return
-        }
+        guard let call = knownCall(for: action, toDo: "play tones on") else { return }
         Log.say("Playing the tones \(action.digits) on the call with \(call.handle).")
+        action.fulfill()
+    }
+
+    /// The call an action is for; an action for a call we do not know fails.
+    private func knownCall(for action: CXCallAction, toDo verb: String) -> ActiveCall? {
+        if let call = callManager.findCall(action.callUUID) { return call }
+        Log.say("Asked to \(verb) a call we do not know (\(action.callUUID.uuidString.lowercased())).")
+        action.fail()
+        return nil
+    }
+
+    /// Fulfils the action when the call did what it asked, after `done`; fails it when not.
+    private func complete(_ action: CXAction, _ successful: Bool, then done: () -> Void) {
+        guard successful else { return action.fail() }
+        done()
         action.fulfill()
     }
 

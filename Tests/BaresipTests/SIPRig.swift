@@ -151,11 +151,7 @@ final class SIPRig: @unchecked Sendable {
     }
 
     private static func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-        }
-        return daemon
+        try await bus.launch("monkeycalld", ["--address", bus.address], readyWhen: "serving \(Telephony1.busName)")
     }
 
     /// Kills monkeycalld and starts a new one on the same bus.

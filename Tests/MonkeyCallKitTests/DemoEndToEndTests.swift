@@ -12,14 +12,8 @@ final class DemoSetup: @unchecked Sendable {
 
     init(_ demoArguments: [String]) async throws {
         bus = try await PrivateBus.start()
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-        }
-        demo = try ChildProcess(BuiltProducts.path("monkeycall-demo"), demoArguments, environment: bus.environment)
-        guard await demo.waitForOutput(containing: "MonkeyCall is ready") else {
-            throw TestSupportError("monkeycall-demo did not register: \(demo.output)")
-        }
+        daemon = try await bus.startMonkeycalld()
+        demo = try await bus.launch("monkeycall-demo", demoArguments, readyWhen: "MonkeyCall is ready")
     }
 
     deinit {
@@ -32,10 +26,7 @@ final class DemoSetup: @unchecked Sendable {
     func restartDaemon() async throws {
         daemon.kill()
         _ = await daemon.waitForExit()
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start again: \(daemon.output)")
-        }
+        daemon = try await bus.startMonkeycalld()
     }
 
     func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {

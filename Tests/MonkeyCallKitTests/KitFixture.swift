@@ -202,3 +202,10 @@ func caught(_ body: () async throws -> Void) async -> (any Error)? {
         return error
     }
 }
+
+extension PrivateBus {
+    /// A real monkeycalld on this bus, once it serves the API.
+    func startMonkeycalld(_ extra: [String] = []) async throws -> ChildProcess {
+        try await launch("monkeycalld", ["--address", address] + extra, readyWhen: "serving \(Telephony1.busName)")
+    }
+}

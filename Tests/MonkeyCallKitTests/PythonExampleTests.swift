@@ -10,17 +10,10 @@ struct PythonExampleTests {
     func pythonProvider() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        func startDaemon() async throws -> ChildProcess {
-            let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address], environment: bus.environment)
-            guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-                throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-            }
-            return daemon
-        }
         func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
             try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
         }
-        let daemon = try await startDaemon()
+        let daemon = try await bus.startMonkeycalld()
         defer { daemon.kill() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/python-provider.py").path
@@ -46,7 +39,7 @@ struct PythonExampleTests {
 
         daemon.kill()
         #expect(await app.waitForOutput(containing: "the service went away"), "\(app.output)")
-        let second = try await startDaemon()
+        let second = try await bus.startMonkeycalld()
         defer { second.kill() }
         #expect(await app.waitForOutput(containing: "(registration 2)"), "\(app.output)")
     }

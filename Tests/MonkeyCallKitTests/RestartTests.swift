@@ -11,11 +11,7 @@ struct RestartTests {
     private func database(_ bus: PrivateBus) -> String { bus.directory.appendingPathComponent("monkeycall.sqlite").path }
 
     private func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        let daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", bus.address, "--database", database(bus)], environment: bus.environment)
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-        }
-        return daemon
+        try await bus.startMonkeycalld(["--database", database(bus)])
     }
 
     @Test("a delegate set after the service has said DidBegin still hears providerDidBegin")

@@ -21,6 +21,16 @@ struct ValueTests {
         #expect(entries["RingtoneSound"] == nil)
     }
 
+    @Test("the API's names of the enums' cases are Telephony1's words, and read back")
+    func apiNames() {
+        #expect(CXCallEndedReason.allCases.map(\.apiName) == ["failed", "remote-ended", "unanswered", "answered-elsewhere", "declined-elsewhere"])
+        #expect(CXHandle.HandleType.allCases.map(\.apiName) == ["generic", "phone-number", "email-address"])
+        #expect(CXPlayDTMFCallAction.ActionType.allCases.map(\.apiName) == ["single-tone", "soft-pause", "hard-pause"])
+        #expect(CXHandle.HandleType(apiName: "email-address") == .emailAddress)
+        #expect(CXPlayDTMFCallAction.ActionType(apiName: "soft-pause") == .softPause)
+        #expect(CXHandle.HandleType(apiName: "emailAddress") == nil)
+    }
+
     @Test("an update sends only what was set")
     func partialUpdate() {
         let update = CXCallUpdate()
@@ -42,5 +52,8 @@ struct ValueTests {
         let down = ErrorMapping.request(DBusError(name: DBusError.Name.serviceUnknown, message: "x"))
         #expect((down as? CXError)?.code == .serviceNotRunning)
         #expect("\(down)".contains("monkeycalld is not running"))
+        #expect("\(incoming)" == "CXErrorCodeIncomingCallError.callUUIDAlreadyExists: taken")
+        #expect("\(request)" == "CXErrorCodeRequestTransactionError.maximumCallGroupsReached: full")
+        #expect(!(CXErrorCodeRequestTransactionError.callUUIDAlreadyExists ~= incoming))
     }
 }

@@ -40,14 +40,22 @@ struct CallFlowTests {
         #expect(try await fixture.managedPaths() == [app.path])
     }
 
+    /// Two apps, "First" and "Second"; First's call from alice answered (the transaction's
+    /// completion not yet read): where the tests of calls across apps start.
+    static func twoAppsFirstAnswered(_ fixture: ServiceFixture) async throws
+        -> (first: TestProvider, second: TestProvider, call: String, transaction: String) {
+        let first = try await fixture.provider("First")
+        let second = try await fixture.provider("Second")
+        let call = try await first.reportIncoming("alice")
+        let transaction = try await fixture.request([("answer", ["CallUUID": .string(call)])])
+        try await first.perform("answer")
+        return (first, second, call, transaction)
+    }
+
     @Test("answering a second provider's call holds the first provider's active call")
     func holdAndAnswerAcrossProviders() async throws {
         let fixture = try await ServiceFixture()
-        let first = try await fixture.provider("First")
-        let second = try await fixture.provider("Second")
-        let call1 = try await first.reportIncoming("alice")
-        let t1 = try await fixture.request([("answer", ["CallUUID": .string(call1)])])
-        try await first.perform("answer")
+        let (first, second, call1, t1) = try await Self.twoAppsFirstAnswered(fixture)
         #expect(await fixture.completion(of: t1)?.0 == true)
 
         let call2 = try await second.reportIncoming("bob")
@@ -69,11 +77,7 @@ struct CallFlowTests {
     @Test("`monkeycall resume` on one app's held call while another app's call is active holds that call: never two active")
     func resumeHoldsTheOtherAppsCall() async throws {
         let fixture = try await ServiceFixture()
-        let first = try await fixture.provider("First")
-        let second = try await fixture.provider("Second")
-        let call1 = try await first.reportIncoming("alice")
-        _ = try await fixture.request([("answer", ["CallUUID": .string(call1)])])
-        try await first.perform("answer")
+        let (first, second, call1, _) = try await Self.twoAppsFirstAnswered(fixture)
         let call2 = try await second.reportIncoming("bob")
         _ = try await fixture.request([("answer", ["CallUUID": .string(call2)])])
         try await first.perform("set-held")

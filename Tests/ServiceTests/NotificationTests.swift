@@ -11,44 +11,52 @@ struct NotificationTests {
         try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: configuration)
     }
 
+    /// Runs `body` with a notification server on a daemon's bus and a provider named `name`:
+    /// the server comes first, so the daemon rings through it from the first call.
+    static func ringing(_ daemonArguments: [String] = [], name: String = "Monkey", configuration: [String: DBusValue] = [:],
+                        _ body: (NotificationServer, TestProvider) async throws -> Void) async throws {
+        let daemon = try await RunningDaemon(daemonArguments)
+        defer { withExtendedLifetime(daemon) {} }
+        let server = try await NotificationServer(address: daemon.bus.address)
+        try await body(server, try await TestProvider(bus: daemon.bus, name: name, configuration: configuration))
+    }
+
     static func actionIDs(_ notification: NotificationServer.Notification) -> [String] {
         stride(from: 0, to: notification.actions.count, by: 2).map { notification.actions[$0] }
     }
 
     @Test("a ringing call: exact Notify arguments, hints and actions; escaped caller text")
     func ringingNotification() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon, ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")])
-        try await app.reportIncoming("alice", update: ["LocalizedCallerName": .string("<b>&\"'")])
-        let shown = try #require(await server.notified.next())
-        #expect(shown.appName == "Monkey")
-        #expect(shown.summary == "Incoming call")
-        #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
-        #expect(shown.icon == "call-start")
-        #expect(shown.actions == ["answer", "Answer", "decline", "Decline"])
-        #expect(shown.timeout == 0)
-        #expect(shown.hints["category"] == .string("call.incoming"))
-        #expect(shown.hints["urgency"] == .byte(2))
-        #expect(shown.hints["resident"] == .bool(true))
-        #expect(shown.hints["sound-name"] == .string("phone-incoming-call"))
-        #expect(shown.hints["desktop-entry"] == .string("org.example.Monkey"))
+        try await Self.ringing(configuration: ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")]) { server, app in
+            try await app.reportIncoming("alice", update: ["LocalizedCallerName": .string("<b>&\"'")])
+            let shown = try #require(await server.notified.next())
+            #expect(shown.appName == "Monkey")
+            #expect(shown.summary == "Incoming call")
+            #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
+            #expect(shown.icon == "call-start")
+            #expect(shown.actions == ["answer", "Answer", "decline", "Decline"])
+            #expect(shown.timeout == 0)
+            #expect(shown.hints["category"] == .string("call.incoming"))
+            #expect(shown.hints["urgency"] == .byte(2))
+            #expect(shown.hints["resident"] == .bool(true))
+            #expect(shown.hints["sound-name"] == .string("phone-incoming-call"))
+            #expect(shown.hints["desktop-entry"] == .string("org.example.Monkey"))
 
-        try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
-        #expect(await server.notified.next()?.summary == "Incoming video call")
+            try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
+            #expect(await server.notified.next()?.summary == "Incoming video call")
+        }
     }
 
     @Test("caller text reaches the screen cleaned: no fused markup, no fake lines, no escape sequences or bidi overrides")
     func hostileCallerText() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await TestProvider(bus: daemon.bus, name: "Monkey\u{202E}", configuration: [:])
-        // "\u{0D4E}<" is one grapheme cluster: escaping per Character let this "<b>" through as markup.
-        try await app.reportIncoming("+1\u{2066}555\n0123", update: ["LocalizedCallerName": .string("\u{0D4E}<b>\u{301}x\nFake line\u{1B}[2J")])
-        let shown = try #require(await server.notified.next())
-        #expect(shown.body == "\u{0D4E}&lt;b&gt;\u{301}x Fake line [2J\n+1555 0123")
-        #expect(shown.appName == "Monkey")
-        #expect(!shown.body.unicodeScalars.contains("<"))
+        try await Self.ringing(name: "Monkey\u{202E}") { server, app in
+            // "\u{0D4E}<" is one grapheme cluster: escaping per Character let this "<b>" through as markup.
+            try await app.reportIncoming("+1\u{2066}555\n0123", update: ["LocalizedCallerName": .string("\u{0D4E}<b>\u{301}x\nFake line\u{1B}[2J")])
+            let shown = try #require(await server.notified.next())
+            #expect(shown.body == "\u{0D4E}&lt;b&gt;\u{301}x Fake line [2J\n+1555 0123")
+            #expect(shown.appName == "Monkey")
+            #expect(!shown.body.unicodeScalars.contains("<"))
+        }
     }
 
     /// A 1×1 red PNG.
@@ -61,82 +69,77 @@ struct NotificationTests {
 
     @Test("the provider's IconData goes out as image-data; a ringtone path as sound-file")
     func iconDataAndRingtone() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon, ["IconData": Self.png.dbusValue, "RingtoneSound": .string("/usr/share/sounds/ring.oga")])
-        try await app.reportIncoming("alice")
-        let shown = try #require(await server.notified.next())
-        guard case .structure(let image)? = shown.hints["image-data"] else { Issue.record("no image-data: \(shown.hints.keys.sorted())"); return }
-        #expect(Array(image.prefix(2)) == [.int32(1), .int32(1)])
-        #expect(shown.hints["sound-file"] == .string("/usr/share/sounds/ring.oga"))
-        #expect(shown.hints["sound-name"] == nil)
+        try await Self.ringing(configuration: ["IconData": Self.png.dbusValue, "RingtoneSound": .string("/usr/share/sounds/ring.oga")]) { server, app in
+            try await app.reportIncoming("alice")
+            let shown = try #require(await server.notified.next())
+            guard case .structure(let image)? = shown.hints["image-data"] else { Issue.record("no image-data: \(shown.hints.keys.sorted())"); return }
+            #expect(Array(image.prefix(2)) == [.int32(1), .int32(1)])
+            #expect(shown.hints["sound-file"] == .string("/usr/share/sounds/ring.oga"))
+            #expect(shown.hints["sound-name"] == nil)
+        }
     }
 
     @Test("Answer on the notification answers the call; the notification closes")
     func answerFromNotification() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon)
-        let uuid = try await app.reportIncoming("alice")
-        let shown = try #require(await server.notified.next())
-        try server.invoke(shown.id, "answer")
-        let answer = try #require(await app.nextAction("answer"))
-        #expect(answer.call == uuid)
-        try await app.fulfill(answer)
-        #expect(await server.closed.next() == shown.id)
+        try await Self.ringing { server, app in
+            let uuid = try await app.reportIncoming("alice")
+            let shown = try #require(await server.notified.next())
+            try server.invoke(shown.id, "answer")
+            let answer = try #require(await app.nextAction("answer"))
+            #expect(answer.call == uuid)
+            try await app.fulfill(answer)
+            #expect(await server.closed.next() == shown.id)
+        }
     }
 
     @Test("a second call while one is active offers Hold & Answer and End & Answer; End & Answer ends the first")
     func secondCall() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon)
-        let first = try await app.reportIncoming("alice")
-        let firstShown = try #require(await server.notified.next())
-        try server.invoke(firstShown.id, "answer")
-        try await app.perform("answer")
-        #expect(await server.closed.next() == firstShown.id)
+        try await Self.ringing { server, app in
+            let first = try await app.reportIncoming("alice")
+            let firstShown = try #require(await server.notified.next())
+            try server.invoke(firstShown.id, "answer")
+            try await app.perform("answer")
+            #expect(await server.closed.next() == firstShown.id)
 
-        let second = try await app.reportIncoming("bob")
-        let shown = try #require(await server.notified.next())
-        #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer"])
-        try server.invoke(shown.id, "end-and-answer")
-        let end = try #require(await app.nextAction("end"))
-        #expect(end.call == first)
-        let answer = try #require(await app.nextAction("answer"))
-        #expect(answer.call == second)
+            let second = try await app.reportIncoming("bob")
+            let shown = try #require(await server.notified.next())
+            #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer"])
+            try server.invoke(shown.id, "end-and-answer")
+            let end = try #require(await app.nextAction("end"))
+            #expect(end.call == first)
+            let answer = try #require(await app.nextAction("answer"))
+            #expect(answer.call == second)
+        }
     }
 
     @Test("a changed caller name replaces the notification in place")
     func replacedInPlace() async throws {
-        let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon)
-        let uuid = try await app.reportIncoming("alice")
-        let first = try #require(await server.notified.next())
-        try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["LocalizedCallerName": .string("Alice")])])
-        let second = try #require(await server.notified.next())
-        #expect(second.replacesID == first.id)
-        #expect(second.body == "Alice\nalice")
+        try await Self.ringing { server, app in
+            let uuid = try await app.reportIncoming("alice")
+            let first = try #require(await server.notified.next())
+            try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["LocalizedCallerName": .string("Alice")])])
+            let second = try #require(await server.notified.next())
+            #expect(second.replacesID == first.id)
+            #expect(second.body == "Alice\nalice")
+        }
     }
 
     @Test("an unanswered call leaves a Missed call notification whose Call back starts a call")
     func missedCall() async throws {
-        let daemon = try await RunningDaemon(["--ring-timeout", "0.5"])
-        let server = try await NotificationServer(address: daemon.bus.address)
-        let app = try await Self.provider(daemon)
-        let uuid = try await app.reportIncoming("alice")
-        let ringing = try #require(await server.notified.next())
-        try await app.perform("end")
-        #expect(await server.closed.next() == ringing.id)
-        let missed = try #require(await server.notified.next())
-        #expect(missed.summary == "Missed call")
-        #expect(missed.hints["category"] == .string("call.unanswered"))
-        #expect(missed.actions == ["call-back", "Call back"])
-        try server.invoke(missed.id, "call-back")
-        let start = try #require(await app.nextAction("start"))
-        #expect(start.args["Handle"] == .string("alice"))
-        #expect(start.call != uuid)
+        try await Self.ringing(["--ring-timeout", "0.5"]) { server, app in
+            let uuid = try await app.reportIncoming("alice")
+            let ringing = try #require(await server.notified.next())
+            try await app.perform("end")
+            #expect(await server.closed.next() == ringing.id)
+            let missed = try #require(await server.notified.next())
+            #expect(missed.summary == "Missed call")
+            #expect(missed.hints["category"] == .string("call.unanswered"))
+            #expect(missed.actions == ["call-back", "Call back"])
+            try server.invoke(missed.id, "call-back")
+            let start = try #require(await app.nextAction("start"))
+            #expect(start.args["Handle"] == .string("alice"))
+            #expect(start.call != uuid)
+        }
     }
 
     @Test("no notification server: calls work and one warning is logged; a server that appears later rings")

@@ -15,22 +15,23 @@ enum ActionDecoding {
         switch kind {
         case "start":
             let type = string(Telephony1.Key.handleType).flatMap(CXHandle.HandleType.init(apiName:)) ?? .generic
-            let start = CXStartCallAction(uuid: uuid, call: callUUID, handle: CXHandle(type: type, value: string(Telephony1.Key.handle) ?? ""))
+            let start = CXStartCallAction(call: callUUID, handle: CXHandle(type: type, value: string(Telephony1.Key.handle) ?? ""))
             start.isVideo = bool(Telephony1.Key.video)
             start.contactIdentifier = string(Telephony1.Key.contactIdentifier).flatMap { $0.isEmpty ? nil : $0 }
             action = start
-        case "answer": action = CXAnswerCallAction(uuid: uuid, call: callUUID)
-        case "end": action = CXEndCallAction(uuid: uuid, call: callUUID)
-        case "set-held": action = CXSetHeldCallAction(uuid: uuid, call: callUUID, onHold: bool(Telephony1.Key.onHold))
-        case "set-muted": action = CXSetMutedCallAction(uuid: uuid, call: callUUID, muted: bool(Telephony1.Key.muted))
+        case "answer": action = CXAnswerCallAction(call: callUUID)
+        case "end": action = CXEndCallAction(call: callUUID)
+        case "set-held": action = CXSetHeldCallAction(call: callUUID, onHold: bool(Telephony1.Key.onHold))
+        case "set-muted": action = CXSetMutedCallAction(call: callUUID, muted: bool(Telephony1.Key.muted))
         case "set-group":
-            action = CXSetGroupCallAction(uuid: uuid, call: callUUID, callUUIDToGroupWith: string(Telephony1.Key.groupWith).flatMap { UUID(uuidString: $0) })
+            action = CXSetGroupCallAction(call: callUUID, callUUIDToGroupWith: string(Telephony1.Key.groupWith).flatMap { UUID(uuidString: $0) })
         case "play-dtmf":
-            let type = CXPlayDTMFCallAction.ActionType.allCases.first { $0.apiName == string(Telephony1.Key.type) } ?? .singleTone
-            action = CXPlayDTMFCallAction(uuid: uuid, call: callUUID, digits: string(Telephony1.Key.digits) ?? "", type: type)
+            let type = string(Telephony1.Key.type).flatMap(CXPlayDTMFCallAction.ActionType.init(apiName:)) ?? .singleTone
+            action = CXPlayDTMFCallAction(call: callUUID, digits: string(Telephony1.Key.digits) ?? "", type: type)
         default:
             return nil
         }
+        action.uuid = uuid
         action.transactionUUID = string(Telephony1.Key.transactionUUID).flatMap { UUID(uuidString: $0) }
         return action
     }

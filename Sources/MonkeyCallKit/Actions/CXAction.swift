@@ -7,7 +7,9 @@ import Foundation
 /// completes once; later calls do nothing, and so does completing an action
 /// that already timed out.
 public class CXAction: @unchecked Sendable, CustomStringConvertible {
-    public let uuid: UUID
+    /// A new action's own; an action the service sends gets the service's
+    /// (`ActionDecoding`), before it is handed to anyone.
+    public internal(set) var uuid = UUID()
     private let lock = NSLock()
     private var complete = false
     /// When the service gives up waiting for the app (its action timeout, 10 s by default).
@@ -17,8 +19,7 @@ public class CXAction: @unchecked Sendable, CustomStringConvertible {
     /// The transaction the service dispatched the action in.
     var transactionUUID: UUID?
 
-    init(uuid: UUID = UUID()) {
-        self.uuid = uuid
+    init() {
         self.timeoutDate = Date(timeIntervalSinceNow: 10)
     }
 
@@ -64,11 +65,6 @@ public class CXCallAction: CXAction, @unchecked Sendable {
     public init(call callUUID: UUID) {
         self.callUUID = callUUID
         super.init()
-    }
-
-    init(uuid: UUID, call callUUID: UUID) {
-        self.callUUID = callUUID
-        super.init(uuid: uuid)
     }
 
     override var apiArguments: [String: DBusValue] { [Telephony1.Key.callUUID: .string(APIValue.uuid(callUUID))] }

@@ -4,18 +4,10 @@ import Foundation
 
 /// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).
 public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
-    public enum ActionType: Int, Sendable, CaseIterable {
+    public enum ActionType: Int, Sendable, CaseIterable, APINamed {
         case singleTone = 1
         case softPause = 2
         case hardPause = 3
-
-        var apiName: String {
-            switch self {
-            case .singleTone: "single-tone"
-            case .softPause: "soft-pause"
-            case .hardPause: "hard-pause"
-            }
-        }
     }
 
     public var digits: String
@@ -25,12 +17,6 @@ public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
         self.digits = digits
         self.type = type
         super.init(call: callUUID)
-    }
-
-    init(uuid: UUID, call callUUID: UUID, digits: String, type: ActionType) {
-        self.digits = digits
-        self.type = type
-        super.init(uuid: uuid, call: callUUID)
     }
 
     override var apiKind: String { "play-dtmf" }

@@ -12,11 +12,6 @@ public final class CXSetGroupCallAction: CXCallAction, @unchecked Sendable {
         super.init(call: callUUID)
     }
 
-    init(uuid: UUID, call callUUID: UUID, callUUIDToGroupWith: UUID?) {
-        self.callUUIDToGroupWith = callUUIDToGroupWith
-        super.init(uuid: uuid, call: callUUID)
-    }
-
     override var apiKind: String { "set-group" }
     override var apiArguments: [String: DBusValue] {
         super.apiArguments.merging([Telephony1.Key.groupWith: .string(callUUIDToGroupWith.map(APIValue.uuid) ?? "")]) { $1 }

@@ -11,11 +11,6 @@ public final class CXSetHeldCallAction: CXCallAction, @unchecked Sendable {
         super.init(call: callUUID)
     }
 
-    init(uuid: UUID, call callUUID: UUID, onHold: Bool) {
-        self.isOnHold = onHold
-        super.init(uuid: uuid, call: callUUID)
-    }
-
     override var apiKind: String { "set-held" }
     override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.onHold: .bool(isOnHold)]) { $1 } }
 }

@@ -11,11 +11,6 @@ public final class CXSetMutedCallAction: CXCallAction, @unchecked Sendable {
         super.init(call: callUUID)
     }
 
-    init(uuid: UUID, call callUUID: UUID, muted: Bool) {
-        self.isMuted = muted
-        super.init(uuid: uuid, call: callUUID)
-    }
-
     override var apiKind: String { "set-muted" }
     override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.muted: .bool(isMuted)]) { $1 } }
 }

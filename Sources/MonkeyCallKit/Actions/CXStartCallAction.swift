@@ -13,11 +13,6 @@ public final class CXStartCallAction: CXCallAction, @unchecked Sendable {
         super.init(call: callUUID)
     }
 
-    init(uuid: UUID, call callUUID: UUID, handle: CXHandle) {
-        self.handle = handle
-        super.init(uuid: uuid, call: callUUID)
-    }
-
     /// Fulfils the action, noting when the call started.
     public func fulfill(withDateStarted date: Date) { finish(fulfilled: true, at: date) }
 

@@ -40,6 +40,13 @@ public protocol AccessPolicy: AnyObject {
     func check(_ request: AccessRequest) -> DBusError?
     /// Whether `GetManagedObjects` shows `caller` the object at `path`.
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool
+    func identificationFailed(of name: String, _ error: any Error)
+}
+
+extension AccessPolicy {
+    /// A caller could not be identified (it left meanwhile, or the bus or /proc would not say):
+    /// its waiting calls were refused. For the log.
+    public func identificationFailed(of name: String, _ error: any Error) {}
 }
 
 /// The identified callers of a connection and the calls waiting for their identification;
@@ -102,6 +109,7 @@ extension Connection {
             for message in waiting { handleMethodCall(message) }
         case .failure(let error):
             callers.entries[sender] = nil
+            callers.policy?.identificationFailed(of: sender, error)
             let refusal = DBusError.accessDenied("the caller \(sender) could not be identified: \(error)")
             for message in waiting { replyError(to: message, refusal) }
         }

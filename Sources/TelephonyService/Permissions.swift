@@ -27,6 +27,10 @@ final class ServiceAccessPolicy: AccessPolicy {
         return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not see or use another app's \(what) (\(request.path))")
     }
 
+    func identificationFailed(of name: String, _ error: any Error) {
+        context?.logger.warning("the calls of \(name) were refused: it could not be identified (\(error))")
+    }
+
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool {
         guard caller.app.isSandboxed else { return true }
         return context?.appID(owning: path) == caller.app.appID

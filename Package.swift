@@ -58,7 +58,7 @@ let package = Package(
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
         .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         // Resources/ holds a Python provider that the end-to-end tests run.
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory"],
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),

@@ -21,12 +21,14 @@ final class DirectoryStorage: @unchecked Sendable {
     let labelBytes: UnsafeBufferPointer<UInt8>
     /// The checksum of the arrays as written in the file, when loaded from one.
     let fileChecksum: UInt64?
+    /// The file a mapping was read from, as it was then.
+    let source: MappedFile?
     let owner: Owner
 
     init(
         blocking: UnsafeBufferPointer<Int64>, identification: UnsafeBufferPointer<Int64>,
         labelOffsets: UnsafeRawPointer?, offsetWidth: Int, labelBytes: UnsafeBufferPointer<UInt8>,
-        fileChecksum: UInt64? = nil, owner: Owner
+        fileChecksum: UInt64? = nil, source: MappedFile? = nil, owner: Owner
     ) {
         self.blocking = blocking
         self.identification = identification
@@ -34,6 +36,7 @@ final class DirectoryStorage: @unchecked Sendable {
         self.offsetWidth = offsetWidth
         self.labelBytes = labelBytes
         self.fileChecksum = fileChecksum
+        self.source = source
         self.owner = owner
     }
 
@@ -78,6 +81,33 @@ final class DirectoryStorage: @unchecked Sendable {
     }
 }
 
+/// A directory file as it was when it was mapped.
+struct MappedFile: Sendable {
+    let path: String
+    let device: UInt64
+    let inode: UInt64
+    let size: Int
+    let modified: timespec
+
+    init(path: String, _ info: stat) {
+        self.path = path
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int(info.st_size)
+        modified = info.st_mtim
+    }
+
+    /// The same file, with the same size and modification time; or another file
+    /// at the path (a save renamed a new one over it: the mapped one is unlinked
+    /// and nobody can change it any more), or none.
+    var isUnchanged: Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return true }
+        guard UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else { return true }
+        return Int(info.st_size) == size && info.st_mtim.tv_sec == modified.tv_sec && info.st_mtim.tv_nsec == modified.tv_nsec
+    }
+}
+
 /// One provider's applied call directory: blocking numbers and identification
 /// numbers with labels, each sorted, looked up by binary search. A value: it
 /// never changes; `applying(_:)` makes a new one and leaves this one working.
@@ -96,6 +126,13 @@ public struct Directory: Sendable {
     public var count: Int { blockingCount + identificationCount }
     /// Read from a memory-mapped file (lookups read its pages) rather than the heap.
     public var isMapped: Bool { storage.isMapped }
+
+    /// False when the file this directory is mapped from was truncated or written
+    /// in place since it was loaded (by another program: the service only ever
+    /// replaces files by renaming a new one over them). Its pages may then be gone,
+    /// and reading them would end the process with SIGBUS, or say anything: such a
+    /// directory must not be read again. A stat of the path, about a microsecond.
+    public var isIntact: Bool { storage.source?.isUnchanged ?? true }
 
     public func isBlocked(_ number: Int64) -> Bool {
         storage.blocking.index(of: number) != nil

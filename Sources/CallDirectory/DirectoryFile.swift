@@ -184,7 +184,7 @@ enum DirectoryFile {
         }
 
         let temporary = "\(folder)/.\(fileName).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
         var written = 0
         func put(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
@@ -282,7 +282,7 @@ enum DirectoryFile {
             throw .storageFailed("Cannot map \(path): \(errorText())")
         }
         do {
-            let mapped = try storage(mapping: base, size: size, path: path)
+            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info))
             let name = String(decoding: UnsafeRawBufferPointer(start: base + headerSize, count: Int(word(base, 3))), as: UTF8.self)
             return (name, Directory(storage: mapped))
         } catch {
@@ -296,7 +296,7 @@ enum DirectoryFile {
         UInt64(littleEndian: base.load(fromByteOffset: index * 8, as: UInt64.self))
     }
 
-    private static func storage(mapping base: UnsafeMutableRawPointer, size: Int, path: String) throws(DirectoryError) -> DirectoryStorage {
+    private static func storage(mapping base: UnsafeMutableRawPointer, size: Int, path: String, source: MappedFile) throws(DirectoryError) -> DirectoryStorage {
         let header = UnsafeRawBufferPointer(start: base, count: headerSize)
         guard word(base, 0) == magic else { throw .corruptDirectory("\(path) is not a call directory file (bad magic).") }
         guard word(base, 1) == version else {
@@ -331,7 +331,7 @@ enum DirectoryFile {
             identification: .init(start: (base + layout.identificationOffset).assumingMemoryBound(to: Int64.self), count: layout.identificationCount),
             labelOffsets: offsets, offsetWidth: layout.offsetWidth,
             labelBytes: .init(start: (base + layout.labelBytesOffset).assumingMemoryBound(to: UInt8.self), count: layout.labelByteCount),
-            fileChecksum: word(base, 13),
+            fileChecksum: word(base, 13), source: source,
             owner: .mapping(base, size))
     }
 }

@@ -31,6 +31,9 @@ public final class DirectoryStore {
     private var completing: Set<String> = []
     /// Files that could not be loaded, by file name.
     public private(set) var problems: [String: DirectoryError] = [:]
+    /// Told once of each directory dropped because its file changed under the store
+    /// (its file name and why), on the store's executor: its owner logs it.
+    public var onDamage: ((String, DirectoryError) -> Void)?
 
     static let enabledFileName = "enabled.json"
 
@@ -39,7 +42,8 @@ public final class DirectoryStore {
         self.enabledByDefault = enabledByDefault
         self.maximumEntries = maximumEntries
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // The user's directories are theirs alone: the folder 0700, files 0600.
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .storageFailed("Cannot create \(folder): \(error.localizedDescription)")
         }
@@ -50,10 +54,6 @@ public final class DirectoryStore {
             enabledFlags = flags
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        // Temporary files of a save that a crash interrupted.
-        for file in files where file.hasPrefix(".") && file.hasSuffix(".tmp") {
-            unlink("\(folder)/\(file)")
-        }
         for file in files.sorted() where file.hasSuffix(DirectoryFile.fileExtension) && !file.hasPrefix(".") {
             do throws(DirectoryError) {
                 guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { continue }
@@ -67,12 +67,20 @@ public final class DirectoryStore {
         }
     }
 
+    /// Deletes the temporary files of saves that a crash interrupted (`.NAME.….tmp`) in
+    /// `folder`. Only for the owner of the folder: another instance may be saving.
+    public static func removeLeftoverTemporaryFiles(in folder: String) {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where file.hasPrefix(".") && file.hasSuffix(".tmp") {
+            unlink("\(folder)/\(file)")
+        }
+    }
+
     // MARK: - Directories
 
     /// The provider's directory: empty if it has none.
     public func load(providerName: String) throws(DirectoryError) -> Directory {
         try Self.checkName(providerName)
-        if let directory = directories[providerName] { return directory }
+        if let directory = intactDirectory(providerName) { return directory }
         let file = DirectoryFile.fileName(for: providerName)
         guard let (name, directory) = try DirectoryFile.load(path: "\(folder)/\(file)") else { return .empty }
         guard name == providerName else {
@@ -231,14 +239,30 @@ public final class DirectoryStore {
     // MARK: - Lookups across enabled directories
 
     public func isBlocked(_ number: Int64) -> Bool {
-        directories.contains { isEnabled(providerName: $0.key) && $0.value.isBlocked(number) }
+        directories.keys.contains { isEnabled(providerName: $0) && intactDirectory($0)?.isBlocked(number) == true }
     }
 
     /// The label of the first enabled directory, by provider name, that identifies the number.
     public func label(for number: Int64) -> String? {
         for name in directories.keys.sorted() where isEnabled(providerName: name) {
-            if let label = directories[name]?.label(for: number) { return label }
+            if let label = intactDirectory(name)?.label(for: number) { return label }
         }
+        return nil
+    }
+
+    /// The provider's directory unless its file changed under the store. A changed
+    /// one is dropped (read again it could end the process with SIGBUS), answers as
+    /// absent, is reported once (`problems`, `onDamage`) and is replaced by the
+    /// provider's next update.
+    private func intactDirectory(_ providerName: String) -> Directory? {
+        guard let directory = directories[providerName] else { return nil }
+        if directory.isIntact { return directory }
+        directories[providerName] = nil
+        let file = DirectoryFile.fileName(for: providerName)
+        let problem = DirectoryError.corruptDirectory(
+            "\(folder)/\(file) was changed or truncated by another program; the directory of \(providerName) answers as empty until its next update.")
+        problems[file] = problem
+        onDamage?(file, problem)
         return nil
     }
 
@@ -286,7 +310,7 @@ public final class DirectoryStore {
             throw .invalidArguments("No directory update of \(providerName) is open.")
         }
         completing.insert(providerName)
-        return DirectoryCompletion(providerName: providerName, update: update, current: directories[providerName], folder: folder)
+        return DirectoryCompletion(providerName: providerName, update: update, current: intactDirectory(providerName), folder: folder)
     }
 
     /// Installs what `run()` made, or reports its error (the directory is then unchanged).
@@ -329,17 +353,7 @@ public final class DirectoryStore {
     }
 
     static func writeFlags(_ data: Data, folder: String) throws(DirectoryError) {
-        let path = "\(folder)/\(Self.enabledFileName)"
-        let temporary = "\(folder)/.\(Self.enabledFileName).\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
-        let ok = data.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress, raw.count) == raw.count } && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw .storageFailed("Cannot write \(path): \(errorText())")
-        }
-        try DirectoryFile.syncFolder(folder)
+        try AtomicFile.write(data, to: "\(folder)/\(Self.enabledFileName)")
     }
 }
 
@@ -370,6 +384,9 @@ public final class DirectoryCompletion: @unchecked Sendable {
         let base: Directory
         if let current {
             base = current
+        } else if update.kind == .complete {
+            // Replaces everything: the old file, perhaps damaged, is not read.
+            base = .empty
         } else if let (name, loaded) = try DirectoryFile.load(path: "\(folder)/\(file)") {
             guard name == providerName else { throw .corruptDirectory("\(folder)/\(file) holds the directory of another name, \(name).") }
             base = loaded

@@ -1,11 +1,27 @@
-/// Phone handles as directory numbers: country code and digits.
+/// Phone handles read as numbers: for directories (country code and digits, an
+/// `Int64`) and for matching handles with each other (the digits as written).
 public enum PhoneNumber {
-    /// `+1 (408) 555-5555`, `tel:+14085555555` and `14085555555` → 14085555555.
-    /// A `tel:` scheme and its parameters (`;ext=22`) are dropped, then spaces
-    /// and the visual separators `- . ( ) /`, and one leading `+`. Letters,
-    /// other characters, nothing left, or a number outside 1 … 2^63−2 → nil.
+    /// A handle read as a phone number.
+    public struct Parsed: Sendable, Hashable {
+        /// ASCII digits as written, leading zeros kept (`0800…`, `0044…`).
+        public let digits: String
+        /// The extension's ASCII digits (`;ext=22`), "" when there is none.
+        public let `extension`: String
+
+        /// Compares handles: `+1 (408) 555-5555` and `14085555555` are one key,
+        /// `0800 123` and `800 123` are two, and an extension is part of it.
+        public var key: String { `extension`.isEmpty ? digits : digits + ";ext=" + `extension` }
+    }
+
+    /// `+1 (408) 555-5555`, `tel:+14085555555;ext=22` and `１４０８５５５５５５５` → 14085555555.
+    /// Directory numbers are a country code and digits: a handle whose digits start
+    /// with 0 (a national number, or one dialled through an access code such as
+    /// `0044…`) has no country code and is no directory number (nil); the zeros are
+    /// not dropped to make it look like one. The extension is dropped: a number's
+    /// entry covers its extensions. Anything `parse` refuses, or a number outside
+    /// 1 … 2^63−2 → nil.
     public static func normalize(_ handle: String) -> Int64? {
-        guard let digits = digits(handle), !digits.isEmpty else { return nil }
+        guard let digits = parse(handle)?.digits.utf8, digits.first != UInt8(ascii: "0") else { return nil }
         var value: Int64 = 0
         for digit in digits {
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
@@ -16,33 +32,81 @@ public enum PhoneNumber {
         return DirectoryLimits.numberRange.contains(value) ? value : nil
     }
 
-    /// The handle's ASCII digits after removing the scheme, parameters and
-    /// separators; nil if it has anything else.
-    static func digits(_ handle: String) -> [UInt8]? {
+    /// The handle's matching key (see `Parsed.key`); nil when it is no phone number.
+    public static func key(_ handle: String) -> String? { parse(handle)?.key }
+
+    /// Reads a phone handle: an optional `tel:` scheme, one leading `+`, digits of
+    /// any script (`١٢٣`, full-width `１２３`), separators (spaces of any width,
+    /// dashes and hyphens of any kind, `. ( ) /` and their full-width forms,
+    /// invisible format characters such as a zero-width space or a direction
+    /// mark), then parameters after `;` of which only `ext=` is kept. Letters,
+    /// other characters, a second `+`, a bad extension or no digits → nil.
+    public static func parse(_ handle: String) -> Parsed? {
         var text = Substring(handle)
-        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
+        while let first = text.unicodeScalars.first, first.properties.isWhitespace { text = text.dropFirst() }
         if text.prefix(4).lowercased() == "tel:" { text = text.dropFirst(4) }
-        if let semicolon = text.firstIndex(of: ";") { text = text[..<semicolon] }
+        var parameters: Substring = ""
+        if let semicolon = text.firstIndex(of: ";") {
+            parameters = text[text.index(after: semicolon)...]
+            text = text[..<semicolon]
+        }
+        guard let digits = digits(text)?.digits, !digits.isEmpty else { return nil }
+        var ext = ""
+        for parameter in parameters.split(separator: ";") {
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].trimmingWhitespace.lowercased() == "ext" else { continue }
+            guard ext.isEmpty, let written = Self.digits(parts[1]), !written.digits.isEmpty, !written.plus else { return nil }
+            ext = written.digits
+        }
+        return Parsed(digits: digits, extension: ext)
+    }
+
+    /// The digits of `text` in ASCII, separators skipped, and whether one `+`
+    /// came before them; nil at anything else.
+    private static func digits(_ text: Substring) -> (digits: String, plus: Bool)? {
         var out: [UInt8] = []
-        var sawDigit = false
-        var sawPlus = false
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                out.append(byte)
-                sawDigit = true
-            case UInt8(ascii: "+"):
-                guard !sawDigit, !sawPlus else { return nil }
-                sawPlus = true
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "/"), 0xC2, 0xA0:
-                // 0xC2 0xA0 is a no-break space.
-                continue
-            default:
+        var plus = false
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII {
+                switch UInt8(scalar.value) {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): out.append(UInt8(scalar.value))
+                case UInt8(ascii: "+"):
+                    guard out.isEmpty, !plus else { return nil }
+                    plus = true
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                     UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "/"):
+                    continue
+                default: return nil
+                }
+            } else if scalar.properties.numericType == .decimal, let value = scalar.properties.numericValue,
+                      value >= 0, value <= 9 {
+                out.append(UInt8(ascii: "0") + UInt8(value))
+            } else if plusSigns.contains(scalar) {
+                guard out.isEmpty, !plus else { return nil }
+                plus = true
+            } else if !isSeparator(scalar) {
                 return nil
             }
         }
-        return out
+        return (String(decoding: out, as: UTF8.self), plus)
+    }
+
+    /// Full-width and small plus signs.
+    private static let plusSigns: Set<Unicode.Scalar> = ["\u{FF0B}", "\u{FE62}"]
+    /// Full-width and other forms of `. ( ) /`, and the minus sign.
+    private static let otherSeparators: Set<Unicode.Scalar> = [
+        "\u{FF0E}", "\u{FF08}", "\u{FF09}", "\u{FF0F}", "\u{FE59}", "\u{FE5A}", "\u{2212}", "\u{2024}", "\u{00B7}",
+    ]
+
+    /// What people and programs put between digits without meaning anything:
+    /// any space, any dash, invisible format characters (a formatting trick must
+    /// not dodge a block), and the forms above.
+    private static func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == "\t" || otherSeparators.contains(scalar) { return true }
+        switch scalar.properties.generalCategory {
+        case .dashPunctuation, .format, .spaceSeparator: return true
+        default: return false
+        }
     }
 }
 
@@ -50,11 +114,12 @@ public enum PhoneNumber {
 /// `+1 408 555 5555`) or a phone-number prefix ending in `*` (`+44*`).
 public struct BlockList: Sendable, Hashable, Codable {
     public enum Pattern: Sendable, Hashable {
-        /// A phone number, compared after normalisation.
-        case number(Int64)
+        /// A phone number, compared by its digits as written (`PhoneNumber.Parsed`);
+        /// with `extension` "" it covers the number's extensions too.
+        case number(digits: String, extension: String)
         /// Any other handle, compared without regard to letter case.
         case handle(String)
-        /// Phone numbers whose digits start with these.
+        /// Phone numbers whose digits, as written, start with these (`0044*` ≠ `+44*`).
         case prefix(String)
 
         /// `invalidArguments` for an empty or too long pattern, or a `*` pattern
@@ -73,22 +138,24 @@ public struct BlockList: Sendable, Hashable, Codable {
                 throw .invalidArguments("'\(text.prefix(64))' has a * before its end: a prefix ends in *, such as +44*; other * are not wildcards.")
             }
             if trimmed.hasSuffix("*") {
-                guard let digits = PhoneNumber.digits(String(trimmed.dropLast())), !digits.isEmpty else {
+                guard let number = PhoneNumber.parse(String(trimmed.dropLast())), number.extension.isEmpty else {
                     throw .invalidArguments("'\(text.prefix(64))' is not a phone-number prefix: a prefix is digits ending in *, such as +44*.")
                 }
-                self = .prefix(String(decoding: digits, as: UTF8.self))
-            } else if let number = PhoneNumber.normalize(trimmed) {
-                self = .number(number)
+                self = .prefix(number.digits)
+            } else if let number = PhoneNumber.parse(trimmed) {
+                self = .number(digits: number.digits, extension: number.extension)
             } else {
                 self = .handle(trimmed.lowercased())
             }
         }
 
-        public func matches(handle: String, number: Int64?) -> Bool {
+        /// `number`: the handle read as a phone number, if it is one.
+        public func matches(handle: String, number: PhoneNumber.Parsed?) -> Bool {
             switch self {
-            case .number(let blocked): number == blocked
+            case .number(let digits, let ext):
+                number.map { $0.digits == digits && (ext.isEmpty || $0.extension == ext) } ?? false
             case .handle(let blocked): handle.trimmingWhitespace.lowercased() == blocked
-            case .prefix(let digits): number.map { String($0).hasPrefix(digits) } ?? false
+            case .prefix(let digits): number.map { $0.digits.hasPrefix(digits) } ?? false
             }
         }
     }
@@ -129,7 +196,7 @@ public struct BlockList: Sendable, Hashable, Codable {
     }
 
     public func matches(handle: String) -> Bool {
-        let number = PhoneNumber.normalize(handle)
+        let number = PhoneNumber.parse(handle)
         return parsed.contains { $0.matches(handle: handle, number: number) }
     }
 

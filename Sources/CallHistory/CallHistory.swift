@@ -7,13 +7,22 @@ import GRDB
 public final class CallHistory: Sendable {
     private let database: DatabaseQueue
     public let path: String
+    /// Recents keeps at most this many entries: recording one more drops the oldest.
+    public let recentsLimit: Int
+    public static let defaultRecentsLimit = 10_000
 
     /// Opens (creating and migrating as needed) the database at `path`.
     /// `busyTimeout`: how long each use waits for another process's lock before it fails
     /// with `SQLITE_BUSY` (opening and migrating wait 2 s at least). A `HistoryQueue`
     /// tries again itself, and wants it short, so that its queue stays free for reads.
-    public init(path: String, busyTimeout: Double = 2) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    /// `recentsLimit`: entries kept (at least 1); a database holding more (a lower limit than
+    /// before) loses its oldest here.
+    public init(path: String, busyTimeout: Double = 2, recentsLimit: Int = CallHistory.defaultRecentsLimit) throws {
+        precondition(recentsLimit > 0, "Recents keeps at least one entry")
+        self.recentsLimit = recentsLimit
+        // Whom the user called is theirs alone: a new folder is 0700, the files 0600.
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         var configuration = Configuration()
         // Another process holding a lock: wait a little rather than fail at once.
         configuration.busyMode = .timeout(2)
@@ -21,9 +30,13 @@ public final class CallHistory: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         database = try DatabaseQueue(path: path, configuration: configuration)
+        // SQLite makes the WAL and shared-memory files with the database's mode: set it first.
+        chmod(path, 0o600)
         try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        for file in [path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         self.path = path
         try Self.migrator.migrate(database)
+        try database.write { db in try self.pruneRecents(db) }
         if busyTimeout < 2 {
             try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA busy_timeout = \(Int((busyTimeout * 1000).rounded()))") }
         }
@@ -65,7 +78,11 @@ public final class CallHistory: Sendable {
             // List reads newest first: without this index every page sorts the whole history.
             try db.create(index: "recent_by_end", on: "recent", columns: ["endedAt", "id"])
         }
-        migrator.registerMigration("v4: recents by app") { db in
+        migrator.registerMigration("v4: recents by handle") { db in
+            // Silencing unknown callers asks whether a handle is in Recents: without it, a scan of the table.
+            try db.create(index: "recent_by_handle", on: "recent", columns: ["handle"])
+        }
+        migrator.registerMigration("v5: recents by app") { db in
             // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
             try db.alter(table: "recent") { t in t.add(column: "appID", .text).notNull().defaults(to: "") }
         }
@@ -86,6 +103,7 @@ public final class CallHistory: Sendable {
         try database.write { db in
             var entry = entry
             try entry.insert(db)
+            try pruneRecents(db)
             return entry
         }
     }
@@ -94,7 +112,16 @@ public final class CallHistory: Sendable {
     public func recordAll(_ entries: [RecentCall]) throws {
         try database.write { db in
             for var entry in entries { try entry.insert(db) }
+            try pruneRecents(db)
         }
+    }
+
+    /// Drops the oldest entries (last in `recents` order) past `recentsLimit`, in the
+    /// write's transaction. Counting walks the smallest index: about 0.1 ms at 10,000 rows.
+    private func pruneRecents(_ db: Database) throws {
+        let excess = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recent")! - recentsLimit
+        guard excess > 0 else { return }
+        try db.execute(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY endedAt, id LIMIT ?)", arguments: [excess])
     }
 
     /// Newest first.

@@ -130,6 +130,13 @@ public final class Connection: @unchecked Sendable {
         }.value
     }
 
+    /// libdbus's timeouts armed on the queue (reply timeouts of calls awaiting their reply): none
+    /// when no call is outstanding. Read on the queue.
+    public var armedTimeouts: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return loop.armedTimers
+    }
+
     // MARK: Sending
 
     /// Sends a message that expects no reply (a signal, a reply, or a call with no reply wanted).

@@ -172,6 +172,9 @@ final class MainLoop: @unchecked Sendable {
         source.resume()
     }
 
+    /// libdbus timeouts armed now (a pending call's reply timeout repeats until the reply comes); on the queue.
+    var armedTimers: Int { timers.values.count { $0.source != nil } }
+
     private func removeTimer(_ raw: OpaquePointer) {
         timers.removeValue(forKey: raw)?.source?.cancel()
     }

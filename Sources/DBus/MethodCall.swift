@@ -33,6 +33,11 @@ public final class MethodCall: @unchecked Sendable {
         if !replied.load(ordering: .acquiring) { sendError(DBusError.failed("\(name) ended without a reply")) }
     }
 
+    /// Set by a property setter that answers later (when a write is done), with
+    /// `reply` or `fail`: `Properties.Set` then leaves the reply to it.
+    public private(set) var repliesLater = false
+    public func replyLater() { repliesLater = true }
+
     /// The unique bus name of the caller.
     public var sender: String { message.sender ?? "" }
 

@@ -59,7 +59,7 @@ enum StandardInterfaces {
                 let before = try? property.getter()
                 try setter(value, call)
                 if before != (try? property.getter()) { object?.propertiesChanged([name], on: interfaceName) }
-                return .empty
+                return call.repliesLater ? .later : .empty
             }
             Signal("PropertiesChanged", ["interface_name": "s", "changed_properties": "a{sv}", "invalidated_properties": "as"])
         }

@@ -15,13 +15,15 @@ final class GLibLoop: @unchecked Sendable {
     init(name: String) {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
-        let context = UncheckedPointer(self.context), loop = UncheckedPointer(self.loop)
-        let thread = Thread {
-            g_main_context_push_thread_default(context.pointer)
-            g_main_loop_run(loop.pointer)
-        }
-        thread.name = name
-        thread.start()
+        // A GLib thread rather than Foundation's: GLib names it (Thread.name is not applied on
+        // Linux to a thread started from a dispatch worker, which shows as "…root.default-qos").
+        let thread = g_thread_new(name, { data in
+            let loop = OpaquePointer(data!)
+            g_main_context_push_thread_default(g_main_loop_get_context(loop))
+            g_main_loop_run(loop)
+            return nil
+        }, UnsafeMutableRawPointer(loop))
+        g_thread_unref(thread)
     }
 
     /// GLib hands `work` to its thread under locks of its own, futexes that
@@ -44,9 +46,4 @@ final class GLibLoop: @unchecked Sendable {
         let work: () -> Void
         init(_ work: @escaping () -> Void) { self.work = work }
     }
-}
-
-struct UncheckedPointer: @unchecked Sendable {
-    let pointer: OpaquePointer
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }

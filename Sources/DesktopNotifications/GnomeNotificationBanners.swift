@@ -22,6 +22,16 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
     // Only touched on the loop thread; kept for as long as we follow it.
     private var settings: UnsafeMutablePointer<GSettings>?
 
+    /// Whether GNOME's setting can matter in this session: `XDG_CURRENT_DESKTOP`
+    /// names GNOME (`GNOME`, `ubuntu:GNOME`, …), or is not set (a daemon started
+    /// where the session did not pass it on keeps following). Elsewhere GSettings
+    /// is never started, which spares the daemon GIO's modules, dconf and their
+    /// threads (1.3 MiB of RSS, measured on the static release build).
+    public static func appliesToSession(_ environment: [String: String]) -> Bool {
+        guard let desktops = environment["XDG_CURRENT_DESKTOP"], !desktops.isEmpty else { return true }
+        return desktops.split(separator: ":").contains { $0.uppercased().hasPrefix("GNOME") }
+    }
+
     public init(logger: Logger) {
         self.logger = logger
     }

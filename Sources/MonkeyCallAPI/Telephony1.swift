@@ -38,6 +38,8 @@ public enum APIError: String, CaseIterable, Sendable {
     case corruptDirectory = "org.monkeycall.Telephony1.Error.CorruptDirectory"
     // The user's data.
     case recentsUnavailable = "org.monkeycall.Telephony1.Error.RecentsUnavailable"
+    /// A settings change that could not be saved (it is undone).
+    case settingsUnavailable = "org.monkeycall.Telephony1.Error.SettingsUnavailable"
     /// A provider's own: CXProvider's calls after `invalidate()`. Never sent by the service.
     case invalidated = "org.monkeycall.Telephony1.Error.Invalidated"
 
@@ -140,23 +142,31 @@ extension Telephony1 {
             org.monkeycall.Telephony1.Error.FilteredByDoNotDisturb, except as
             allowed by DoNotDisturbAllowFavorites and
             DoNotDisturbAllowRepeatedCalls. Persisted. Default false.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
         public static let doNotDisturbAllowFavorites = PropertySpec(interface, "DoNotDisturbAllowFavorites", Bool.self, access: .readwrite, doc: """
             when true, calls from favorites still ring
             during Do Not Disturb. Persisted. Default true.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
         public static let doNotDisturbAllowRepeatedCalls = PropertySpec(interface, "DoNotDisturbAllowRepeatedCalls", Bool.self, access: .readwrite, doc: """
             when true, a second call from the same
             handle within 3 minutes rings during Do Not Disturb. Persisted.
             Default true.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
         public static let silenceUnknownCallers = PropertySpec(interface, "SilenceUnknownCallers", Bool.self, access: .readwrite, doc: """
             when true, callers that are neither favorites nor
             in recents are silenced: no ring, and the call is recorded as missed.
             Persisted. Default false.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
         public static let doNotDisturbSource = PropertySpec(interface, "DoNotDisturbSource", String.self, doc: """
@@ -180,6 +190,8 @@ extension Telephony1 {
             Persisted. Default true. Reads false, and refuses true with
             org.freedesktop.DBus.Error.NotSupported, when the daemon runs with
             the no-pause-media option.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
 
         public static let spec = InterfaceSpec(interface, doc: """
@@ -689,13 +701,15 @@ extension Telephony1 {
             matching it are refused with
             org.monkeycall.Telephony1.Error.FilteredByBlockList.
             pattern: a handle, or a phone-number prefix ending in "*" (for example
-            "+44*").
-            """, errors: [DBusError.Name.invalidArgs])
+            "+44*"). A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
+            """, errors: [DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
 
         public static let unblockHandle = MethodSpec(interface, "UnblockHandle", in: Arg("pattern", String.self), doc: """
             removes pattern (as given to BlockHandle) from the
-            user's block list.
-            """, errors: [DBusError.Name.invalidArgs])
+            user's block list. A change that cannot be saved is undone and
+            answers org.monkeycall.Telephony1.Error.SettingsUnavailable.
+            """, errors: [DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
 
         public static let identify = MethodSpec(interface, "Identify", in: Arg("handle", String.self), out: Arg("label", String.self), Arg("blocked", Bool.self), doc: """
             looks up a handle in the call directories and the block list.

@@ -102,9 +102,27 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
     private final class Token: ScheduledTask, @unchecked Sendable {
         // Only cancelled on the clock's queue (by the core); `DispatchSource.cancel` is itself thread-safe.
         let timer: DispatchSourceTimer
-        init(timer: DispatchSourceTimer) { self.timer = timer }
-        func cancel() { timer.cancel() }
+        private weak var clock: DispatchClock?
+        private var finished = false
+        init(timer: DispatchSourceTimer, clock: DispatchClock) {
+            self.timer = timer
+            self.clock = clock
+        }
+        func cancel() {
+            finish()
+            timer.cancel()
+        }
+        /// Fired or cancelled: no longer counted as pending (on the clock's queue).
+        func finish() {
+            guard !finished else { return }
+            finished = true
+            clock?.pendingTaskCount -= 1
+        }
     }
+
+    /// Timer sources armed and neither fired nor cancelled: none when no call is
+    /// in progress, so an idle service arms no timer. Read on `queue`.
+    public private(set) var pendingTaskCount = 0
 
     /// Carries a closure that is not `Sendable` to the queue that owns its state.
     private struct UncheckedAction: @unchecked Sendable {
@@ -121,12 +139,15 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
         let nanos = microseconds(seconds) > UInt64(Int.max / 1_000) ? Int.max : Int(microseconds(seconds)) * 1_000
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(nanos))
+        let token = Token(timer: timer, clock: self)
+        pendingTaskCount += 1
         // The handler keeps the timer alive (a caller may drop the token) until it fires or is cancelled.
         timer.setEventHandler { [timer] in
             timer.cancel()
+            token.finish()
             box.run()
         }
         timer.resume()
-        return Token(timer: timer)
+        return token
     }
 }

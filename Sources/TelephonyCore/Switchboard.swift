@@ -250,6 +250,18 @@ public final class Switchboard {
         settleActions(onEndedCall: uuid)
     }
 
+    /// Ends every live call, in the order they came, as `reason`, now: the service is
+    /// stopping. Returns the providers whose calls ended, to be told.
+    public func endAllCalls(reason: EndReason) -> [ProviderID] {
+        let calls = liveCalls.values.sorted { (callSequence[$0.uuid] ?? 0) < (callSequence[$1.uuid] ?? 0) }
+        var providers: [ProviderID] = []
+        for call in calls {
+            if !providers.contains(call.provider) { providers.append(call.provider) }
+            endCall(call.uuid, reason: reason, at: 0)
+        }
+        return providers
+    }
+
     /// A departing call leaves its group; a group left with one call dissolves.
     func leaveGroup(_ call: Call) {
         guard let group = call.group, !invalidating.contains(call.provider) else { return }

@@ -26,16 +26,16 @@ final class DirectoryInterfaces: ServiceObject, SwitchboardObserver, Sendable {
     func interface() -> Interface {
         typealias API = Telephony1.CallDirectory
         return Interface(API.interface) {
-            method(API.blockHandle) { owner, _, pattern in
+            methodReplyingLater(API.blockHandle) { owner, reply, pattern in
                 do {
-                    try owner.context.screening.update { _ = try $0.blockList.add(pattern) }
+                    try owner.context.changeSettings({ _ = try $0.blockList.add(pattern) }, answer: { error in if let error { reply.fail(error) } else { reply.send() } })
                 } catch let error as DirectoryError {
                     throw DBusError.invalidArgs(error.message)
                 }
                 owner.context.rootChanged([API.blockedHandles])
             }
-            method(API.unblockHandle) { owner, _, pattern in
-                owner.context.screening.update { _ = $0.blockList.remove(pattern) }
+            methodReplyingLater(API.unblockHandle) { owner, reply, pattern in
+                owner.context.changeSettings({ _ = $0.blockList.remove(pattern) }, answer: { error in if let error { reply.fail(error) } else { reply.send() } })
                 owner.context.rootChanged([API.blockedHandles])
             }
             method(API.identify) { owner, _, handle in

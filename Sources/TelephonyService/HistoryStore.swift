@@ -77,8 +77,9 @@ final class HistoryStore: @unchecked Sendable {
     }
 
     /// Records an entry: written when the database lets it, in order. `recorded` runs on the
-    /// service queue with the entry as written (with its id) and the missed count after it.
-    func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall) -> Void) {
+    /// service queue with the entry as written (with its id) and whether the missed count
+    /// changed (a missed call recorded, or an unseen one dropped at the limit).
+    func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall, _ missedCountChanged: Bool) -> Void) {
         known.touch(entry.handle)
         pending[entry.handle, default: 0] += 1
         database.write(.entry, { history in (try history.record(entry), try history.missedCount()) }) { [self] result in
@@ -87,8 +88,9 @@ final class HistoryStore: @unchecked Sendable {
             case .success(let (written, missed)):
                 if recordingFails { logger.notice("Recents records calls again") }
                 recordingFails = false
+                let changed = missed != missedCount
                 missedCount = missed
-                recorded(written)
+                recorded(written, changed)
             case .failure(let error as HistoryQueue.EntryDropped):
                 // The first of a spell, then one line per hundred.
                 if error.total == 1 || error.total % 100 == 0 {

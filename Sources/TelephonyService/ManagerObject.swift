@@ -57,20 +57,19 @@ final class ManagerObject: ServiceObject {
             (Manager.doNotDisturbAllowRepeatedCalls, \.doNotDisturbAllowRepeatedCalls), (Manager.silenceUnknownCallers, \.silenceUnknownCallers),
         ]
         return settings.map { spec, keyPath in
-            property(spec, get: { manager in manager.context.screening.settings[keyPath: keyPath] }, set: { manager, enabled, _ in
-                let context = manager.context
-                context.changeDoNotDisturb { context.screening.update { $0[keyPath: keyPath] = enabled } }
+            property(spec, get: { manager in manager.context.screening.settings[keyPath: keyPath] }, set: { manager, enabled, call in
+                manager.context.changeSettings({ $0[keyPath: keyPath] = enabled }, answer: call.answerLater())
             })
         } + [
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
             property(Manager.pausesMediaDuringCalls, get: { manager in
                 manager.context.options.pausesMedia && manager.context.screening.settings.pausesMediaDuringCalls
-            }, set: { manager, enabled, _ in
+            }, set: { manager, enabled, call in
                 if enabled && !manager.context.options.pausesMedia {
                     throw DBusError(name: DBusError.Name.notSupported, message: "monkeycalld runs with --no-pause-media")
                 }
-                manager.context.screening.update { $0.pausesMediaDuringCalls = enabled }
+                manager.context.changeSettings({ $0.pausesMediaDuringCalls = enabled }, answer: call.answerLater())
             }),
         ]
     }

@@ -69,6 +69,12 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         }
     }
 
+    /// The service is stopping and has ended every call still up: each app that had one hears
+    /// DidReset ("every call ended").
+    func reset(_ ids: [ProviderID]) {
+        for id in ids { emit(to: id, Telephony1.Provider.didReset) }
+    }
+
     /// Provider signals go to the provider's own connection only.
     private func emit<each A: DBusRepresentable>(to id: ProviderID, _ signal: SignalSpec<Args<repeat each A>>, _ values: repeat each A) {
         guard let owner = registered[id]?.owner else { return }

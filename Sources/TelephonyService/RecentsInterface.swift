@@ -49,14 +49,14 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
 
     /// Records an entry and announces it once written (EntryAdded, and MissedCount for a missed call).
     private func store(_ entry: RecentCall, in history: HistoryStore) {
-        history.record(entry) { [weak self] recorded in
+        history.record(entry) { [weak self] recorded, missedCountChanged in
             guard let self else { return }
             do {
                 try context.connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
             } catch {
                 context.logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
             }
-            if recorded.status == .missed { context.rootChanged([Telephony1.Recents.missedCount]) }
+            if missedCountChanged { context.rootChanged([Telephony1.Recents.missedCount]) }
         }
     }
 

@@ -16,18 +16,72 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
 
     /// A key missing from the file (written by an older version) keeps its default.
     init(from decoder: Decoder) throws {
+        var dropped: [String] = []
+        try self.init(from: decoder, dropping: &dropped)
+    }
+
+    /// Reads what it can: a key missing keeps its default, an entry that is invalid (a
+    /// wrong type, a block list pattern that is no pattern) is dropped and named in
+    /// `dropped`, and the rest is kept. Throws only when the whole is no JSON object.
+    init(from decoder: Decoder, dropping dropped: inout [String]) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func value<T: Decodable>(_ key: CodingKeys, _ defaultValue: T) throws -> T {
-            try container.decodeIfPresent(T.self, forKey: key) ?? defaultValue
+        func value(_ key: CodingKeys, _ defaultValue: Bool) -> Bool {
+            guard container.contains(key) else { return defaultValue }
+            if let value = try? container.decode(Bool.self, forKey: key) { return value }
+            dropped.append("\(key.stringValue) (not true or false)")
+            return defaultValue
         }
         let defaults = ScreeningSettings()
-        doNotDisturb = try value(.doNotDisturb, defaults.doNotDisturb)
-        doNotDisturbAllowFavorites = try value(.doNotDisturbAllowFavorites, defaults.doNotDisturbAllowFavorites)
-        doNotDisturbAllowRepeatedCalls = try value(.doNotDisturbAllowRepeatedCalls, defaults.doNotDisturbAllowRepeatedCalls)
-        silenceUnknownCallers = try value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
-        blockList = try value(.blockList, defaults.blockList)
-        pausesMediaDuringCalls = try value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
+        doNotDisturb = value(.doNotDisturb, defaults.doNotDisturb)
+        doNotDisturbAllowFavorites = value(.doNotDisturbAllowFavorites, defaults.doNotDisturbAllowFavorites)
+        doNotDisturbAllowRepeatedCalls = value(.doNotDisturbAllowRepeatedCalls, defaults.doNotDisturbAllowRepeatedCalls)
+        silenceUnknownCallers = value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
+        pausesMediaDuringCalls = value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
+        guard container.contains(.blockList) else { return }
+        guard var patterns = try? container.nestedUnkeyedContainer(forKey: .blockList) else {
+            dropped.append("blockList (not a list of patterns)")
+            return
+        }
+        while !patterns.isAtEnd {
+            let index = patterns.currentIndex
+            guard let pattern = try? patterns.decode(String.self) else {
+                _ = try? patterns.decode(SkippedValue.self)
+                dropped.append("blockList[\(index)] (not a string)")
+                continue
+            }
+            do {
+                try blockList.add(pattern)
+            } catch {
+                dropped.append("blockList[\(index)] '\(pattern.prefix(64))' (\(error.message))")
+            }
+        }
     }
+
+    /// The settings in a file's bytes, and what was dropped; throws when they are no JSON object.
+    static func read(_ data: Data) throws -> (settings: ScreeningSettings, dropped: [String]) {
+        try JSONDecoder().decode(Lenient.self, from: data).read
+    }
+
+    private struct Lenient: Decodable {
+        let read: (settings: ScreeningSettings, dropped: [String])
+        init(from decoder: Decoder) throws {
+            var dropped: [String] = []
+            let settings = try ScreeningSettings(from: decoder, dropping: &dropped)
+            read = (settings, dropped)
+        }
+    }
+
+    /// Any JSON value, read and thrown away.
+    private struct SkippedValue: Decodable {
+        init(from decoder: Decoder) throws {}
+    }
+}
+
+/// A settings change that could not be saved.
+struct SettingsSaveFailure: Error {
+    let message: String
+    /// The change was undone in memory (no later change had replaced it).
+    let undone: Bool
 }
 
 /// Whose Do Not Disturb holds calls back; the first that is on, in this order.
@@ -61,6 +115,8 @@ final class Screening: @unchecked Sendable {
     static let repeatWindow: UInt64 = 180_000_000
 
     private(set) var settings = ScreeningSettings()
+    /// Changes made so far: a failed save undoes its change only if no later one came.
+    private var changes = 0
     /// The desktop's own Do Not Disturb, as last reported; not persisted.
     var gnomeDoNotDisturb = false
     var notificationServerInhibited = false
@@ -86,6 +142,7 @@ final class Screening: @unchecked Sendable {
                 // A new app's directory is off until the user turns it on (as on iOS); the ones enabled before stay on.
                 store = try DirectoryStore(folder: folder + "/directories", enabledByDefault: false)
                 for (file, problem) in store!.problems { logger.error("call directory \(file) is unusable: \(problem.message)") }
+                store!.onDamage = { file, problem in logger.error("call directory \(file) is unusable: \(problem.message)") }
                 do {
                     let kept = try store!.keepUnflaggedDirectoriesEnabled()
                     if !kept.isEmpty { logger.info("call directories enabled before they needed the user's consent stay enabled: \(kept.joined(separator: ", "))") }
@@ -95,40 +152,63 @@ final class Screening: @unchecked Sendable {
             } catch {
                 logger.error("call directories are unavailable: \(error.message)")
             }
-            if let data = FileManager.default.contents(atPath: folder + "/settings.json") {
-                do {
-                    settings = try JSONDecoder().decode(ScreeningSettings.self, from: data)
-                } catch {
-                    logger.error("ignoring unreadable settings \(folder)/settings.json: \(error)")
-                }
-            }
+            settings = Self.readSettings(folder + "/settings.json", logger: logger)
         }
         directories = store
     }
 
-    func update(_ change: (inout ScreeningSettings) throws -> Void) rethrows {
-        var next = settings
-        try change(&next)
-        guard next != settings else { return }
-        settings = next
-        save()
+    /// The settings in `path`, or the defaults. An invalid entry is dropped and logged, the
+    /// rest kept; a file that is no JSON object is set aside (`.unreadable`), not overwritten.
+    private static func readSettings(_ path: String, logger: Logger) -> ScreeningSettings {
+        guard let data = FileManager.default.contents(atPath: path) else { return ScreeningSettings() }
+        do {
+            let (settings, dropped) = try ScreeningSettings.read(data)
+            for entry in dropped { logger.error("settings \(path): dropped the invalid entry \(entry); the others are kept") }
+            return settings
+        } catch {
+            let aside = path + ".unreadable"
+            let moved = rename(path, aside) == 0
+            logger.error("settings \(path) are unreadable (\(error)); using the defaults\(moved ? ", the file is kept as \(aside)" : "")")
+            return ScreeningSettings()
+        }
     }
 
-    /// The settings as they are now, written on `storage`: each save after the one before, so the last wins.
-    private func save() {
-        guard let settingsPath else { return }
-        let settings = self.settings, logger = self.logger
-        storage.async {
-            do {
-                let folder = (settingsPath as NSString).deletingLastPathComponent
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    /// Changes the settings at once and saves them on `storage`, each save after the one
+    /// before. `saved` runs on the service queue once they are written (nil), or with the
+    /// failure: the change is then undone, unless a later change has replaced it.
+    func update(_ change: (inout ScreeningSettings) throws -> Void,
+                saved: @escaping @Sendable (SettingsSaveFailure?) -> Void = { _ in }) rethrows {
+        var next = settings
+        try change(&next)
+        guard next != settings else { return saved(nil) }
+        let previous = settings
+        settings = next
+        changes &+= 1
+        guard let settingsPath else { return saved(nil) }
+        let change = changes, logger = self.logger, written = next
+        storage.async { [self] in
+            let result = Result { () throws(DirectoryError) in
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                // Written whole and renamed into place: a crash leaves the old settings or the new.
-                try encoder.encode(settings).write(to: URL(fileURLWithPath: settingsPath), options: .atomic)
-            } catch {
-                logger.error("cannot save settings to \(settingsPath): \(error)")
+                guard let data = try? encoder.encode(written) else { throw .storageFailed("cannot encode the settings") }
+                try AtomicFile.write(data, to: settingsPath)
             }
+            queue.async { [self] in
+                guard case .failure(let error) = result else { return saved(nil) }
+                let undone = changes == change
+                if undone { settings = previous }
+                logger.error("cannot save settings to \(settingsPath): \(error.message)\(undone ? "; the change is undone" : "")")
+                saved(SettingsSaveFailure(message: "The settings cannot be saved: \(error.message)", undone: undone))
+            }
+        }
+    }
+
+    /// Deletes what interrupted saves left (settings, directories), on `storage`.
+    func removeLeftoverTemporaryFiles() {
+        guard let settingsPath else { return }
+        let folders = [(settingsPath as NSString).deletingLastPathComponent] + (directories.map { [$0.folder] } ?? [])
+        storage.async {
+            for folder in folders { DirectoryStore.removeLeftoverTemporaryFiles(in: folder) }
         }
     }
 
@@ -225,7 +305,7 @@ final class Screening: @unchecked Sendable {
 
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
-        let key = PhoneNumber.normalize(handle).map(String.init) ?? handle.lowercased()
+        let key = PhoneNumber.key(handle) ?? handle.lowercased()
         let previous = attempts.record(key, at: now)
         if isBlocked(handle) { return .blocked }
         // The desktop's Do Not Disturb has the same exceptions as ours.

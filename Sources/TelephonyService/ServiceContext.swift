@@ -55,4 +55,30 @@ final class ServiceContext: @unchecked Sendable {
         logger.info("Do Not Disturb: \(after == .none ? "off" : "on, from \(after.rawValue)")")
         rootChanged([Telephony1.Manager.doNotDisturbSource])
     }
+
+    /// Changes the user's settings at once and answers once they are saved: with nil, or with
+    /// `SettingsUnavailable` when they could not be (the change undone, and announced so).
+    func changeSettings(_ change: (inout ScreeningSettings) throws -> Void, answer: @escaping @Sendable (DBusError?) -> Void) rethrows {
+        try changeDoNotDisturb {
+            try screening.update(change) { [weak self] failure in
+                guard let self, let failure else { return answer(nil) }
+                if failure.undone {
+                    typealias Manager = Telephony1.Manager
+                    rootChanged([Manager.doNotDisturb, Manager.doNotDisturbAllowFavorites, Manager.doNotDisturbAllowRepeatedCalls,
+                                 Manager.silenceUnknownCallers, Manager.pausesMediaDuringCalls, Manager.doNotDisturbSource,
+                                 Telephony1.CallDirectory.blockedHandles])
+                }
+                answer(APIError.settingsUnavailable(failure.message))
+            }
+        }
+    }
 }
+
+extension MethodCall {
+    /// For a property setter: `Properties.Set` answers when this is called (nil: done).
+    func answerLater() -> @Sendable (DBusError?) -> Void {
+        replyLater()
+        return { error in if let error { self.fail(error) } else { self.reply() } }
+    }
+}
+

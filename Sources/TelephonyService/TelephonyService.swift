@@ -20,6 +20,8 @@ public struct ServiceOptions: Sendable {
     /// Follows the desktop's Do Not Disturb as well as ours: the notification server's `Inhibited`
     /// here, GNOME's through the `DesktopDoNotDisturb` the daemon passes in.
     public var followsDesktopDoNotDisturb = true
+    /// Recents keeps at most this many entries; the oldest go.
+    public var recentsLimit = CallHistory.defaultRecentsLimit
     public init() {}
 }
 
@@ -36,6 +38,7 @@ public final class TelephonyService: @unchecked Sendable {
     var switchboard: Switchboard { context.switchboard }
     private var logger: Logger { context.logger }
     private let manager: ManagerObject
+    private let providers: ProviderObjects
     private let controller: CallControllerInterface
     private let directories: DirectoryInterfaces
     private let recents: RecentsInterface
@@ -65,7 +68,7 @@ public final class TelephonyService: @unchecked Sendable {
         if let databasePath {
             do {
                 // Its executor tries again when another program holds a lock: each try waits only a little.
-                history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05), queue: connection.queue, logger: logger)
+                history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05, recentsLimit: options.recentsLimit), queue: connection.queue, logger: logger)
             } catch {
                 problem = "cannot open \(databasePath): \(error)"
                 logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")
@@ -84,7 +87,7 @@ public final class TelephonyService: @unchecked Sendable {
         directories = DirectoryInterfaces(context: context, notifier: notifier)
         recents = RecentsInterface(context: context, controller: controller)
         favorites = FavoritesInterface(context: context, controller: controller)
-        let providers = ProviderObjects(context: context, directories: directories, recents: recents)
+        providers = ProviderObjects(context: context, directories: directories, recents: recents)
         manager = ManagerObject(context: context, providers: providers, controller: controller)
         let ringer = notifier.map { Ringer(notifier: $0, service: context) }
         desktopSources = DesktopDoNotDisturbSources(context: context, ringer: ringer)
@@ -144,12 +147,20 @@ public final class TelephonyService: @unchecked Sendable {
         guard result == .primaryOwner || result == .alreadyOwner else {
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
         }
+        // Only now: a second instance that did not get the name must not touch the first one's files.
+        context.screening.removeLeftoverTemporaryFiles()
         logger.info("serving \(Telephony1.busName) on \(connection.uniqueName)")
     }
 
-    /// Gives the name back; the objects stay until the connection closes. Writes still waiting
+    /// Ends the calls still up, gives the name back; the objects stay until the connection closes. Writes still waiting
     /// (settings, a directory being completed, Recents entries waiting for a lock) get a few seconds.
     public func stop() async {
+        // Every call still up ends (failed, recorded in Recents) and its app hears DidReset: "every call ended".
+        await connection.performOnQueue { [self] in
+            let told = switchboard.endAllCalls(reason: .failed)
+            providers.reset(told)
+            if !told.isEmpty { logger.info("stopping: the calls still up have ended; \(told.count) app(s) told") }
+        }
         try? await connection.releaseName(Telephony1.busName)
         // Stopped during a call: the music it paused plays again.
         await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }

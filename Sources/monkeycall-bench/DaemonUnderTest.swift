@@ -76,6 +76,15 @@ final class DaemonUnderTest: @unchecked Sendable {
         return kilobytes * 1024
     }
 
+    /// "dynamically" when the daemon has the Swift runtime's shared library mapped, else "statically" (`--static-swift-stdlib`).
+    func swiftRuntimeLinkage() throws -> String {
+        // Read to the end: /proc files have no size, and this one is longer than a page.
+        guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { throw BenchError("cannot read /proc/\(pid)/maps") }
+        defer { try? file.close() }
+        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        return maps.contains("/libswiftCore.so") ? "dynamically" : "statically"
+    }
+
     /// What the daemon printed, for error messages; empty when it said nothing.
     var outputNote: String {
         let output = process.output.trimmingCharacters(in: .whitespacesAndNewlines)

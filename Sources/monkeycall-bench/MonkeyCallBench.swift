@@ -18,6 +18,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Option(help: "The monkeycalld to run (default: the one next to this program).")
     var daemon: String?
 
+    @Option(name: .customLong("daemon-option"), help: ArgumentHelp("An option for the daemon, as --daemon-option=--no-pause-media (repeatable): to see what a part costs.",
+                                                                  valueName: "option"))
+    var daemonOptions: [String] = []
+
     @Flag(help: "Instead of the figures: call lifecycles for a long time, with lifecycles/s as it goes and the daemon's RSS at the start and the end.")
     var soak = false
 
@@ -46,16 +50,19 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var historyRows: Int
         var directoryPerKind: Int
         var recordings: Int
+        var idleWindow: Duration
 
         init(quick: Bool, iterations: Int?) {
             roundTrips = iterations ?? (quick ? 200 : 2000)
-            lifecycles = quick ? [(1, 50), (50, 200)] : [(1, 500), (50, 2000)]
+            // The first is one provider, measured against its floor.
+            lifecycles = quick ? [(1, 60), (50, 200)] : [(1, 500), (50, 2000)]
             memoryProviders = quick ? 100 : 1000
             memoryCalls = quick ? 1000 : 10_000
             notifications = quick ? 50 : 500
             historyRows = quick ? 10_000 : 100_000
             directoryPerKind = quick ? 200_000 : 10_000_000
             recordings = quick ? 200 : 2000
+            idleWindow = quick ? .seconds(10) : .seconds(60)
         }
     }
 
@@ -63,12 +70,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let path = daemon ?? BuiltProducts.path("monkeycalld")
         if soak {
             // The daemon as a user runs it.
-            try await withDaemon(path, options: []) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            // As a user runs it, but keeping every call in Recents: what is missing there was lost.
+            let recorded = lifecycles + Lifecycles.warmUp(providers)
+            try await withDaemon(path, options: ["--recents-limit", "\(recorded)"] + daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
         if queue {
-            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"]) { service in
+            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions) { service in
                 let (stall, lock) = try await measureQueue(service, counts)
                 return (["MonkeyCall service queue: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                          "daemon: \(path)", ""] + QueuePhase.render(stall, lock)).joined(separator: "\n")
@@ -77,7 +86,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
         // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
         // calls go as fast as it can make them (the flood guard would measure itself).
-        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"], prepare: {
+        // Recents at its limit: the history fills it, and each call recorded drops the oldest.
+        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
         }) { try await measure($0, counts, path: path).render() }
@@ -114,12 +124,18 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     private func measure(_ service: DaemonUnderTest, _ counts: Counts, path: String) async throws -> Report {
         let idle = try service.residentBytes()
+        progress("idle: the daemon's threads over \(counts.idleWindow) with no call and no client")
+        let idling = try await IdlePhase.measure(service, settle: .seconds(6), window: counts.idleWindow)
 
         progress("round trips: \(counts.roundTrips) Ping and \(counts.roundTrips) Get")
         let roundTrips = try await RoundTrips.measure(address: service.address, iterations: counts.roundTrips)
 
-        var lifecycles: [LifecycleResult] = []
-        for (providers, count) in counts.lifecycles {
+        let oneByOne = counts.lifecycles[0].count
+        progress("call lifecycles: \(oneByOne) over 1 provider, and \(oneByOne) of the same messages with a no-op peer (the floor)")
+        let script = try await LifecycleFloor.record(address: service.address)
+        let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: oneByOne)
+        var lifecycles = [single]
+        for (providers, count) in counts.lifecycles.dropFirst() {
             progress("call lifecycles: \(count) over \(providers) provider\(providers == 1 ? "" : "s")")
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
@@ -139,7 +155,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: path, roundTrips: roundTrips, lifecycles: lifecycles, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory)
     }
 

@@ -22,7 +22,7 @@ struct RecentsResult {
 enum RecentsPhase {
     /// Writes `rows` past calls where the daemon will find its database.
     static func prefill(dataHome: URL, rows: Int) throws {
-        let history = try CallHistory(path: dataHome.appendingPathComponent("monkeycall/monkeycall.sqlite").path)
+        let history = try CallHistory(path: dataHome.appendingPathComponent("monkeycall/monkeycall.sqlite").path, recentsLimit: rows)
         let now = UInt64(Date().timeIntervalSince1970 * 1e6)
         let statuses: [RecentCall.Status] = [.answered, .missed, .declined, .cancelled]
         try history.recordAll((0..<rows).map { index in

@@ -6,8 +6,12 @@ import Glibc
 /// The benchmark's results, printed as plain tables.
 struct Report {
     let daemonPath: String
+    /// "statically" or "dynamically" (DaemonUnderTest.swiftRuntimeLinkage).
+    let swiftRuntime: String
+    let idle: IdleResult
     let roundTrips: RoundTripResult
     let lifecycles: [LifecycleResult]
+    let floor: FloorResult
     let notifications: Samples
     let recents: RecentsResult
     let directory: DirectoryResult
@@ -17,7 +21,15 @@ struct Report {
 
     func render() -> String {
         var lines = ["MonkeyCall benchmark: \(Self.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                     "daemon: \(daemonPath)", ""]
+                     "daemon: \(daemonPath) (Swift runtime linked \(swiftRuntime))", ""]
+
+        var idling = Table(["idle daemon: threads by kind", "threads", "context switches", "per minute"])
+        for kind in idle.kinds {
+            idling.add([kind.kind, "\(kind.threads)", "\(kind.switches)", fixed(Double(kind.switches) * 60 / idle.window.seconds, 1)])
+        }
+        idling.add(["all threads", "\(idle.kinds.reduce(0) { $0 + $1.threads })", "\(idle.total)", fixed(idle.perMinute, 1)])
+        lines += idling.render() + ["(over \(fixed(idle.window.seconds, 0)) s with no call and no client, after 6 s settling; target <= 5 per minute;"
+                                    + " threads ended in the window: \(idle.threadsEnded); RSS at its end: \(mebibytes(idle.residentBytes)), target <= 24 MiB)", ""]
 
         var trips = Table(["round trip", "count", "median µs", "p99 µs"])
         for (name, samples) in [("Peer.Ping", roundTrips.ping), ("Properties.Get(Manager, Version)", roundTrips.get)] {
@@ -31,9 +43,15 @@ struct Report {
             calls.add(["\(result.providers) provider\(result.providers == 1 ? "" : "s")", "\(result.count)", fixed(result.elapsed.seconds, 2),
                        fixed(result.perSecond, 1), fixed(result.microsecondsEach, 1), fixed(result.microsecondsEach / ping, 1)])
         }
-        lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median)", ""]
+        calls.add(["no-op peer, same messages (floor)", "\(floor.count)", fixed(floor.elapsed.seconds, 2), fixed(Double(floor.count) / floor.elapsed.seconds, 1),
+                   fixed(floor.microsecondsEach, 1), fixed(floor.microsecondsEach / ping, 1)])
+        lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median;",
+                                   " 1 provider and the floor in alternating rounds)",
+                                   "1-provider lifecycle / floor: \(fixed(lifecycles[0].microsecondsEach / floor.microsecondsEach, 2)) (target <= 1.5); the floor:"
+                                   + " 4 requests and 2 FulfillAction, their replies and the \(floor.script.signalCount) signals the daemon sent for one lifecycle"
+                                   + " (\(floor.script.signalNames.joined(separator: ", "))), replayed by a peer that does nothing else", ""]
 
-        var ringing = Table(["incoming call → Notify at the server", "count", "median µs", "p99 µs", "median / Ping"])
+        var ringing = Table(["incoming call → Notify at the server", "count", "median µs", "p99 µs", "median / Ping (target <= 3)"])
         ringing.add(["ReportNewIncomingCall to Notify", "\(notifications.sorted.count)", fixed(notifications.median, 1),
                      fixed(notifications.percentile(99), 1), fixed(notifications.median / ping, 1)])
         lines += ringing.render() + [""]
@@ -62,6 +80,7 @@ struct Report {
 
         var memory = Table(["daemon memory (VmRSS)", "value"])
         memory.add(["idle after start", mebibytes(self.memory.idle)])
+        memory.add(["idle after \(fixed(idle.window.seconds, 0)) s more", mebibytes(idle.residentBytes)])
         memory.add(["before the memory phase", mebibytes(self.memory.before)])
         memory.add(["with \(self.memory.providers) providers", mebibytes(self.memory.withProviders)])
         memory.add(["with \(self.memory.providers) providers + \(self.memory.calls) ringing calls", mebibytes(self.memory.withCalls)])

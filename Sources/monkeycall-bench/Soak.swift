@@ -30,9 +30,9 @@ enum Soak {
 
         // Nothing lost: no call left alive, every lifecycle in Recents.
         let left = try await liveCalls(daemon)
-        let history = try CallHistory(path: daemon.dataHome.appendingPathComponent("monkeycall/monkeycall.sqlite").path)
-        let recorded = try history.recentsCount()
         let expected = lifecycles + Lifecycles.warmUp(providers)
+        let history = try CallHistory(path: daemon.dataHome.appendingPathComponent("monkeycall/monkeycall.sqlite").path, recentsLimit: expected)
+        let recorded = try history.recentsCount()
         func growth(from start: Int) -> String { String(format: "%+.1f%%", Double(atEnd - start) / Double(start) * 100) }
         return """
             soak: \(result.count) call lifecycles over \(providers) providers in \(fixed(result.elapsed.seconds, 0)) s: \

@@ -32,8 +32,11 @@ struct Daemon: AsyncParsableCommand {
                                valueName: "calls"))
     var incomingCallRate: Double = SwitchboardLimits().incomingCallsPerSecond
 
-    @Option(help: "The Recents and Favorites database (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite).")
+    @Option(help: "The Recents and Favorites database; settings and call directories go beside it (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite, else $HOME/.local/share/monkeycall/monkeycall.sqlite).")
     var database: String?
+
+    @Option(help: ArgumentHelp("Recents keeps at most this many calls; the oldest go.", valueName: "N"))
+    var recentsLimit: Int = ServiceOptions().recentsLimit
 
     @Flag(inversion: .prefixedNo, help: "Ring with desktop notifications (org.freedesktop.Notifications).")
     var notifications = true
@@ -53,26 +56,31 @@ struct Daemon: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
-    static var defaultDatabasePath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "/tmp") + "/.local/share"
-        return data + "/monkeycall/monkeycall.sqlite"
-    }
 
     func validate() throws {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
         guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
+        guard recentsLimit >= 1 else { throw ValidationError("--recents-limit must be 1 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
     }
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = CleanLogHandler(inner: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "monkeycalld")
+        // Recents, settings and call directories are the user's alone: every file made from here on is 0600, every folder 0700.
+        umask(0o077)
+        guard let databasePath = database ?? DataFolder.defaultPath().map({ $0 + "/monkeycall.sqlite" }) else {
+            logger.critical("no folder for the user's data: neither XDG_DATA_HOME nor HOME is set to an absolute path; set one, or give --database")
+            throw ExitCode(2)
+        }
+        let dataFolder = DataFolder(path: (databasePath as NSString).deletingLastPathComponent,
+                                    databaseName: (databasePath as NSString).lastPathComponent)
+        for failure in dataFolder.tighten() { logger.warning("cannot make private: \(failure)") }
 
         let connection: Connection
         do {
@@ -86,7 +94,8 @@ struct Daemon: AsyncParsableCommand {
         options.ringTimeout = ringTimeout
         options.limits.incomingCallsPerSecond = incomingCallRate
         options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
-        options.dataDirectory = ((database ?? Self.defaultDatabasePath) as NSString).deletingLastPathComponent
+        options.dataDirectory = dataFolder.path
+        options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
@@ -94,9 +103,15 @@ struct Daemon: AsyncParsableCommand {
         // from the environment: the bus we are on, however it was found.
         setenv("DBUS_SESSION_BUS_ADDRESS", connection.address, 1)
         let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
-        let gnome: DesktopDoNotDisturb? = desktopDoNotDisturb ? GnomeNotificationBanners(logger: logger) : nil
+        let gnome: DesktopDoNotDisturb?
+        if desktopDoNotDisturb, GnomeNotificationBanners.appliesToSession(ProcessInfo.processInfo.environment) {
+            gnome = GnomeNotificationBanners(logger: logger)
+        } else {
+            if desktopDoNotDisturb { logger.info("not a GNOME session (XDG_CURRENT_DESKTOP): not following GNOME's Do Not Disturb") }
+            gnome = nil
+        }
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,
-                                       databasePath: database ?? Self.defaultDatabasePath, desktopDoNotDisturb: gnome, logger: logger)
+                                       databasePath: databasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {
             try await service.start(replace: replace)
         } catch let error as TelephonyService.StartError {

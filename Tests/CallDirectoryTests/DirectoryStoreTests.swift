@@ -228,6 +228,9 @@ import Testing
         let folder = TemporaryFolder()
         FileManager.default.createFile(atPath: folder.path + "/.50.mcdir.123.456.tmp", contents: Data("partial".utf8))
         let store = try DirectoryStore(folder: folder.path)
+        // Opening leaves them (they may be another instance's save in progress); its owner removes them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [".50.mcdir.123.456.tmp"])
+        DirectoryStore.removeLeftoverTemporaryFiles(in: folder.path)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
         try store.save(try .make(blocking: [14085555555], identification: [(14085555555, "Spam Likely")]), providerName: "P")
         #expect(store.identify(handle: "+1 (408) 555-5555") == ("Spam Likely", true))
@@ -274,4 +277,51 @@ import Testing
         #expect(loaded.label(for: 33_000_000_000 + 3 * 1234) == "Caller \((33_000_000_000 + 3 * 1234) % 1000)")
         print("1M entries: add \(build)s, apply \(apply)s, save \(save)s, load \(load)s, isBlocked \(lookup / Double(lookups) * 1e9) ns, label \(labels / 1e5 * 1e9) ns")
     }
+
+    @Test("a directory file truncated or written in place under the store answers as absent, is reported once and is replaced by the next update (found on main: SIGBUS)",
+          arguments: ["truncated", "written in place"])
+    func fileChangedUnderTheStore(change: String) throws {
+        let folder = TemporaryFolder()
+        let labels = (1...20_000).map { (Int64($0) * 7, "Caller \($0)") }
+        try DirectoryStore(folder: folder.path).save(try .make(blocking: Array(1...20_000), identification: labels), providerName: "P")
+        let store = try DirectoryStore(folder: folder.path)
+        var damage: [String] = []
+        store.onDamage = { file, _ in damage.append(file) }
+        #expect(store.isBlocked(19_999))
+        #expect(store.label(for: 140_000) == "Caller 20000")
+        let file = DirectoryFile.fileName(for: "P")
+        let path = "\(folder.path)/\(file)"
+        if change == "truncated" {
+            #expect(truncate(path, 0) == 0)
+        } else {
+            // Same size, other bytes, as an editor saving in place would leave it.
+            let fd = open(path, O_WRONLY)
+            let garbage = [UInt8](repeating: 0xA5, count: 4096)
+            #expect(pwrite(fd, garbage, garbage.count, 4096) == garbage.count)
+            var times = [timespec(tv_sec: 1, tv_nsec: 0), timespec(tv_sec: 1, tv_nsec: 0)]
+            #expect(futimens(fd, &times) == 0)
+            close(fd)
+        }
+        for _ in 0..<3 {
+            #expect(!store.isBlocked(19_999))
+            #expect(store.label(for: 140_000) == nil)
+            let identified = store.identify(handle: "+140000")
+            #expect(identified.label == nil && !identified.blocked)
+        }
+        #expect(damage == [file])
+        #expect(store.problems[file] != nil)
+        if change == "truncated" {
+            #expect(throws: DirectoryError.self) { try store.load(providerName: "P") }
+        }
+
+        // The next complete update replaces it.
+        let update = try store.beginUpdate(providerName: "P", kind: .complete)
+        try update.addBlocking([5])
+        try store.completeUpdate(providerName: "P")
+        #expect(store.isBlocked(5))
+        #expect(!store.isBlocked(19_999))
+        #expect(store.problems.isEmpty)
+        #expect(try DirectoryStore(folder: folder.path).isBlocked(5))
+    }
+
 }

@@ -17,9 +17,64 @@ import Testing
     }
 
     @Test(arguments: ["", "tel:", "+", "()-", "alice@example.org", "1-800-FLOWERS", "+1 408 555 5555 x12",
-                      "1+2", "++1", "0", "000", "9223372036854775807", "99999999999999999999", "١٢٣"])
+                      "1+2", "++1", "0", "000", "9223372036854775807", "99999999999999999999",
+                      "1\n2", "+1 408 555 5555;ext=", "+1 408 555 5555;ext=x1", "+1 408 555 5555;ext=1;ext=2", "٣a"])
     func rejects(handle: String) {
         #expect(PhoneNumber.normalize(handle) == nil)
+    }
+
+    @Test("digits of any script, and spaces, dashes and invisible marks of any kind, are read as a number (found on main: a block dodged by formatting)",
+          arguments: ["＋１ （４０８） ５５５－５５５５", "+1\u{2010}408\u{2011}555\u{2013}5555", "+1\u{2014}408\u{2212}555\u{2012}5555",
+                      "+1\u{00A0}408\u{2009}555\u{202F}5555", "+1\u{3000}408\u{200B}555\u{200E}5555", "\u{202A}+1 408 555 5555\u{202C}",
+                      "١٤٠٨٥٥٥٥٥٥٥", "+۱۴۰۸۵۵۵۵۵۵۵", "१४०८५५५५५५५", "tel:＋１４０８５５５５５５５"])
+    func unicodeDigitsAndSeparators(handle: String) throws {
+        #expect(PhoneNumber.normalize(handle) == 14085555555)
+        #expect(PhoneNumber.key(handle) == "14085555555")
+        #expect(try BlockList(patterns: ["+1 408 555 5555"]).matches(handle: handle))
+        #expect(try BlockList(patterns: ["+1 408*"]).matches(handle: handle))
+    }
+
+    @Test("a number or prefix written with leading zeros keeps them (found on main: 0044* never matched, 0800… matched a number of country 8)")
+    func leadingZerosKept() throws {
+        #expect(PhoneNumber.key("0800 123 456") == "0800123456")
+        #expect(PhoneNumber.key("0044 20 7946 0000") == "00442079460000")
+        // No country code: no directory number (a directory's 800123456 is another number).
+        #expect(PhoneNumber.normalize("0800 123 456") == nil)
+        #expect(PhoneNumber.normalize("07946 000000") == nil)
+        let prefix = try BlockList(patterns: ["0044*"])
+        #expect(prefix.matches(handle: "0044 20 7946 0000"))
+        #expect(prefix.matches(handle: "tel:0044-20-7946-0000"))
+        #expect(!prefix.matches(handle: "+44 20 7946 0000"))
+        #expect(!prefix.matches(handle: "044 20 7946 0000"))
+        let national = try BlockList(patterns: ["0800 123 456"])
+        #expect(national.matches(handle: "0800123456"))
+        #expect(national.matches(handle: "tel:0800-123-456"))
+        #expect(!national.matches(handle: "800 123 456"))
+        #expect(!national.matches(handle: "+800123456"))
+        #expect(!national.matches(handle: "00800123456"))
+        #expect(try BlockList(patterns: ["0*"]).matches(handle: "07946 000000"))
+        #expect(try !BlockList(patterns: ["0*"]).matches(handle: "+44 7946 000000"))
+        var list = try BlockList(patterns: ["0800 123 456"])
+        #expect(try list.add("800 123 456")) // Another number.
+    }
+
+    @Test("an extension is part of the handle: blocking one extension leaves the number and its other extensions (found on main: it blocked the whole number)")
+    func extensionsAreMatched() throws {
+        #expect(PhoneNumber.key("tel:+1-408-555-5555;ext=22") == "14085555555;ext=22")
+        #expect(PhoneNumber.key("+1 408 555 5555;phone-context=example.com;EXT=2-2") == "14085555555;ext=22")
+        #expect(PhoneNumber.parse("+1 408 555 5555;ext=22")?.extension == "22")
+        let oneExtension = try BlockList(patterns: ["tel:+1-408-555-5555;ext=22"])
+        #expect(oneExtension.matches(handle: "+14085555555;ext=22"))
+        #expect(!oneExtension.matches(handle: "+14085555555"))
+        #expect(!oneExtension.matches(handle: "+14085555555;ext=23"))
+        #expect(!oneExtension.matches(handle: "+14085555555;ext=2"))
+        // The number without an extension covers its extensions, as a directory entry does.
+        let wholeNumber = try BlockList(patterns: ["+1 408 555 5555"])
+        #expect(wholeNumber.matches(handle: "+14085555555;ext=22"))
+        var list = try BlockList(patterns: ["+14085555555;ext=22"])
+        #expect(try list.add("+14085555555;ext=23"))
+        #expect(try list.add("+14085555555"))
+        #expect(!(try list.add("tel:14085555555;ext=22")))
     }
 
     @Test func blockListHandlesAndPrefixes() throws {

@@ -34,6 +34,50 @@ struct CallHistoryTests {
         #expect(try history.integrityCheck() == "ok")
     }
 
+    @Test("Recents keeps at most its limit (default 10,000), the oldest go, a lower limit prunes at open; handles are indexed; List stays fast at the limit (found on main: no bound, a scan per handle)")
+    func recentsLimit() throws {
+        let path = Self.temporaryPath()
+        let history = try CallHistory(path: path)
+        #expect(history.recentsLimit == 10_000)
+        try history.recordAll((1...10_000).map { Self.entry("caller\($0)", .answered, endedAt: UInt64(1_000_000 + $0)) })
+        #expect(try history.recentsCount() == 10_000)
+        var slowestRecord = Duration.zero
+        for index in 10_001...10_005 {
+            let started = ContinuousClock.now
+            try history.record(Self.entry("caller\(index)", .missed, endedAt: UInt64(1_000_000 + index)))
+            slowestRecord = max(slowestRecord, ContinuousClock.now - started)
+        }
+        #expect(try history.recentsCount() == 10_000)
+        #expect(try history.recents(limit: 1).first?.handle == "caller10005")
+        #expect(try history.recents(limit: 1, offset: 9_999).first?.handle == "caller6")
+        #expect(try !history.knows(handle: "caller5"))
+        #expect(try history.knows(handle: "caller6"))
+        #expect(try history.missedCount() == 5)
+
+        var page = Duration.zero, whole = Duration.zero
+        for _ in 0..<5 {
+            var started = ContinuousClock.now
+            #expect(try history.recents(limit: 100, offset: 9_900).count == 100)
+            page = max(page, ContinuousClock.now - started)
+            started = ContinuousClock.now
+            #expect(try history.recents(limit: 10_000).count == 10_000)
+            whole = max(whole, ContinuousClock.now - started)
+        }
+        print("recents at the limit of 10,000: record \(slowestRecord), last page of 100 \(page), all 10,000 \(whole)")
+        #expect(page < .milliseconds(200))
+
+        // Asking whether a handle is known reads the index, not the table.
+        let plan = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM recent WHERE handle = ?", arguments: ["caller6"]).map { $0["detail"] as String? ?? "" }
+        }
+        #expect(plan.contains { $0.contains("recent_by_handle") }, "\(plan)")
+
+        let lower = try CallHistory(path: path, recentsLimit: 3)
+        #expect(try lower.recents(limit: 10).map(\.handle) == ["caller10005", "caller10004", "caller10003"])
+        try lower.record(Self.entry("older than the rest", .answered, endedAt: 100))
+        #expect(try lower.recents(limit: 10).map(\.handle) == ["caller10005", "caller10004", "caller10003"])
+    }
+
     @Test func favoritesNameCallers() throws {
         let history = try CallHistory(path: Self.temporaryPath())
         let alice = try history.addFavorite(Favorite(handle: "+15551234", handleType: "phone-number", name: "Alice", providerName: "Monkey"))

@@ -21,6 +21,40 @@ struct InstallTests {
         #expect(unit.contains("Type=dbus") && unit.contains("BusName=\(Telephony1.busName)"))
     }
 
+    @Test("the unit restarts on failure and is confined; systemd-analyze verify --user finds nothing to say (found on main: no Restart=, no confinement)")
+    func unitIsConfined() async throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("desktop/monkeycalld.service"), encoding: .utf8)
+        let settings = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 && !line.hasPrefix("#") ? (String(parts[0]), String(parts[1])) : nil
+        }, uniquingKeysWith: { $1 })
+        for (key, value) in ["Restart": "on-failure", "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "read-only",
+                             "PrivateTmp": "yes", "RestrictAddressFamilies": "AF_UNIX", "SystemCallFilter": "@system-service", "UMask": "0077",
+                             "ReadWritePaths": "%h/.local/share/monkeycall"] {
+            #expect(settings[key] == value, "\(key)")
+        }
+        for key in ["MemoryMax", "TasksMax"] { #expect(settings[key] != nil, "\(key)") }
+
+        // As installed (scripts/install fills in @bindir@), checked by systemd itself. A user
+        // manager needs a runtime folder, not a running systemd: this works on a CI machine too.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-unit-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = folder.path
+        environment["HOME"] = folder.path
+        func verify(_ unit: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+            let path = folder.appendingPathComponent("monkeycalld.service")
+            try unit.replacingOccurrences(of: "@bindir@", with: BuiltProducts.directory.path).write(to: path, atomically: true, encoding: .utf8)
+            return try await ChildProcess.run("/usr/bin/systemd-analyze", ["verify", "--user", path.path], environment: environment)
+        }
+        let verified = try await verify(text)
+        // systemd only warns of an unknown key or a bad value: any word from it is a failure.
+        #expect(verified.status == 0 && verified.stdout.isEmpty && verified.stderr.isEmpty, "\(verified.stdout)\(verified.stderr)")
+        let broken = try await verify(text.replacingOccurrences(of: "ProtectSystem=strict", with: "ProtectSystem=strictly"))
+        #expect((broken.stdout + broken.stderr).contains("strictly"), "the check can fail: \(broken)")
+    }
+
     @Test func linksStartCallsThroughAnActivatedDaemon() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-home-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: home) }

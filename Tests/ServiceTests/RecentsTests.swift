@@ -70,6 +70,26 @@ struct RecentsTests {
         #expect(try await entries(fixture).isEmpty)
     }
 
+    @Test("at the limit the oldest entry goes; a missed call dropped so changes MissedCount, announced (found on main: no limit)")
+    func limitDropsTheOldest() async throws {
+        let fixture = try await ServiceFixture { $0.recentsLimit = 1 }
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        let changes = try await SignalRecorder(fixture.controller, MatchRule(path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
+                                                                            member: "PropertiesChanged"))
+        let app = try await fixture.provider("Monkey")
+        let missed = try await app.reportIncoming("carol")
+        try await app.call("ReportCallEnded", [.string(missed), .string("unanswered"), .uint64(0)])
+        #expect(await added.next() != nil)
+        #expect(try await missedCount(fixture) == .uint32(1))
+        let failed = try await app.reportIncoming("erin")
+        try await app.call("ReportCallEnded", [.string(failed), .string("failed"), .uint64(0)])
+        #expect(await added.next() != nil)
+        #expect(try await entries(fixture).map { $0["Handle"] } == [.string("erin")])
+        #expect(try await missedCount(fixture) == .uint32(0))
+        let announced = await changes.next { arguments in arguments.dropFirst().first?.vardict?["MissedCount"] == .uint32(0) }
+        #expect(announced != nil)
+    }
+
     @Test("a provider that keeps its calls out of Recents is not recorded")
     func includesCallsInRecents() async throws {
         let fixture = try await ServiceFixture()

@@ -105,6 +105,49 @@ struct ScreeningTests {
         #expect(try await fixture.root(Self.directory, "ListDirectories") == [.array(element: "(sbtt)", [])])
     }
 
+    @Test("an invalid settings entry is dropped and named in the log, the others kept (found on main: one bad pattern lost every setting)")
+    func invalidSettingsEntries() async throws {
+        let daemon = try await RunningDaemon.withData { folder in
+            try #"{"doNotDisturb": true, "silenceUnknownCallers": "yes", "doNotDisturbAllowFavorites": false, "blockList": ["+44*", "*", 12, "alice@example.org"]}"#
+                .write(to: folder.appendingPathComponent("settings.json"), atomically: true, encoding: .utf8)
+        }
+        let address = "--address=\(daemon.bus.address)"
+        func get(_ interface: String, _ name: String) async throws -> String {
+            try await daemon.run("/usr/bin/busctl", [address, "get-property", Telephony1.busName, Telephony1.rootPath.rawValue, interface, name])
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try await get(Telephony1.Manager.interface, "DoNotDisturb") == "b true")
+        #expect(try await get(Telephony1.Manager.interface, "DoNotDisturbAllowFavorites") == "b false")
+        #expect(try await get(Telephony1.Manager.interface, "SilenceUnknownCallers") == "b false")
+        #expect(try await get(Telephony1.CallDirectory.interface, "BlockedHandles") == #"as 2 "+44*" "alice@example.org""#)
+        for named in ["silenceUnknownCallers (not true or false)", "blockList[1] '*'", "blockList[2] (not a string)"] {
+            #expect(daemon.daemon.output.contains("dropped the invalid entry \(named)"), "\(named): \(daemon.daemon.output)")
+        }
+    }
+
+    @Test("a settings change that cannot be saved answers SettingsUnavailable and is undone (found on main: only logged, the call succeeded)")
+    func settingsSaveFails() async throws {
+        let daemon = try await RunningDaemon.withData { folder in
+            // A folder where the file should be: no rename can replace it, even for root.
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("settings.json/x"), withIntermediateDirectories: true)
+        }
+        let bus = daemon.bus
+        let address = "--address=\(bus.address)"
+        let root = [Telephony1.busName, Telephony1.rootPath.rawValue]
+        let set = try await daemon.run("/usr/bin/busctl", [address, "set-property"] + root + [Telephony1.Manager.interface, "DoNotDisturb", "b", "true"])
+        #expect(set.status != 0)
+        #expect(set.stderr.contains("The settings cannot be saved"), "\(set.stderr)")
+        let dnd = try await daemon.run("/usr/bin/busctl", [address, "get-property"] + root + [Telephony1.Manager.interface, "DoNotDisturb"])
+        #expect(dnd.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b false")
+        let block = try await daemon.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", Telephony1.busName, "--object-path", Telephony1.rootPath.rawValue,
+                                                            "--method", Telephony1.CallDirectory.interface + ".BlockHandle", "+1900*"])
+        #expect(block.status != 0)
+        #expect(block.stderr.contains(APIError.settingsUnavailable.rawValue), "\(block.stderr)")
+        let list = try await daemon.run("/usr/bin/busctl", [address, "get-property"] + root + [Telephony1.CallDirectory.interface, "BlockedHandles"])
+        #expect(list.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "as 0")
+        #expect(daemon.daemon.output.contains("the change is undone"))
+    }
+
     @Test("settings survive a restart of the daemon")
     func persistence() async throws {
         let bus = try await PrivateBus.start()

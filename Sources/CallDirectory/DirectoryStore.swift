@@ -161,6 +161,26 @@ public final class DirectoryStore {
         enabledFlags[providerName] ?? enabledByDefault
     }
 
+    /// Whether the user (or the first completion, which asks the user) has decided about the directory.
+    public func hasEnabledFlag(providerName: String) -> Bool {
+        enabledFlags[providerName] != nil
+    }
+
+    /// The saved state of a store opened before directories started disabled: every directory on
+    /// disk that has no flag was enabled by the old default, and stays enabled. Returns their names.
+    public func keepUnflaggedDirectoriesEnabled() throws(DirectoryError) -> [String] {
+        let unflagged = directories.keys.filter { enabledFlags[$0] == nil }.sorted()
+        guard !unflagged.isEmpty else { return [] }
+        for name in unflagged { enabledFlags[name] = true }
+        do throws(DirectoryError) {
+            try saveFlags()
+        } catch {
+            for name in unflagged { enabledFlags[name] = nil }
+            throw error
+        }
+        return unflagged
+    }
+
     public func setEnabled(_ enabled: Bool, providerName: String) throws(DirectoryError) {
         let write = try changeEnabled(enabled, providerName: providerName)
         do {

@@ -82,6 +82,10 @@ public final class CallHistory: Sendable {
             // Silencing unknown callers asks whether a handle is in Recents: without it, a scan of the table.
             try db.create(index: "recent_by_handle", on: "recent", columns: ["handle"])
         }
+        migrator.registerMigration("v5: recents by app") { db in
+            // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
+            try db.alter(table: "recent") { t in t.add(column: "appID", .text).notNull().defaults(to: "") }
+        }
         return migrator
     }
 

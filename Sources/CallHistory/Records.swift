@@ -22,10 +22,12 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
     public var endedAt: UInt64
     public var hasVideo: Bool
     public var seen: Bool
+    /// The sandboxed app behind the provider (Flatpak app id, `snap.NAME`); "" for a host app.
+    public var appID: String
 
     public init(id: Int64? = nil, callUUID: String, providerName: String, handle: String, handleType: String, callerName: String,
                 outgoing: Bool, status: Status, endReason: String, startedAt: UInt64, connectedAt: UInt64, endedAt: UInt64,
-                hasVideo: Bool, seen: Bool = false) {
+                hasVideo: Bool, seen: Bool = false, appID: String = "") {
         self.id = id
         self.callUUID = callUUID
         self.providerName = providerName
@@ -40,6 +42,7 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
         self.endedAt = endedAt
         self.hasVideo = hasVideo
         self.seen = seen
+        self.appID = appID
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -49,7 +52,7 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
     public static var databaseSelection: [any SQLSelectable] { [
         Column("id"), Column("callUUID"), Column("providerName"), Column("handle"), Column("handleType"), Column("callerName"),
         Column("outgoing"), Column("status"), Column("endReason"), Column("startedAt"), Column("connectedAt"), Column("endedAt"),
-        Column("hasVideo"), Column("seen"),
+        Column("hasVideo"), Column("seen"), Column("appID"),
     ] }
 
     public init(row: Row) throws {
@@ -58,7 +61,7 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
         }
         self.init(id: row[0], callUUID: row[1], providerName: row[2], handle: row[3], handleType: row[4], callerName: row[5],
                   outgoing: row[6], status: status, endReason: row[8], startedAt: row[9], connectedAt: row[10], endedAt: row[11],
-                  hasVideo: row[12], seen: row[13])
+                  hasVideo: row[12], seen: row[13], appID: row[14])
     }
 }
 

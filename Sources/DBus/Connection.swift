@@ -24,6 +24,8 @@ public final class Connection: @unchecked Sendable {
     /// Calls waiting for replies: failed when the connection closes, so no caller waits forever.
     private var waiters: [ObjectIdentifier: ReplyWaiter] = [:]
     var nameWatches = NameWatches()
+    /// Who is behind each caller, and the policy that uses it (`setAccessPolicy`).
+    var callers = CallerRegistry()
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 

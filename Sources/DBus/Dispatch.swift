@@ -8,6 +8,12 @@ extension Connection {
         // Every handler, getter and setter runs here: what they touch is the queue's alone.
         dispatchPrecondition(condition: .onQueue(queue))
         guard let path = message.path, let member = message.member else { return }
+        // With an access policy, nothing runs before its sender is known.
+        var caller: Caller?
+        if callers.policy != nil {
+            guard let admitted = admit(message) else { return }
+            caller = admitted
+        }
         let interfaces = interfacesServed(at: path)
         guard !interfaces.isEmpty else {
             return replyError(to: message, DBusError.unknownObject("no object at path \(path)"))
@@ -35,9 +41,13 @@ extension Connection {
         }
         let call: MethodCall
         do {
-            call = MethodCall(message: message, arguments: try message.arguments(), interface: interfaceName, method: method, connection: self)
+            call = MethodCall(message: message, arguments: try message.arguments(), interface: interfaceName, method: method,
+                              caller: caller, connection: self)
         } catch {
             return replyError(to: message, DBusError(error))
+        }
+        if let denial = accessDenial(message, caller: caller, interface: interfaceName, arguments: call.arguments) {
+            return call.fail(denial)
         }
         do {
             switch try method.handler(call) {
@@ -61,7 +71,8 @@ extension Connection {
             interfaces.append(StandardInterfaces.peerInterface)
             interfaces.append(StandardInterfaces.properties(of: object))
             if isManager {
-                interfaces.append(StandardInterfaces.objectManager(at: path) { [weak self] in self?.objects ?? ObjectTree() })
+                interfaces.append(StandardInterfaces.objectManager(at: path, tree: { [weak self] in self?.objects ?? ObjectTree() },
+                                                                   reveals: { [weak self] path, call in self?.reveals(path, to: call) ?? true }))
             }
             object.served = (isManager, interfaces)
             return interfaces
@@ -95,7 +106,7 @@ extension Connection {
         return DBusError.invalidArgs("\(shortName) expects \(wanted), got \(got.count) arguments of type '\(actual)'")
     }
 
-    private func replyError(to message: Message, _ error: DBusError) {
+    func replyError(to message: Message, _ error: DBusError) {
         guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
         send(reply)
     }

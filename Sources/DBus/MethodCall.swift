@@ -13,8 +13,12 @@ public final class MethodCall: @unchecked Sendable {
     /// Whether a reply (or an error) has been claimed; replies may come from any thread.
     private let replied = Atomic<Bool>(false)
 
-    init(message: Message, arguments: [DBusValue], interface: String, method: Method, connection: Connection) {
+    /// Who called, when the connection has an access policy (which identifies every caller).
+    public let caller: Caller?
+
+    init(message: Message, arguments: [DBusValue], interface: String, method: Method, caller: Caller? = nil, connection: Connection) {
         self.message = message
+        self.caller = caller
         self.arguments = arguments
         self.interfaceName = interface
         self.outputs = method.outputs

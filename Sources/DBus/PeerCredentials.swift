@@ -19,23 +19,27 @@ public struct PeerCredentials: Sendable {
     }
 }
 
-extension Connection {
-    /// The credentials of the connection that owns `name`.
-    public func credentials(of name: String) async throws -> PeerCredentials {
-        let reply = try await call(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName,
-                                   member: "GetConnectionCredentials", [.string(name)])
-        guard let first = reply.first else { throw DBusError.failed("GetConnectionCredentials returned nothing") }
+extension PeerCredentials {
+    /// From the reply of `GetConnectionCredentials`.
+    init(reply: Message) throws {
+        guard let first = try reply.arguments().first else { throw DBusError.failed("GetConnectionCredentials returned nothing") }
         let entries = try VarDict(first, context: "GetConnectionCredentials").entries
-        var credentials = PeerCredentials()
-        if case .uint32(let pid)? = entries["ProcessID"] { credentials.processID = Int32(bitPattern: pid) }
-        if case .uint32(let uid)? = entries["UnixUserID"] { credentials.userID = uid }
-        if case .unixFD(let fd)? = entries["ProcessFD"] { credentials.processFD = fd }
+        self.init()
+        if case .uint32(let pid)? = entries["ProcessID"] { processID = Int32(bitPattern: pid) }
+        if case .uint32(let uid)? = entries["UnixUserID"] { userID = uid }
+        if case .unixFD(let fd)? = entries["ProcessFD"] { processFD = fd }
         if case .array(_, let bytes)? = entries["LinuxSecurityLabel"] {
             // A NUL-terminated byte string.
             let label = bytes.compactMap { value -> UInt8? in if case .byte(let byte) = value { byte } else { nil } }
-            credentials.securityLabel = String(decoding: label.prefix { $0 != 0 }, as: UTF8.self)
+            securityLabel = String(decoding: label.prefix { $0 != 0 }, as: UTF8.self)
         }
-        return credentials
+    }
+}
+
+extension Connection {
+    /// The credentials of the connection that owns `name`.
+    public func credentials(of name: String) async throws -> PeerCredentials {
+        try await Handoff.value { deliver in credentials(of: name, then: deliver) }
     }
 
     /// Which app is behind the connection `name`, found the way xdg-desktop-portal finds it.
@@ -45,17 +49,52 @@ extension Connection {
     /// again after the read: a process that exited has left the bus, so a PID reused by another
     /// process cannot still stand for `name`.
     public func peerApp(of name: String) async throws -> PeerApp {
-        let credentials = try await credentials(of: name)
-        guard let pid = credentials.processID ?? credentials.processFD.flatMap(PeerApp.processID(ofPidFD:)) else {
-            throw DBusError.failed("the bus does not know the process behind \(name)")
+        try await Handoff.value { deliver in peerApp(of: name, then: deliver) }
+    }
+
+    /// `peerApp(of:)` with the answer handed to `deliver` on the queue: every step is a reply the
+    /// queue receives, so identifying a caller never waits for a thread of the cooperative pool.
+    func peerApp(of name: String, then deliver: @escaping @Sendable (Result<PeerApp, Error>) -> Void) {
+        credentials(of: name) { [weak self] result in
+            do {
+                let credentials = try result.get()
+                guard let pid = credentials.processID ?? credentials.processFD.flatMap(PeerApp.processID(ofPidFD:)) else {
+                    throw DBusError.failed("the bus does not know the process behind \(name)")
+                }
+                // /proc is read on the queue: a few hundred bytes the kernel makes up, no disk.
+                let app = try PeerApp.identify(processID: pid, securityLabel: credentials.securityLabel)
+                if let pidfd = credentials.processFD {
+                    guard PeerApp.isAlive(pidFD: pidfd) else { throw DBusError.failed("\(name) left while being identified") }
+                    return deliver(.success(app))
+                }
+                guard let self else { throw DBusError.disconnected("the connection is gone") }
+                callBus("GetNameOwner", [.string(name)]) { owner in
+                    if case .failure = owner { return deliver(.failure(DBusError.failed("\(name) left while being identified"))) }
+                    deliver(.success(app))
+                }
+            } catch {
+                deliver(.failure(error))
+            }
         }
-        let app = try PeerApp.identify(processID: pid, securityLabel: credentials.securityLabel)
-        if let pidfd = credentials.processFD {
-            guard PeerApp.isAlive(pidFD: pidfd) else { throw DBusError.failed("\(name) left while being identified") }
-        } else {
-            guard try await nameOwner(name) != nil else { throw DBusError.failed("\(name) left while being identified") }
+    }
+
+    private func credentials(of name: String, then deliver: @escaping @Sendable (Result<PeerCredentials, Error>) -> Void) {
+        callBus("GetConnectionCredentials", [.string(name)]) { reply in
+            deliver(Result { try PeerCredentials(reply: try reply.get()) })
         }
-        return app
+    }
+
+    /// A call to the bus itself; an error reply is a failure.
+    private func callBus(_ member: String, _ arguments: [DBusValue], then deliver: @escaping @Sendable (Result<Message, Error>) -> Void) {
+        do {
+            let message = try Message.methodCall(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: member)
+            try message.append(arguments)
+            send(call: message) { result in
+                deliver(result.flatMap { reply in reply.error.map { .failure($0) } ?? .success(reply) })
+            }
+        } catch {
+            deliver(.failure(error))
+        }
     }
 }
 

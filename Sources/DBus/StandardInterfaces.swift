@@ -65,11 +65,13 @@ enum StandardInterfaces {
         }
     }
 
-    static func objectManager(at path: ObjectPath, tree: @escaping () -> ObjectTree) -> Interface {
+    /// `reveals`: whether the caller may see an object (the access policy's filter).
+    static func objectManager(at path: ObjectPath, tree: @escaping () -> ObjectTree, reveals: @escaping (ObjectPath, MethodCall) -> Bool) -> Interface {
         Interface(objectManager) {
-            Method("GetManagedObjects", out: ["objects": "a{oa{sa{sv}}}"]) { _ in
+            Method("GetManagedObjects", out: ["objects": "a{oa{sa{sv}}}"]) { call in
                 var result: [(key: DBusValue, value: DBusValue)] = []
-                for (objectPath, object) in tree().objects.sorted(by: { $0.key < $1.key }) where objectPath.isDescendant(of: path) {
+                for (objectPath, object) in tree().objects.sorted(by: { $0.key < $1.key })
+                where objectPath.isDescendant(of: path) && reveals(objectPath, call) {
                     var interfaces: [(key: DBusValue, value: DBusValue)] = []
                     for interface in object.interfaces {
                         interfaces.append((key: .string(interface.name), value: try object.allProperties(of: interface)))

@@ -128,6 +128,20 @@ extension Telephony1 {
             names monkeycall dial, which calls without asking).
             """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue, APIError.cannotAsk.rawValue])
 
+        public static let listLinkHandlers = MethodSpec(interface, "ListLinkHandlers", out: Arg("handlers", [String: String].self), doc: """
+            which app opens each link scheme (OpenURL): the first app that declared
+            the scheme in URLSchemes keeps it, unless the user chose another; a later
+            app that declares it does not take it. Not for sandboxed apps.
+            handlers: scheme -> app key (a sandboxed app's id, a host app's Name).
+            """, errors: [DBusError.Name.accessDenied])
+
+        public static let setLinkHandler = MethodSpec(interface, "SetLinkHandler", in: Arg("scheme", String.self), Arg("app", String.self), doc: """
+            makes `app` open the links of `scheme`, for good (saved). Not for
+            sandboxed apps.
+            scheme: a URL scheme such as "tel"; app: an app key as ListLinkHandlers
+            gives it; "" forgets the choice (the next app to declare it claims it).
+            """, errors: [DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.failed])
+
         public static let version = PropertySpec(interface, "Version", String.self, doc: """
             the service's version string.
             """)
@@ -206,6 +220,8 @@ extension Telephony1 {
             """, members: [
             registerProvider,
             openURL,
+            listLinkHandlers,
+            setLinkHandler,
             version,
             doNotDisturb,
             doNotDisturbAllowFavorites,
@@ -437,6 +453,11 @@ extension Telephony1 {
             the unique bus name of the connection that registered it.
             """)
 
+        public static let appId = PropertySpec(interface, "AppId", String.self, doc: """
+            the app behind that connection, as the service identified it: the
+            Flatpak app id, snap.NAME for a Snap, or "" for a host (unsandboxed) app.
+            """)
+
         public static let configuration = PropertySpec(interface, "Configuration", [String: DBusValue].self, doc: """
             the provider's configuration, with defaults filled in
             (keys as in Manager.RegisterProvider).
@@ -482,6 +503,7 @@ extension Telephony1 {
             didRequestShowApp,
             name,
             owner,
+            appId,
             configuration,
             calls,
         ])
@@ -493,26 +515,26 @@ extension Telephony1 {
 
         public static let answer = MethodSpec(interface, "Answer", doc: """
             answers the call (a shortcut for CallController.AnswerCall).
-            """, errors: CallController.transactionErrors)
+            """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let end = MethodSpec(interface, "End", doc: """
             ends or declines the call (a shortcut for CallController.EndCall).
-            """, errors: CallController.transactionErrors)
+            """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let setHeld = MethodSpec(interface, "SetHeld", in: Arg("on_hold", Bool.self), doc: """
             holds (on_hold true) or resumes (false) the call (a shortcut
             for CallController.SetHeld).
-            """, errors: CallController.transactionErrors)
+            """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let setMuted = MethodSpec(interface, "SetMuted", in: Arg("muted", Bool.self), doc: """
             mutes (muted true) or unmutes (false) the call (a shortcut
             for CallController.SetMuted).
-            """, errors: CallController.transactionErrors)
+            """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let playDTMF = MethodSpec(interface, "PlayDTMF", in: Arg("digits", String.self), doc: """
             plays digits on the call as single tones (a shortcut for
             CallController.PlayDTMF with type "single-tone").
-            """, errors: CallController.transactionErrors)
+            """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let uuid = PropertySpec(interface, "UUID", String.self, doc: """
             the call's UUID, in lower case.
@@ -709,13 +731,13 @@ extension Telephony1 {
             pattern: a handle, or a phone-number prefix ending in "*" (for example
             "+44*"). A change that cannot be saved is undone and answers
             org.monkeycall.Telephony1.Error.SettingsUnavailable.
-            """, errors: [DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
 
         public static let unblockHandle = MethodSpec(interface, "UnblockHandle", in: Arg("pattern", String.self), doc: """
             removes pattern (as given to BlockHandle) from the
             user's block list. A change that cannot be saved is undone and
             answers org.monkeycall.Telephony1.Error.SettingsUnavailable.
-            """, errors: [DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
 
         public static let identify = MethodSpec(interface, "Identify", in: Arg("handle", String.self), out: Arg("label", String.self), Arg("blocked", Bool.self), doc: """
             looks up a handle in the call directories and the block list.
@@ -723,18 +745,20 @@ extension Telephony1 {
             14085555555).
             label: the identification label, or "" when none; blocked: whether a
             call from the handle would be blocked.
-            """, errors: [DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
 
         public static let listDirectories = MethodSpec(interface, "ListDirectories", out: Arg("directories", [DirectorySummary].self), doc: """
-            lists the providers' call directories, each as
-            (provider name, enabled, blocking entry count, identification entry
-            count).
-            """, errors: [DBusError.Name.failed])
+            lists the apps' call directories, each as (app key:
+            a sandboxed app's id or a host app's provider Name; enabled, blocking
+            entry count, identification entry count). A new app's directory is
+            disabled until the user enables it. Not for sandboxed apps.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.failed])
 
         public static let setDirectoryEnabled = MethodSpec(interface, "SetDirectoryEnabled", in: Arg("provider_name", String.self), Arg("enabled", Bool.self), doc: """
-            enables or disables the call directory of the
-            provider named provider_name.
-            """, errors: [DBusError.Name.invalidArgs])
+            enables or disables the call directory of the app
+            provider_name (its app key, as ListDirectories gives it). Not for
+            sandboxed apps.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
 
         public static let removeDirectory = MethodSpec(interface, "RemoveDirectory", in: Arg("provider_name", String.self), doc: """
             deletes the call directory of the provider named
@@ -742,7 +766,7 @@ extension Telephony1 {
             with BeginCallDirectoryUpdate. InvalidArgs when there is none,
             org.monkeycall.Telephony1.Error.CurrentlyLoading while an update of it
             is open or being applied.
-            """, errors: [DBusError.Name.invalidArgs, APIError.currentlyLoading.rawValue, DBusError.Name.failed])
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, APIError.currentlyLoading.rawValue, DBusError.Name.failed])
 
         public static let blockedHandles = PropertySpec(interface, "BlockedHandles", [String].self, doc: """
             the user's block list patterns.
@@ -775,24 +799,24 @@ extension Telephony1 {
             HandleType s, CallerName s, Outgoing b, Status s ("answered", "missed",
             "declined", "blocked", "filtered", "failed" or "cancelled"),
             EndReason s, StartedAt t, ConnectedAt t, EndedAt t, HasVideo b, Seen b.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
         public static let delete = MethodSpec(interface, "Delete", in: Arg("id", UInt64.self), doc: """
             deletes the entry with this id.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
         public static let clear = MethodSpec(interface, "Clear", doc: """
             deletes every entry.
-            """, errors: [APIError.recentsUnavailable.rawValue])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue])
 
         public static let markAllSeen = MethodSpec(interface, "MarkAllSeen", doc: """
             marks every entry as seen, so MissedCount becomes 0.
-            """, errors: [APIError.recentsUnavailable.rawValue])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue])
 
         public static let callBack = MethodSpec(interface, "CallBack", in: Arg("id", UInt64.self), out: Arg("call_uuid", String.self), doc: """
             starts an outgoing call to the handle of the entry with this
             id, through the same provider, and returns the new call's UUID.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
 
         public static let missedCount = PropertySpec(interface, "MissedCount", UInt32.self, doc: """
             the number of missed calls not yet seen.
@@ -826,21 +850,21 @@ extension Telephony1 {
             handle: the contact's handle; handle_type: "generic", "phone-number" or
             "email-address"; name: the name to show; provider_name: Name of the
             provider to call through.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
         public static let remove = MethodSpec(interface, "Remove", in: Arg("id", UInt64.self), doc: """
             removes the favorite with this id.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
         public static let list = MethodSpec(interface, "List", out: Arg("favorites", [[String: DBusValue]].self), doc: """
             returns every favorite, each with keys Id t, Handle s,
             HandleType s, Name s, ProviderName s.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
         public static let call = MethodSpec(interface, "Call", in: Arg("id", UInt64.self), out: Arg("call_uuid", String.self), doc: """
             starts an outgoing call to the favorite with this id, through its
             provider, and returns the new call's UUID.
-            """, errors: [APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
+            """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs, APIError.noProvider.rawValue])
 
         public static let spec = InterfaceSpec(interface, doc: """
             org.monkeycall.Telephony1.Favorites (root object): the user's favorite
@@ -905,6 +929,7 @@ extension Telephony1 {
         public static let connectedAt = "ConnectedAt"
         public static let endedAt = "EndedAt"
         public static let seen = "Seen"
+        public static let appId = "AppId"
     }
 }
 

@@ -24,6 +24,19 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var incomingCallBurst: Int = 20
     /// 0 turns the flood guard off.
     public var incomingCallsPerSecond: Double = 10
+    /// Per app (a sandboxed app id, or a host app's connection; see `AppAccounts`): pending
+    /// transactions of one app.
+    public var maximumPendingTransactionsPerApp: Int = 1_000
+    /// Pending transactions kept for the user's own actions (notification buttons, the CLI): apps
+    /// together never fill more than `maximumPendingTransactions` minus this.
+    public var userReservedPendingTransactions: Int = 1_000
+    /// Providers of one sandboxed app over all its connections (a host app: `maximumProvidersPerOwner`).
+    public var maximumProvidersPerApp: Int = 32
+    /// Registrations of one app in a minute (a burst of as many, then one every 60/N s); 0: no limit.
+    public var registrationsPerMinute: Int = 60
+    /// Outgoing calls one app may start at once, then `outgoingCallsPerSecond`; 0 per second: no limit.
+    public var outgoingCallBurst: Int = 20
+    public var outgoingCallsPerSecond: Double = 10
 
     public init(
         maximumProvidersPerOwner: Int = 32,
@@ -33,7 +46,9 @@ public struct SwitchboardLimits: Sendable, Equatable {
         maximumActionsPerTransaction: Int = 64,
         maximumPendingTransactions: Int = 10_000,
         incomingCallBurst: Int = 20,
-        incomingCallsPerSecond: Double = 10
+        incomingCallsPerSecond: Double = 10,
+        maximumPendingTransactionsPerApp: Int = 1_000,
+        userReservedPendingTransactions: Int? = nil
     ) {
         self.maximumProvidersPerOwner = maximumProvidersPerOwner
         self.maximumProviders = maximumProviders
@@ -43,6 +58,9 @@ public struct SwitchboardLimits: Sendable, Equatable {
         self.maximumPendingTransactions = maximumPendingTransactions
         self.incomingCallBurst = incomingCallBurst
         self.incomingCallsPerSecond = incomingCallsPerSecond
+        self.maximumPendingTransactionsPerApp = maximumPendingTransactionsPerApp
+        // A tenth of the table unless said otherwise: a small table (a test's) keeps its size for apps.
+        self.userReservedPendingTransactions = userReservedPendingTransactions ?? maximumPendingTransactions / 10
     }
 
     /// Fixed bounds on strings and data (not configurable).

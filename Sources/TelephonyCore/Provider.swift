@@ -127,9 +127,16 @@ public struct Provider: Hashable, Sendable, Identifiable {
     public let id: ProviderID
     /// The bus unique name of the connection that registered it.
     public let owner: String
+    /// The sandboxed app behind that connection (a Flatpak app id, `snap.NAME`); "" for a host app.
+    public let appID: String
     public let configuration: ProviderConfiguration
     /// Its live calls, in the order they began.
     public internal(set) var callUUIDs: [UUID]
 
     public var name: String { configuration.name }
+    /// What the app's own state is keyed by (directories, URL schemes, routing): the app id of a
+    /// sandboxed app, which no other app can claim; the chosen `Name` of a host app, trusted as
+    /// far as the session bus is.
+    public var appKey: String { appID.isEmpty ? name : appID }
+    public var isSandboxed: Bool { !appID.isEmpty }
 }

@@ -16,28 +16,30 @@ struct PendingAction {
 struct TransactionRecord {
     var transaction: Transaction
     var remaining: Set<UUID>
+    /// The app it is counted against; nil for the user's own (`AppAccounts`).
+    let account: String?
 }
 
 extension Switchboard {
     /// Validates the whole transaction, then dispatches it: on any error
     /// nothing happens. The returned transaction is pending; it completes
     /// (`transactionCompleted`) when every action is fulfilled or on the first failure.
-    public func requestTransaction(_ requests: [ActionRequest], requester: String?) throws(TelephonyError) -> Transaction {
-        let transaction = try submitTransaction(requests, requester: requester, systemEndReason: nil)
+    /// `app`: the sandboxed app behind the requester ("" for a host app, or the system): a sandboxed
+    /// app acts on its own providers' calls only, even when its connection owns no provider.
+    public func requestTransaction(_ requests: [ActionRequest], requester: String?, app: String = "") throws(TelephonyError) -> Transaction {
+        let transaction = try submitTransaction(requests, requester: requester, app: app, systemEndReason: nil)
         resumeStrandedCalls()
         return transaction
     }
 
-    func submitTransaction(_ requests: [ActionRequest], requester: String?, systemEndReason: EndReason?) throws(TelephonyError) -> Transaction {
-        let limits = options.limits
-        guard transactions.count < limits.maximumPendingTransactions else {
-            throw .limitsExceeded("\(transactions.count) transactions are still pending; the limit is \(limits.maximumPendingTransactions).")
-        }
-        let plan = try makePlan(requests, requester: requester)
-        return dispatch(plan, requester: requester, systemEndReason: systemEndReason)
+    func submitTransaction(_ requests: [ActionRequest], requester: String?, app: String = "", systemEndReason: EndReason?) throws(TelephonyError) -> Transaction {
+        let plan = try makePlan(requests, requester: requester, app: app)
+        let account = account(requester: requester, app: app)
+        try admitTransaction(requests, account: account)
+        return dispatch(plan, requester: requester, account: account, systemEndReason: systemEndReason)
     }
 
-    private func dispatch(_ plan: TransactionPlan, requester: String?, systemEndReason: EndReason?) -> Transaction {
+    private func dispatch(_ plan: TransactionPlan, requester: String?, account: String?, systemEndReason: EndReason?) -> Transaction {
         let id = UUID()
         let now = clock.now
         let (sum, overflow) = now.addingReportingOverflow(microseconds(options.actionTimeout))
@@ -47,7 +49,8 @@ extension Switchboard {
                    kind: $0.kind, deadline: deadline, addedBySystem: $0.addedBySystem || requester == nil)
         }
         let transaction = Transaction(id: id, requester: requester, actions: actions, state: .pending)
-        transactions[id] = TransactionRecord(transaction: transaction, remaining: Set(actions.map(\.id)))
+        transactions[id] = TransactionRecord(transaction: transaction, remaining: Set(actions.map(\.id)), account: account)
+        countPending(account, 1)
 
         for call in plan.newCalls { addCall(call) }
         for (action, planned) in zip(actions, plan.actions) {
@@ -146,6 +149,7 @@ extension Switchboard {
         }
         if record.remaining.isEmpty && (record.transaction.isComplete) {
             transactions[action.transactionID] = nil
+            countPending(record.account, -1)
         } else {
             transactions[action.transactionID] = record
         }

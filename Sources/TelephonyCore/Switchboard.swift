@@ -71,6 +71,8 @@ public final class Switchboard {
     var nextActionSequence: UInt64 = 0
     /// Transactions with a pending action or not yet complete.
     var transactions: [UUID: TransactionRecord] = [:]
+    /// What each app uses of the tables above, for the per-app limits.
+    var accounts = AppAccounts()
 
     /// The provider holding the audio session.
     public private(set) var audioSessionHolder: ProviderID?
@@ -133,7 +135,8 @@ public final class Switchboard {
 
     // MARK: - Providers
 
-    public func registerProvider(owner: String, configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+    /// `appID`: the sandboxed app behind `owner` ("" for a host app).
+    public func registerProvider(owner: String, appID: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
         try configuration.validate()
         let limits = options.limits
         let owned = providers.values.count { $0.owner == owner }
@@ -143,9 +146,10 @@ public final class Switchboard {
         guard providers.count < limits.maximumProviders else {
             throw .limitsExceeded("The service already has \(providers.count) providers registered; the limit is \(limits.maximumProviders).")
         }
+        try admitRegistration(owner: owner, appID: appID)
         let id = ProviderID(nextProviderID)
         nextProviderID += 1
-        let provider = Provider(id: id, owner: owner, configuration: configuration, callUUIDs: [])
+        let provider = Provider(id: id, owner: owner, appID: appID, configuration: configuration, callUUIDs: [])
         providers[id] = provider
         emit(.providerRegistered(provider))
         return provider
@@ -177,6 +181,7 @@ public final class Switchboard {
         for provider in providers(ownedBy: owner) {
             invalidateProvider(provider.id)
         }
+        forgetAccount(ofConnection: owner)
     }
 
     func requireProvider(_ id: ProviderID) throws(TelephonyError) -> Provider {

@@ -25,16 +25,18 @@ extension Switchboard {
     /// Validates every request against the state the earlier ones leave,
     /// adds the arbitration actions and checks the group limits. Throws the
     /// first error; changes nothing.
-    func makePlan(_ requests: [ActionRequest], requester: String?) throws(TelephonyError) -> TransactionPlan {
+    func makePlan(_ requests: [ActionRequest], requester: String?, app: String = "") throws(TelephonyError) -> TransactionPlan {
         guard !requests.isEmpty else { throw .emptyTransaction }
         let limit = options.limits.maximumActionsPerTransaction
         guard requests.count <= limit else {
             throw .limitsExceeded("The transaction has \(requests.count) actions; the limit is \(limit).")
         }
-        let owned = Set(requester.map { providers(ownedBy: $0).map(\.id) } ?? [])
+        let entitlement = Entitlement(requester: requester, app: app,
+                                      owned: Set(app.isEmpty ? requester.map { providers(ownedBy: $0).map(\.id) } ?? []
+                                                              : providers.values.filter { $0.appID == app }.map(\.id)))
         var plan = TransactionPlan()
         for request in requests {
-            try planAction(request, owned: owned, requester: requester, into: &plan)
+            try planAction(request, entitlement, into: &plan)
         }
         try arbitrate(&plan)
         guard plan.actions.count <= limit else {
@@ -53,16 +55,16 @@ extension Switchboard {
         pendingActions.values.contains { $0.action.callUUID == uuid && predicate($0.action.kind) }
     }
 
-    private func planAction(_ request: ActionRequest, owned: Set<ProviderID>, requester: String?, into plan: inout TransactionPlan) throws(TelephonyError) {
+    private func planAction(_ request: ActionRequest, _ entitlement: Entitlement, into plan: inout TransactionPlan) throws(TelephonyError) {
         let uuid = request.callUUID
         if case .start(let handle, let video, let contact) = request.kind {
             try planStart(uuid, handle: handle, video: video, contact: contact, explicitProvider: request.provider,
-                          owned: owned, requester: requester, into: &plan)
+                          entitlement, into: &plan)
             return
         }
         guard var call = simulatedCall(uuid, in: plan) else { throw .unknownCallUUID(uuid) }
-        if !owned.isEmpty && !owned.contains(call.provider) {
-            throw .unentitled("\(requester ?? "The requester") may not act on call \(uuid.lowercased): it belongs to provider \(call.providerName) (\(call.provider)), which that connection does not own.")
+        if !entitlement.allows(call.provider) {
+            throw .unentitled("\(entitlement.who) may not act on call \(uuid.lowercased): it belongs to provider \(call.providerName) (\(call.provider)), \(entitlement.notOwned).")
         }
         let what = "Cannot \(request.kind.name) call \(uuid.lowercased)"
         guard !plan.ending.contains(uuid) else {
@@ -119,7 +121,7 @@ extension Switchboard {
     static let dtmfCharacters = Set("0123456789*#ABCDabcd,;pwPW".unicodeScalars)
 
     private func planStart(_ uuid: UUID, handle: Handle, video: Bool, contact: String, explicitProvider: ProviderID?,
-                           owned: Set<ProviderID>, requester: String?, into plan: inout TransactionPlan) throws(TelephonyError) {
+                           _ entitlement: Entitlement, into plan: inout TransactionPlan) throws(TelephonyError) {
         guard simulatedCall(uuid, in: plan) == nil else { throw .callUUIDAlreadyExists(uuid) }
         // Malformed arguments are InvalidArgs; a well-formed call the chosen
         // provider cannot place (handle type, video) is InvalidAction.
@@ -128,9 +130,9 @@ extension Switchboard {
         guard contact.utf8.count <= SwitchboardLimits.maximumContactIdentifierBytes else {
             throw .invalidArguments("ContactIdentifier is \(contact.utf8.count) bytes long; the limit is \(SwitchboardLimits.maximumContactIdentifierBytes).")
         }
-        let provider = try routeStart(handle: handle, video: video, explicit: explicitProvider, owned: owned)
-        if !owned.isEmpty && !owned.contains(provider.id) {
-            throw .unentitled("\(requester ?? "The requester") may not start a call with provider \(provider.name) (\(provider.id)), which that connection does not own.")
+        let provider = try routeStart(handle: handle, video: video, explicit: explicitProvider, owned: entitlement.owned)
+        if !entitlement.allows(provider.id) {
+            throw .unentitled("\(entitlement.who) may not start a call with provider \(provider.name) (\(provider.id)), \(entitlement.notOwned).")
         }
         let config = provider.configuration
         guard config.supports(handle.type) else {
@@ -183,4 +185,20 @@ extension Switchboard {
             throw .unknownCallProvider("\(fitting.count) providers can place \(what) (\(names)\(fitting.count > 5 ? ", ..." : "")); say which one.")
         }
     }
+}
+
+/// Whose calls a requester may act on: a host connection that owns providers, its own
+/// providers' only (one that owns none, the user's tools, any); a sandboxed app, its app's
+/// providers' only, whichever connection registered them.
+struct Entitlement {
+    let requester: String?
+    let app: String
+    let owned: Set<ProviderID>
+
+    func allows(_ provider: ProviderID) -> Bool {
+        (app.isEmpty && owned.isEmpty) || owned.contains(provider)
+    }
+
+    var who: String { app.isEmpty ? requester ?? "The requester" : "The sandboxed app \(app)" }
+    var notOwned: String { app.isEmpty ? "which that connection does not own" : "which is not one of its own providers" }
 }

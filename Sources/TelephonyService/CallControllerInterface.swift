@@ -15,13 +15,14 @@ final class CallControllerInterface: ServiceObject, SwitchboardObserver, Sendabl
 
     /// Runs a transaction for `requester` and returns its UUID in the API's form.
     func request(_ actions: [ActionRequest], from requester: String) throws -> String {
-        try context.switchboard.requestTransaction(actions, requester: requester).id.apiString
+        try context.switchboard.requestTransaction(actions, requester: requester, app: context.appID(of: requester)).id.apiString
     }
 
-    /// A call to `handle` through the registered provider called `providerName`.
-    func startCall(to handle: Handle, through providerName: String, from requester: String) throws -> String {
-        guard let provider = context.switchboard.orderedProviders.last(where: { $0.name == providerName }) else {
-            throw APIError.noProvider("\(providerName) is not running, so it cannot place the call")
+    /// A call to `handle` through the app `appKey` (a sandboxed app's id, a host app's Name): an app
+    /// that registers another's Name does not receive its calls.
+    func startCall(to handle: Handle, through appKey: String, from requester: String) throws -> String {
+        guard let provider = context.switchboard.orderedProviders.last(where: { $0.appKey == appKey }) else {
+            throw APIError.noProvider("\(appKey) is not running, so it cannot place the call")
         }
         let uuid = UUID()
         _ = try request([.start(uuid, handle: handle, provider: provider.id)], from: requester)

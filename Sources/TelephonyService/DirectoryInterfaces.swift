@@ -1,4 +1,5 @@
 import CallDirectory
+import DesktopNotifications
 import DBus
 import Foundation
 import MonkeyCallAPI
@@ -9,9 +10,12 @@ import TelephonyCore
 /// they change lives in `Screening`; an update open is dropped when its provider goes.
 final class DirectoryInterfaces: ServiceObject, SwitchboardObserver, Sendable {
     let context: ServiceContext
+    /// Asks the user about a new app's directory (DirectoryConsent.swift); nil without a notification server.
+    let notifier: Notifier?
 
-    init(context: ServiceContext) {
+    init(context: ServiceContext, notifier: Notifier? = nil) {
         self.context = context
+        self.notifier = notifier
     }
 
     func observe(_ event: SwitchboardEvent) {

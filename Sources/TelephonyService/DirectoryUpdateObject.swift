@@ -15,7 +15,7 @@ extension DirectoryInterfaces {
     func beginUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
         guard let directories = context.screening.directories else { throw DBusError.failed("call directories are unavailable on this system") }
         do {
-            _ = try directories.beginUpdate(providerName: provider.name, kind: incremental ? .incremental : .complete)
+            _ = try directories.beginUpdate(providerName: provider.appKey, kind: incremental ? .incremental : .complete)
         } catch {
             throw error.dbusError
         }
@@ -24,7 +24,7 @@ extension DirectoryInterfaces {
         do {
             try context.connection.export(path, [directoryUpdateInterface(provider)])
         } catch {
-            directories.cancelUpdate(providerName: provider.name)
+            directories.cancelUpdate(providerName: provider.appKey)
             throw error
         }
         return path
@@ -32,14 +32,15 @@ extension DirectoryInterfaces {
 
     /// The provider went away or invalidated: an open update is dropped, the directory stays as it was.
     func dropUpdate(_ provider: Provider) {
-        guard let directories = context.screening.directories, directories.openUpdate(providerName: provider.name) != nil else { return }
-        context.screening.dropUpdate(of: provider.name)
+        guard let directories = context.screening.directories, directories.openUpdate(providerName: provider.appKey) != nil else { return }
+        context.screening.dropUpdate(of: provider.appKey)
         context.connection.unexport(Self.updatePath(provider.id))
     }
 
     private func directoryUpdateInterface(_ provider: Provider) -> Interface {
         typealias API = Telephony1.CallDirectoryUpdate
-        let name = provider.name
+        // Keyed by the app, not by the Name it chose: an impostor of another app's Name has its own directory.
+        let name = provider.appKey
         /// Runs `body` on the open update, for its provider's own connection only.
         func step(_ owner: DirectoryInterfaces, _ call: MethodCall, _ body: (DirectoryUpdate) throws(DirectoryError) -> Void) throws {
             guard call.sender == provider.owner else {
@@ -80,6 +81,7 @@ extension DirectoryInterfaces {
                     case .success:
                         owner?.context.logger.info("call directory of '\(name)' updated")
                         reply.send()
+                        owner?.askToEnableDirectory(of: provider)
                     case .failure(let error):
                         reply.fail(error.dbusError)
                     }

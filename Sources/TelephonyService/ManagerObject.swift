@@ -29,6 +29,8 @@ final class ManagerObject: ServiceObject {
                 try manager.providers.register(try Decode.configuration(configuration), reply: reply)
             }
             method(Manager.openURL) { manager, call, url in try manager.openURL(url, from: call.sender) }
+            method(Manager.listLinkHandlers) { manager, _ in manager.context.linkClaims.handlers }
+            method(Manager.setLinkHandler) { manager, _, scheme, app in try manager.context.linkClaims.choose(app, for: scheme) }
             Property(Manager.version) { Telephony1.version }
             screeningProperties()
         }
@@ -42,11 +44,12 @@ final class ManagerObject: ServiceObject {
         } catch {
             throw APIError.invalidURL(error.description)
         }
-        guard let provider = context.switchboard.provider(for: link) else {
+        guard let provider = context.switchboard.provider(for: link, handledBy: context.linkClaims.handlers[link.scheme]) else {
             let wanted = link.scheme == "tel" ? "takes phone numbers or declares URLSchemes [\"tel\"]" : "declares URLSchemes [\"\(link.scheme)\"]"
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }
         let uuid = UUID()
+        // Not kept to the opener's own providers: a link is for whichever app handles its scheme.
         try links.ask(.start(uuid, handle: link.handle, video: link.video, provider: provider.id), uuid: uuid, handle: link.handle,
                       provider: provider, requester: requester)
         context.logger.info("link \(link.scheme): to \(provider.name), asking first")

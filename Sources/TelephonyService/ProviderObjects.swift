@@ -32,8 +32,13 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
                 context.switchboard.ownerVanished(sender)
             }
         }
-        let provider = try context.switchboard.registerProvider(owner: sender, configuration: configuration)
-        context.logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)")
+        let app = context.appID(of: sender)
+        var configuration = configuration
+        // As the notification portal does: a sandboxed app's notifications are its own, whatever it claims.
+        if !app.isEmpty { configuration.desktopEntry = app }
+        let provider = try context.switchboard.registerProvider(owner: sender, appID: app, configuration: configuration)
+        context.logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)\(provider.isSandboxed ? " (\(provider.appID))" : "")")
+        context.linkClaims.claim(provider)
         // The reply first, so that the app knows its path before DidBegin arrives.
         reply.send(Telephony1.providerPath(provider.id.rawValue))
         emit(to: provider.id, Telephony1.Provider.didBegin)
@@ -180,6 +185,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             Signal(API.didRequestShowApp)
             Property(API.name) { provider.configuration.name }
             Property(API.owner) { provider.owner }
+            Property(API.appId) { provider.appID }
             Property(API.configuration) { Encode.configuration(provider.configuration) }
             property(API.calls) { providers in providers.context.switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) } }
         }

@@ -42,7 +42,8 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.providerName, handle: call.handle.value,
                                handleType: call.handle.type.rawValue, callerName: context.callerName(of: call), outgoing: call.outgoing,
                                status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
-                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo)
+                               connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo,
+                               appID: context.switchboard.provider(call.provider)?.appID ?? "")
         store(entry, in: history)
     }
 
@@ -71,13 +72,13 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         let now = context.switchboard.clock.now
         let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
                                callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
-                               endedAt: now, hasVideo: false)
+                               endedAt: now, hasVideo: false, appID: provider.appID)
         store(entry, in: history)
     }
 
     static func encode(_ entry: RecentCall) -> [String: DBusValue] {
         [
-            Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
+            Telephony1.Key.appId: .string(entry.appID), Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
             Telephony1.Key.handle: .string(entry.handle), Telephony1.Key.handleType: .string(entry.handleType), Telephony1.Key.callerName: .string(entry.callerName),
             Telephony1.Key.outgoing: .bool(entry.outgoing), Telephony1.Key.status: .string(entry.status.rawValue), Telephony1.Key.endReason: .string(entry.endReason),
             Telephony1.Key.startedAt: .uint64(entry.startedAt), Telephony1.Key.connectedAt: .uint64(entry.connectedAt), Telephony1.Key.endedAt: .uint64(entry.endedAt),
@@ -120,7 +121,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
             }
             methodReplyingLater(API.callBack) { recents, reply, id in
                 try recents.call(reply, id, "recent call") { history, id in
-                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.providerName) }
+                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.appID.isEmpty ? $0.providerName : $0.appID) }
                 }
             }
             property(API.missedCount) { recents in UInt32(clamping: recents.context.history?.missedCount ?? 0) }

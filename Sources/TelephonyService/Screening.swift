@@ -141,9 +141,16 @@ final class Screening: @unchecked Sendable {
         var store: DirectoryStore?
         if let folder {
             do {
-                store = try DirectoryStore(folder: folder + "/directories")
+                // A new app's directory is off until the user turns it on (as on iOS); the ones enabled before stay on.
+                store = try DirectoryStore(folder: folder + "/directories", enabledByDefault: false)
                 for (file, problem) in store!.problems { logger.error("call directory \(file) is unusable: \(problem.message)") }
                 store!.onDamage = { file, problem in logger.error("call directory \(file) is unusable: \(problem.message)") }
+                do {
+                    let kept = try store!.keepUnflaggedDirectoriesEnabled()
+                    if !kept.isEmpty { logger.info("call directories enabled before they needed the user's consent stay enabled: \(kept.joined(separator: ", "))") }
+                } catch {
+                    logger.error("cannot keep the call directories enabled before this version enabled: \(error.message)")
+                }
             } catch {
                 logger.error("call directories are unavailable: \(error.message)")
             }

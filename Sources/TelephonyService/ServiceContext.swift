@@ -17,6 +17,8 @@ final class ServiceContext: @unchecked Sendable {
     let history: HistoryStore?
     let historyProblem: String?
     let logger: Logger
+    /// Which app opens each link scheme.
+    let linkClaims: LinkClaims
 
     init(connection: Connection, options: ServiceOptions, switchboard: Switchboard, screening: Screening,
          history: HistoryStore?, historyProblem: String?, logger: Logger) {
@@ -27,6 +29,7 @@ final class ServiceContext: @unchecked Sendable {
         self.history = history
         self.historyProblem = historyProblem
         self.logger = logger
+        linkClaims = LinkClaims(folder: options.dataDirectory, logger: logger)
     }
 
     /// Favorite names by handle, kept in memory: caller names are read on every call change.

@@ -87,7 +87,7 @@ public final class TelephonyService: @unchecked Sendable {
                                      history: history, historyProblem: problem, logger: logger)
         self.context = context
         controller = CallControllerInterface(context: context)
-        directories = DirectoryInterfaces(context: context)
+        directories = DirectoryInterfaces(context: context, notifier: notifier)
         recents = RecentsInterface(context: context, controller: controller)
         favorites = FavoritesInterface(context: context, controller: controller)
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
@@ -140,6 +140,7 @@ public final class TelephonyService: @unchecked Sendable {
             logger.error("cannot read Recents and Favorites from \(context.history?.path ?? ""): \(error)")
         }
         await connection.performOnQueue { [self] in
+            connection.setAccessPolicy(ServiceAccessPolicy(context: context))
             switchboard.onEvent = { [weak self] event in self?.notify(event) }
             do {
                 try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
@@ -180,6 +181,7 @@ public final class TelephonyService: @unchecked Sendable {
     /// Waits until what was handed to the disk is written, or `timeout` seconds have passed.
     public func settleStorage(timeout: Double = 5) async {
         await context.screening.settle()
+        await context.linkClaims.settle()
         if let history = context.history, case let left = await history.database.settle(timeout: timeout), left > 0 {
             logger.error("stopping with \(left) Recents writes still waiting for the lock on \(history.path): they are lost")
         }

@@ -63,6 +63,8 @@ enum DirectoryPhase {
         }
         try await connection.telephony(Telephony1.CallDirectoryUpdate.complete, at: update)
         let load = (ContinuousClock.now - start).seconds
+        // A new app's directory is off until the user turns it on.
+        try await connection.telephony(Telephony1.CallDirectory.setDirectoryEnabled, "Directory", true)
         let growth = try service.residentBytes() - before
 
         let probe = "+\(base + 2 * Int64(perKind / 2) + 1)"

@@ -22,9 +22,9 @@ struct Directory: AsyncParsableCommand {
     }
 
     struct Enable: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Use an app's directory.")
+        static let configuration = CommandConfiguration(abstract: "Use an app's directory (a new app's directory is off until you enable it).")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+        @Argument(help: "The app, as `monkeycall directory list` shows it: an app id (sandboxed apps) or a provider name.", completion: .custom(Completion.directories)) var provider: String
         func run() async throws {
             try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
         }
@@ -77,6 +77,8 @@ struct Directory: AsyncParsableCommand {
             }
             try await client.call(Telephony1.CallDirectoryUpdate.complete, at: update)
             try await client.call(Telephony1.Provider.invalidate, at: path)
+            // Loaded by the user, so in use at once (an app's own waits for the user's yes).
+            try await client.call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
             progress.finish()
             print("\(Output.clean(provider)): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
         }

@@ -12,7 +12,7 @@ struct MonkeyCall: AsyncParsableCommand {
         subcommands: [
             Status.self, Calls.self, Providers.self, Watch.self, Dial.self, Open.self,
             Answer.self, Decline.self, End.self, Hold.self, Resume.self, Mute.self, Unmute.self, DTMF.self,
-            Recents.self, CallBack.self, Favorites.self, DND.self, Block.self, Identify.self, Directory.self,
+            Recents.self, CallBack.self, Favorites.self, DND.self, Block.self, Identify.self, Directory.self, Links.self,
         ]
     )
 

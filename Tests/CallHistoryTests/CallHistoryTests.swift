@@ -94,11 +94,19 @@ struct CallHistoryTests {
         try CallHistory.migrateToFirstVersion(path)
         do {
             let old = try DatabaseQueue(path: path)
-            try old.write { db in var entry = Self.entry("old", .missed, endedAt: 500); try entry.insert(db) }
+            // A row as the first version wrote it: none of the later columns.
+            try old.write { db in
+                try db.execute(sql: """
+                    INSERT INTO recent (callUUID, providerName, handle, handleType, callerName, outgoing, status, endReason,
+                                        startedAt, connectedAt, endedAt, hasVideo, seen)
+                    VALUES ('u', 'Monkey', 'old', 'generic', '', 0, 'missed', '', 400, 0, 500, 0, 0)
+                    """)
+            }
             #expect(try old.read { db in try db.tableExists("favorite") } == false)
         }
         let history = try CallHistory(path: path)
         #expect(try history.recents(limit: 5).map(\.handle) == ["old"])
+        #expect(try history.recents(limit: 5).map(\.appID) == [""])
         try history.addFavorite(Favorite(handle: "x", handleType: "generic", name: "X", providerName: "Monkey"))
         // And again: opening a current database changes nothing.
         #expect(try CallHistory(path: path).favorites().count == 1)

@@ -59,6 +59,8 @@ struct RestartTests {
         try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "AddIdentificationEntries",
                             [[Int64(14_085_555_555)].dbusValue, ["Survivor Support"].dbusValue])
         try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "Complete")
+        // A new app's directory is off until the user enables it.
+        try await link.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "SetDirectoryEnabled", [.string("Survivor"), .bool(true)])
         let uuid = UUID()
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         #expect(await observer.next(uuid) { !$0.hasEnded } != nil)

@@ -41,6 +41,9 @@ struct DirectoryUpdateTests {
         try await on(app, path, "Complete")
         let gone = await dbusError { try await on(app, path, "Complete") }
         #expect(gone?.name == DBusError.Name.unknownObject)
+        // A new app's directory is off until the user turns it on.
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("+1 (408) 555-9999")]) == [.string(""), .bool(false)])
+        try await fixture.root(Self.directory, "SetDirectoryEnabled", [.string("Monkey"), .bool(true)])
 
         #expect(try await fixture.root(Self.directory, "Identify", [.string("+1 (408) 555-9999")]) == [.string("Pizza Place"), .bool(false)])
         let blocked = await dbusError { try await app.reportIncoming("+1 408 555 0000", update: ["HandleType": .string("phone-number")]) }

@@ -1,0 +1,45 @@
+import DesktopNotifications
+import Foundation
+import TelephonyCore
+
+/// A call directory labels and blocks callers only once the user has agreed, as on iOS: the first
+/// time an app completes one, it is saved as off and the user is asked through a notification
+/// ("PyPhone wants to identify and block callers": Enable / Not now); `SetDirectoryEnabled`
+/// (`monkeycall directory enable APP`) does the same at any time.
+extension DirectoryInterfaces {
+    static let directoryConsentPrefix = "directory-"
+
+    /// After a Complete: an app the user has not decided about yet is asked about once.
+    func askToEnableDirectory(of provider: Provider) {
+        let key = provider.appKey
+        let screening = context.screening, logger = context.logger
+        guard let directories = screening.directories, !directories.hasEnabledFlag(providerName: key) else { return }
+        // Saved as off at once: the question is asked once, and a restart does not take the silence for a yes.
+        screening.setDirectoryEnabled(false, providerName: key) { result in
+            if case .failure(let error) = result { logger.error("cannot save the call directory flag of \(key): \(error.message)") }
+        }
+        logger.info("call directory of \(key) is off until the user enables it")
+        guard let notifier else { return }
+        var notification = DesktopNotification(key: Self.directoryConsentPrefix + key, appName: provider.name,
+                                               summary: "\(provider.name) wants to identify and block callers",
+                                               body: "Its call directory names callers and blocks numbers on your calls. "
+                                                   + "You can change this later with monkeycall directory.")
+        notification.actions = [.init("enable-directory", "Enable"), .init("not-now", "Not now")]
+        notification.desktopEntry = provider.configuration.desktopEntry
+        notifier.post(notification) { [weak self] event in
+            guard event == .action("enable-directory"), let self else { return }
+            context.connection.onQueue { self.enableDirectory(key) }
+        }
+    }
+
+    /// The user pressed Enable.
+    private func enableDirectory(_ key: String) {
+        let logger = context.logger
+        context.screening.setDirectoryEnabled(true, providerName: key) { result in
+            switch result {
+            case .success: logger.info("call directory of \(key) enabled by the user")
+            case .failure(let error): logger.error("cannot enable the call directory of \(key): \(error.message)")
+            }
+        }
+    }
+}

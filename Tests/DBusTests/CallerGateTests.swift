@@ -1,0 +1,82 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The access policy in front of dispatch: every caller identified once, before any of its calls
+/// runs and in the order they came; a denial is the reply; GetManagedObjects filtered.
+@Suite("Caller identification and the access policy")
+struct CallerGateTests {
+    /// Refuses `Refuse`-like members and property writes of Volume; hides /org/example/Test1/Hidden.
+    final class Policy: AccessPolicy, @unchecked Sendable {
+        let requests = Mutex<[AccessRequest]>([])
+        func check(_ request: AccessRequest) -> DBusError? {
+            requests.withLock { $0.append(request) }
+            if request.member == "Hold" { return DBusError.accessDenied("\(request.caller.name) may not hold") }
+            if request.isPropertyWrite && request.property == "Volume" { return DBusError.accessDenied("Volume is not yours") }
+            return nil
+        }
+        func reveals(_ path: ObjectPath, to caller: Caller) -> Bool { path.rawValue.hasSuffix("Hidden") == false }
+    }
+
+    @Test func denialsAreTheReplyAndTheHandlerNeverRuns() async throws {
+        let fixture = try await Fixture()
+        let policy = Policy()
+        fixture.server.setAccessPolicy(policy)
+        let held = await dbusError {
+            _ = try await fixture.client.call(destination: Fixture.name, path: Fixture.path, interface: Fixture.interface, member: "Hold")
+        }
+        #expect(held?.name == DBusError.Name.accessDenied && held?.message.contains(fixture.client.uniqueName) == true, "\(String(describing: held))")
+        #expect(await fixture.held.next(timeout: .milliseconds(200)) == nil)
+        let volume = await dbusError { _ = try await fixture.properties("Set", [.string(Fixture.interface), .string("Volume"), .variant(.int32(9))]) }
+        #expect(volume?.message == "Volume is not yours")
+        #expect(try await fixture.properties("Get", [.string(Fixture.interface), .string("Volume")]) == [.variant(.int32(5))])
+        let seen = policy.requests.withLock { $0 }
+        #expect(seen.allSatisfy { $0.caller == Caller(name: fixture.client.uniqueName, app: .host) })
+        #expect(seen.last?.propertyInterface == Fixture.interface && seen.last?.property == "Volume" && seen.last?.member == "Get")
+    }
+
+    @Test func callsWaitingForIdentificationRunInTheOrderTheyCame() async throws {
+        let fixture = try await Fixture()
+        fixture.server.setAccessPolicy(Policy())
+        let order = Mutex<[Int32]>([])
+        try fixture.server.export("/org/example/Test1/Order", [Interface("org.example.Test1.Order") {
+            Method("Record", in: ["n": "i"]) { call in
+                let n = try call.decode(Int32.self)
+                order.withLock { $0.append(n) }
+                return .empty
+            }
+        }])
+        // Sent without waiting: they arrive before the first identification is done.
+        for index in 0..<50 {
+            let message = try Message.methodCall(destination: Fixture.name, path: "/org/example/Test1/Order", interface: "org.example.Test1.Order", member: "Record")
+            try message.append([.int32(Int32(index))])
+            message.setNoReply(true)
+            fixture.client.send(message)
+        }
+        // A call with a reply after them: when it is answered, the 50 have run.
+        _ = try await fixture.client.call(destination: Fixture.name, path: "/org/example/Test1/Order", interface: "org.example.Test1.Order",
+                                          member: "Record", [.int32(50)])
+        #expect(order.withLock { $0 } == Array(0...50))
+    }
+
+    @Test func aCallerIsForgottenWhenItLeavesAndGetManagedObjectsIsFiltered() async throws {
+        let fixture = try await Fixture()
+        try await fixture.server.followNameOwners()
+        fixture.server.setAccessPolicy(Policy())
+        try fixture.server.export("/org/example/Test1/Hidden", [fixture.echoInterface()])
+        try fixture.server.export("/org/example/Test1/Shown", [fixture.echoInterface()])
+        let managed = try await fixture.client.call(destination: Fixture.name, path: Fixture.path,
+                                                    interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        guard case .dictionary(_, _, let entries)? = managed.first else { Issue.record("no objects"); return }
+        #expect(entries.map(\.key) == [.objectPath("/org/example/Test1/Shown")])
+        #expect(fixture.server.identifiedApp(of: fixture.client.uniqueName) == .host)
+
+        let name = fixture.client.uniqueName
+        fixture.client.close()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while fixture.server.identifiedApp(of: name) != nil && ContinuousClock.now < deadline { await Task.yield() }
+        #expect(fixture.server.identifiedApp(of: name) == nil)
+    }
+}

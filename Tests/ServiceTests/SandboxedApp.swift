@@ -1,0 +1,108 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// A Python app inside a real bubblewrap sandbox (a tmpfs root, a bound `/.flatpak-info`, only the
+/// bus socket), as Flatpak runs one. The test drives it over the bus: its `Run` method makes one
+/// call to the service from inside the sandbox and answers with the outcome in JSON.
+final class SandboxedApp: @unchecked Sendable {
+    let appID: String
+    let process: ChildProcess
+    /// The well-known name the agent takes, to be driven by.
+    let agentName: String
+    private let driver: Connection
+
+    static let agent = """
+        import dbus, dbus.service, dbus.mainloop.glib, json, sys
+        from gi.repository import GLib
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        bus = dbus.SessionBus()
+
+        def plain(value):
+            if isinstance(value, dict): return {str(k): plain(v) for k, v in value.items()}
+            if isinstance(value, (list, tuple)): return [plain(v) for v in value]
+            if isinstance(value, dbus.Boolean): return bool(value)
+            if isinstance(value, (int, float)): return value
+            return str(value)
+
+        class Agent(dbus.service.Object):
+            @dbus.service.method("org.example.Agent", in_signature="s", out_signature="s")
+            def Run(self, request):
+                r = json.loads(request)
+                try:
+                    method = bus.get_object(r["dest"], r["path"], introspect=False).get_dbus_method(r["member"], r["interface"])
+                    result = method(*r["args"], signature=r["signature"])
+                    return json.dumps({"result": plain(result)})
+                except dbus.exceptions.DBusException as e:
+                    return json.dumps({"error": e.get_dbus_name(), "message": e.get_dbus_message()})
+
+        name = dbus.service.BusName(sys.argv[1], bus)
+        Agent(bus, "/agent")
+        print("ready", bus.get_unique_name(), flush=True)
+        GLib.MainLoop().run()
+        """
+
+    /// What a call from inside the sandbox came to: a result, or an error's name and message.
+    struct Outcome: CustomStringConvertible {
+        let result: Any?
+        let error: String?
+        let message: String
+        var description: String { error.map { "\($0): \(message)" } ?? "\(result ?? "nothing")" }
+        var isAccessDenied: Bool { error == DBusError.Name.accessDenied }
+    }
+
+    init(appID: String, bus: PrivateBus) async throws {
+        self.appID = appID
+        agentName = "org.example.Agent.A\(UUID().uuidString.prefix(8))"
+        process = try Sandbox.flatpak(appID: appID, bus: bus, executable: "/usr/bin/python3", ["-c", Self.agent, agentName])
+        driver = try Connection(address: bus.address)
+        guard await process.waitForOutput(containing: "ready") else {
+            throw TestSupportError("the sandboxed app did not start: \(process.output)")
+        }
+    }
+
+    deinit { process.kill() }
+
+    /// Makes the call from inside the sandbox. `arguments`: JSON values in the order of `signature`.
+    func call(_ path: ObjectPath, _ interface: String, _ member: String, signature: String = "", _ arguments: [Any] = []) async throws -> Outcome {
+        let request: [String: Any] = ["dest": Telephony1.busName, "path": path.rawValue, "interface": interface, "member": member,
+                                      "signature": signature, "args": arguments]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
+        let reply = try await driver.call(destination: agentName, path: "/agent", interface: "org.example.Agent", member: "Run", [.string(text)],
+                                          timeout: .seconds(30))
+        guard case .string(let json)? = reply.first,
+              let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            throw TestSupportError("the agent answered \(reply)")
+        }
+        return Outcome(result: object["result"], error: object["error"] as? String, message: object["message"] as? String ?? "")
+    }
+
+    func root(_ interface: String, _ member: String, signature: String = "", _ arguments: [Any] = []) async throws -> Outcome {
+        try await call(Telephony1.rootPath, interface, member, signature: signature, arguments)
+    }
+
+    func get(_ path: ObjectPath, _ interface: String, _ property: String) async throws -> Outcome {
+        try await call(path, "org.freedesktop.DBus.Properties", "Get", signature: "ss", [interface, property])
+    }
+
+    /// Registers a provider from inside the sandbox; its path.
+    func registerProvider(name: String, _ configuration: [String: Any] = [:]) async throws -> ObjectPath {
+        var config = configuration
+        config["Name"] = name
+        let outcome = try await root(Telephony1.Manager.interface, "RegisterProvider", signature: "a{sv}", [config])
+        guard let path = outcome.result as? String else { throw TestSupportError("RegisterProvider: \(outcome)") }
+        return try ObjectPath(path)
+    }
+
+    /// Reports an incoming call on its provider at `provider`; the call's UUID.
+    func reportIncoming(_ provider: ObjectPath, _ handle: String, update: [String: Any] = [:]) async throws -> String {
+        let uuid = UUID().uuidString.lowercased()
+        var fields = update
+        fields["Handle"] = handle
+        let outcome = try await call(provider, Telephony1.Provider.interface, "ReportNewIncomingCall", signature: "sa{sv}", [uuid, fields])
+        guard outcome.error == nil else { throw TestSupportError("ReportNewIncomingCall: \(outcome)") }
+        return uuid
+    }
+}

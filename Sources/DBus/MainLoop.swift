@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 internal import CDBus
 
 /// Drives one libdbus connection from a serial dispatch queue: libdbus tells
@@ -28,8 +29,7 @@ final class MainLoop: @unchecked Sendable {
     func install() {
         let context = Unmanaged.passRetained(self).toOpaque()
         dbus_connection_set_watch_functions(connection, { watch, data in
-            MainLoop.from(data).addWatch(watch!)
-            return 1
+            MainLoop.from(data).addWatch(watch!) ? 1 : 0
         }, { watch, data in
             MainLoop.from(data).removeWatch(watch!)
         }, { watch, data in
@@ -95,22 +95,47 @@ final class MainLoop: @unchecked Sendable {
         init(watch: OpaquePointer) { self.watch = watch }
     }
 
-    private func addWatch(_ raw: OpaquePointer) {
-        let watch = Watch(watch: raw)
-        let fd = dbus_watch_get_unix_fd(raw)
-        let flags = dbus_watch_get_flags(raw)
-        if flags & DBUS_WATCH_READABLE.rawValue != 0 {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self, watch] in self?.handle(watch, DBUS_WATCH_READABLE.rawValue) }
-            watch.sources.append(source)
+    /// What dispatch watches instead of libdbus's own socket descriptor: a duplicate, closed once
+    /// every source on it has been cancelled. libdbus closes its descriptor right after removing
+    /// the watch, but dispatch needs the descriptor it watches open until the cancel handler has
+    /// run; closed earlier, a socket opened next under the same number is taken for the old one
+    /// (the test process crashed now and then in libdispatch's event loop).
+    private final class WatchedDescriptor {
+        let fd: Int32
+        private var openSources: Int
+
+        init(fd: Int32, sources: Int) {
+            self.fd = fd
+            self.openSources = sources
         }
-        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self, watch] in self?.handle(watch, DBUS_WATCH_WRITABLE.rawValue) }
-            watch.sources.append(source)
+
+        /// From a source's cancel handler, on the queue.
+        func sourceCancelled() {
+            openSources -= 1
+            if openSources == 0 { close(fd) }
+        }
+    }
+
+    private func addWatch(_ raw: OpaquePointer) -> Bool {
+        let watch = Watch(watch: raw)
+        let flags = dbus_watch_get_flags(raw)
+        let kinds = [DBUS_WATCH_READABLE, DBUS_WATCH_WRITABLE].filter { flags & $0.rawValue != 0 }
+        if !kinds.isEmpty {
+            let fd = fcntl(dbus_watch_get_unix_fd(raw), F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { return false }
+            let descriptor = WatchedDescriptor(fd: fd, sources: kinds.count)
+            for kind in kinds {
+                let source: DispatchSourceProtocol = kind == DBUS_WATCH_READABLE
+                    ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                    : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+                source.setEventHandler { [weak self, watch] in self?.handle(watch, kind.rawValue) }
+                source.setCancelHandler { descriptor.sourceCancelled() }
+                watch.sources.append(source)
+            }
         }
         watches[raw] = watch
         toggleWatch(raw)
+        return true
     }
 
     private func toggleWatch(_ raw: OpaquePointer) {

@@ -204,9 +204,15 @@ private final class RealClockService: @unchecked Sendable {
     /// are asked to resume, with a reply timeout): what counts is that nothing stays armed.
     func settled() async throws -> [Int] {
         // Generous: on a loaded machine (the whole suite at once on two cores) a reply can take seconds.
+        // The first look that finds nothing armed is the answer: a later one may catch a reply
+        // awaited for a moment by work the call's end started (media players asked to resume).
         let deadline = ContinuousClock.now + .seconds(20)
-        while await armed() != [0, 0], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        return await armed()
+        var armed = await armed()
+        while armed != [0, 0], ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            armed = await self.armed()
+        }
+        return armed
     }
 
     func control(_ member: String, _ uuid: String) async throws {

@@ -56,7 +56,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits until the output (both streams) contains `text`; false on exit or deadline.
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
         let deadline = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await Task.sleep(for: Deadlines.stretched(timeout))) != nil else { return }
             self?.wakeAll()
         }
         defer { deadline.cancel() }
@@ -75,7 +75,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for the process to exit; nil if it is still running at the deadline.
     public func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
         let spawned = self.spawned!
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let stretched = Deadlines.stretched(timeout)
+        let seconds = Double(stretched.components.seconds) + Double(stretched.components.attoseconds) / 1e18
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: spawned.wait(seconds: seconds)) }
         }

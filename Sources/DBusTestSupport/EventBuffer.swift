@@ -28,7 +28,7 @@ public final class EventBuffer<Event: Sendable>: @unchecked Sendable {
     public func next(timeout: Duration = .seconds(10), where predicate: @escaping (Event) -> Bool = { _ in true }) async -> Event? {
         let deadline = Task { [weak self] in
             // Cancelled when the event came first: then it must not expire a later waiter.
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await Task.sleep(for: Deadlines.stretched(timeout))) != nil else { return }
             self?.expire()
         }
         defer { deadline.cancel() }

@@ -49,7 +49,7 @@ struct IdleTests {
     }
 
     @Test("the running daemon, idle after a call: every thread waits without a timeout, and the one timer armed is libdispatch's monitor",
-          .enabled(if: ThreadWait.isKnownArchitecture))
+          .enabled(if: ThreadWait.isKnownArchitecture && !Deadlines.underThreadSanitizer))
     func idleDaemonWaitsWithoutTimeouts() async throws {
         let daemon = try await RunningDaemon()
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])

@@ -75,9 +75,9 @@ struct InstallTests {
         for file in ["zsh/site-functions/_monkeycall", "fish/vendor_completions.d/monkeycall.fish"] {
             #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent(file).path), "\(file) missing")
         }
-        for program in ["monkeycall", "monkeycalld"] {
-            let page = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/\(program).1"), encoding: .utf8)
-            #expect(page.contains(".Nm \(program)") && page.contains("Fl -address"), "\(program).1: \(page.prefix(200))")
+        for (program, section) in [("monkeycall", 1), ("monkeycalld", 8)] {
+            let page = try String(contentsOf: prefix.appendingPathComponent("share/man/man\(section)/\(program).\(section)"), encoding: .utf8)
+            #expect(page.contains(".Nm \(program)") && page.contains("Fl -address"), "\(program).\(section): \(page.prefix(200))")
         }
 
         // A bus that knows the installed service file, and no daemon running yet.

@@ -7,6 +7,18 @@ extension Connection {
         try await call(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: member, arguments)
     }
 
+    /// A call to the bus itself with the reply handed to `deliver` on the queue (an error reply is
+    /// a failure), for work that must not wait for a thread of the cooperative pool.
+    func callBus(_ member: String, _ arguments: [DBusValue], then deliver: @escaping @Sendable (Result<Message, Error>) -> Void) {
+        do {
+            let message = try Message.methodCall(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: member)
+            try message.append(arguments)
+            send(call: message, onReply: deliver)
+        } catch {
+            deliver(.failure(error))
+        }
+    }
+
     public enum RequestNameResult: UInt32, Sendable {
         case primaryOwner = 1, inQueue = 2, exists = 3, alreadyOwner = 4
     }

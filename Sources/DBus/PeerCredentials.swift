@@ -83,19 +83,6 @@ extension Connection {
             deliver(Result { try PeerCredentials(reply: try reply.get()) })
         }
     }
-
-    /// A call to the bus itself; an error reply is a failure.
-    private func callBus(_ member: String, _ arguments: [DBusValue], then deliver: @escaping @Sendable (Result<Message, Error>) -> Void) {
-        do {
-            let message = try Message.methodCall(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: member)
-            try message.append(arguments)
-            send(call: message) { result in
-                deliver(result.flatMap { reply in reply.error.map { .failure($0) } ?? .success(reply) })
-            }
-        } catch {
-            deliver(.failure(error))
-        }
-    }
 }
 
 /// The app behind a bus connection: a host (unsandboxed) program, or a sandboxed app with the

@@ -111,8 +111,9 @@ public enum BuiltProducts {
 extension PrivateBus {
     /// Starts the built product `name` with this bus in its environment and waits until its
     /// output says `ready`; throws with what it printed when it does not.
-    public func launch(_ name: String, _ arguments: [String], readyWhen ready: String) async throws -> ChildProcess {
-        let child = try ChildProcess(BuiltProducts.path(name), arguments, environment: environment)
+    public func launch(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
+                       readyWhen ready: String) async throws -> ChildProcess {
+        let child = try ChildProcess(BuiltProducts.path(name), arguments, environment: environment.merging(extra) { $1 })
         guard await child.waitForOutput(containing: ready) else {
             throw TestSupportError("\(name) did not start: \(child.output)")
         }

@@ -21,10 +21,8 @@ final class RunningDaemon: @unchecked Sendable {
         ownsBus = bus == nil || owningBus
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
-        daemon = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", self.bus.address] + database + extra, environment: self.bus.environment.merging(environment) { $1 })
-        guard await daemon.waitForOutput(containing: "serving \(Telephony1.busName)") else {
-            throw TestSupportError("monkeycalld did not start: \(daemon.output)")
-        }
+        daemon = try await self.bus.launch("monkeycalld", ["--address", self.bus.address] + database + extra, environment: environment,
+                                           readyWhen: "serving \(Telephony1.busName)")
     }
 
     /// A daemon on a bus of its own whose data folder `prepare` fills first (settings, directories).

@@ -234,7 +234,8 @@ public final class Connection: @unchecked Sendable {
         return Subscription { [weak self] in
             guard let self else { return }
             self.onQueue { self.subscriptions[id] = nil }
-            if !local { Task { try? await self.removeMatch(rule) } }
+            // No task: the reply only says the rule is gone, and nobody waits for it.
+            if !local { self.callBus("RemoveMatch", [.string(rule.description)]) { _ in } }
         }
     }
 

@@ -11,6 +11,9 @@ import TelephonyCore
 /// The desktop file is read and the app launched off the service's queue.
 final class AppActivation: @unchecked Sendable {
     static let applicationInterface = "org.freedesktop.Application"
+    /// Where desktop files are looked up and `gio launch` waited for: off the service queue, and a
+    /// serial queue rather than a global one (see `SerialTaskExecutor` for why that matters when idle).
+    private static let desktopFiles = DispatchQueue(label: "org.monkeycall.activation", qos: .utility)
 
     private let context: ServiceContext
 
@@ -31,13 +34,13 @@ final class AppActivation: @unchecked Sendable {
         guard !entry.isEmpty else { return }
         let id = entry.hasSuffix(".desktop") ? String(entry.dropLast(".desktop".count)) : entry
         let connection = context.connection, logger = context.logger
-        DispatchQueue.global().async {
+        Self.desktopFiles.async {
             guard let file = Self.desktopFile(id) else {
                 logger.warning("cannot bring \(provider.name) forward: no desktop file \(id).desktop in the applications folders")
                 return
             }
             if Self.isDBusActivatable(file) {
-                Task {
+                Task(executorPreference: SerialTaskExecutor.shared) {
                     do {
                         _ = try await connection.call(destination: id, path: try Self.objectPath(of: id), interface: Self.applicationInterface,
                                                       member: "Activate", [.vardict([:])], timeout: .seconds(5))

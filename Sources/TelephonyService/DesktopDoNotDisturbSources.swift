@@ -60,7 +60,7 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
         notificationServerOwner = owner
         context.changeDoNotDisturb { context.screening.notificationServerInhibited = false }
         guard let owner else { return }
-        Task { [weak self, connection] in
+        Task(executorPreference: SerialTaskExecutor.shared) { [weak self, connection] in
             // A server without the property (most but KDE's) has no Do Not Disturb to follow.
             let reply = try? await connection.call(destination: owner, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
                                                    member: "Get", [.string(Self.notificationServer), .string("Inhibited")], timeout: .seconds(5))

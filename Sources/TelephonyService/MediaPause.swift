@@ -62,7 +62,7 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
         guard held != inCall else { return }
         inCall = held
         let previous = lastRound
-        lastRound = Task { [weak self] in
+        lastRound = Task(executorPreference: SerialTaskExecutor.shared) { [weak self] in
             await previous?.value
             if held { await self?.pausePlaying() } else { await self?.resumePaused() }
         }

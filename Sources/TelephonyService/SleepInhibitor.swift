@@ -63,7 +63,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
         requesting = true
         let reason = reason()
         let known = systemBus
-        Task {
+        Task(executorPreference: SerialTaskExecutor.shared) { [self] in
             let (bus, result) = await Self.inhibit(reason, address: address, reusing: known)
             service.onQueue { self.finished(result, systemBus: bus) }
         }

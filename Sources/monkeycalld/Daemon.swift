@@ -9,7 +9,7 @@ import TelephonyCore
 import TelephonyService
 
 @main
-struct Daemon: AsyncParsableCommand {
+struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycalld",
         abstract: "The MonkeyCall telephony service: owns org.monkeycall.Telephony1 on the session bus.",
@@ -67,7 +67,25 @@ struct Daemon: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
     }
 
-    func run() async throws {
+    /// Parses the command line, then serves with every task on `SerialTaskExecutor.shared` and the
+    /// main thread parked in `dispatchMain()`. Not `AsyncParsableCommand`: its `run` starts on
+    /// Swift concurrency's global executor, and that alone wakes the idle daemon every second for
+    /// the rest of its life (see `SerialTaskExecutor`).
+    static func main() {
+        let daemon: Daemon
+        do { daemon = try parse() } catch { exit(withError: error) }
+        Task(executorPreference: SerialTaskExecutor.shared) {
+            do {
+                try await daemon.serve()
+                exit()
+            } catch {
+                exit(withError: error)
+            }
+        }
+        dispatchMain()
+    }
+
+    func serve() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = CleanLogHandler(inner: StreamLogHandler.standardError(label: label))

@@ -7,10 +7,10 @@ import TelephonyCore
 import TelephonyService
 import Testing
 
-/// With no call in progress nothing of ours is armed to wake the daemon: no
-/// timer of the telephony clock, no libdbus timeout, and in the running
-/// daemon no thread waiting with a timeout. (What does wake it, once a second,
-/// is libdispatch's own worker-pool monitor; the benchmark counts it.)
+/// With no call in progress nothing is armed to wake the daemon: no timer of
+/// the telephony clock, no libdbus timeout, and in the running daemon no thread
+/// waiting with a timeout and no timerfd armed (not even libdispatch's
+/// worker-pool monitor; the benchmark counts the wake-ups).
 @Suite("Idle: no timer armed without a call")
 struct IdleTests {
     @Test("the real clock and libdbus have no timer armed before the first call and once calls have ended by the user or the remote side")
@@ -48,7 +48,7 @@ struct IdleTests {
         await service.stop()
     }
 
-    @Test("the running daemon, idle after a call: every thread waits without a timeout, and the one timer armed is libdispatch's monitor",
+    @Test("the running daemon, idle after a call: every thread waits without a timeout, and no timer is armed, libdispatch's monitor included",
           .enabled(if: ThreadWait.isKnownArchitecture && !Deadlines.underThreadSanitizer))
     func idleDaemonWaitsWithoutTimeouts() async throws {
         let daemon = try await RunningDaemon()
@@ -79,10 +79,23 @@ struct IdleTests {
         #expect(timed.isEmpty, "threads waiting with a timeout: \(timed)")
         #expect(waits.allSatisfy { $0.state != .running }, "threads still running: \(waits.filter { $0.state == .running })")
 
-        // libdispatch keeps one timerfd per clock; its monitor keeps the monotonic one armed, at most a second ahead.
-        let timers = try TimerFD.all(of: pid)
-        let armed = timers.filter(\.isArmed)
-        #expect(armed.count <= 1 && armed.allSatisfy { $0.remaining <= 1.05 && !$0.repeats }, "armed timerfds: \(timers)")
+        // No timer at all once replies the call's end awaits have come (media players asked to
+        // resume, ...): libdispatch's worker-pool monitor, which re-arms a timerfd every second
+        // for good once a worker of a global queue has run, must never have started (the daemon's
+        // tasks run on `SerialTaskExecutor`). Watched for longer than its period, so it would show.
+        let started = ContinuousClock.now
+        var armed = try TimerFD.all(of: pid).filter(\.willWake)
+        while !armed.isEmpty, ContinuousClock.now < started + Deadlines.stretched(.seconds(10)) {
+            try await Task.sleep(for: .milliseconds(50))
+            armed = try TimerFD.all(of: pid).filter(\.willWake)
+        }
+        #expect(armed.isEmpty, "armed timerfds: \(armed)")
+        let quiet = ContinuousClock.now
+        while armed.isEmpty, ContinuousClock.now < quiet + .milliseconds(1_500) {
+            try await Task.sleep(for: .milliseconds(50))
+            armed = try TimerFD.all(of: pid).filter(\.willWake)
+        }
+        #expect(armed.isEmpty, "armed after \(ContinuousClock.now - quiet) without a call: \(armed)")
     }
 
     @Test("GNOME's Do Not Disturb is followed in a GNOME session or where the session is not named, not on other desktops")
@@ -149,19 +162,37 @@ struct ThreadWait: CustomStringConvertible {
     }
 }
 
-/// A timerfd of another process, from /proc/PID/fdinfo.
+/// A timerfd of another process, from /proc/PID/fdinfo, and whether an epoll set of the process
+/// watches it. Only a watched one wakes anything: libdispatch takes a timerfd out of its epoll set
+/// when its last timer goes, but leaves it armed to expire unseen.
 struct TimerFD: CustomStringConvertible {
+    let fd: Int
     let remaining: Double
     let interval: Double
+    let watched: Bool
     var isArmed: Bool { remaining > 0 }
+    /// Armed and watched: it will wake a thread.
+    var willWake: Bool { isArmed && watched }
     var repeats: Bool { interval > 0 }
-    var description: String { "timerfd(remaining \(remaining) s, interval \(interval) s)" }
+    var description: String { "timerfd \(fd)(remaining \(remaining) s, interval \(interval) s\(watched ? "" : ", not watched"))" }
 
     static func all(of pid: Int32) throws -> [TimerFD] {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { fd in
-            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:[timerfd]",
-                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8) else { return nil }
-            return TimerFD(remaining: seconds("it_value", info), interval: seconds("it_interval", info))
+        let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { Int($0) }
+        let kinds = fds.map { (fd: $0, kind: try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) }
+        // An epoll fd's fdinfo has a line "tfd: N events: MASK data: ..." for each fd in its set; a
+        // one-shot entry that has fired stays there without EPOLLIN (1) until it is armed again.
+        let watched = Set(kinds.filter { $0.kind == "anon_inode:[eventpoll]" }.flatMap { epoll -> [Int] in
+            let info = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(epoll.fd)", encoding: .utf8)) ?? ""
+            return info.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count >= 4, fields[0] == "tfd:", fields[2] == "events:", let fd = Int(fields[1]),
+                      let events = UInt32(fields[3], radix: 16), events & 1 != 0 else { return nil }
+                return fd
+            }
+        })
+        return kinds.compactMap { fd, kind in
+            guard kind == "anon_inode:[timerfd]", let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8) else { return nil }
+            return TimerFD(fd: fd, remaining: seconds("it_value", info), interval: seconds("it_interval", info), watched: watched.contains(fd))
         }
     }
 

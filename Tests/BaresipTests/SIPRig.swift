@@ -174,13 +174,13 @@ final class SIPRig: @unchecked Sendable {
 
     /// Runs the monkeycall CLI on the rig's bus.
     func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        try await bus.monkeycall(arguments)
     }
 
     /// Runs the CLI and expects it to succeed; returns its output.
     @discardableResult
     func ok(_ arguments: String...) async throws -> String {
-        let result = try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        let result = try await bus.monkeycall(arguments)
         #expect(result.status == 0, "monkeycall \(arguments.joined(separator: " ")): \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }

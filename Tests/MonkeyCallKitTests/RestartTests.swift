@@ -106,13 +106,7 @@ struct ActivationTests {
     func activation() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let serviceFile = """
-            [D-BUS Service]
-            Name=\(Telephony1.busName)
-            Exec=\(BuiltProducts.path("monkeycalld")) --address \(bus.address)
-
-            """
-        try serviceFile.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
+        try bus.installForActivation(Telephony1.busName, "monkeycalld", ["--address", bus.address])
         let link = try ServiceLink(address: bus.address)
         // The bus reads its service folder again.
         try await link.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

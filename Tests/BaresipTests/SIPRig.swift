@@ -219,6 +219,24 @@ final class SIPRig: @unchecked Sendable {
         await waitFor(uuid, "State", .string(state), timeout: timeout)
     }
 
+    /// Expects the call to end, and requires the Recents entry it leaves.
+    func endedEntry(_ uuid: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: DBusValue] {
+        #expect(await waitFor(uuid, state: "ended"), sourceLocation: sourceLocation)
+        return try #require(await recentsEntry(uuid), sourceLocation: sourceLocation)
+    }
+
+    /// After a restart of the bridge or the service: expects the call still up in baresip to be
+    /// reported again, connected, and to end on the remote with `monkeycall end`; returns its UUID.
+    @discardableResult
+    func hangUpCallReportedAgain(sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let again = try #require(await nextCall(), "\(bridge?.output ?? "")", sourceLocation: sourceLocation)
+        #expect(again.properties["Handle"] == .string(remote.uri), sourceLocation: sourceLocation)
+        #expect(await waitFor(again.uuid, state: "active"), "\(bridge?.output ?? "")", sourceLocation: sourceLocation)
+        try await ok("end", again.uuid)
+        #expect(await remote.next("CALL_CLOSED") != nil, sourceLocation: sourceLocation)
+        return again.uuid
+    }
+
     /// The Recents entry written when the call ended.
     func recentsEntry(_ uuid: String, timeout: Duration = .seconds(10)) async -> [String: DBusValue]? {
         let message = await recents.next(timeout: timeout) { arguments in

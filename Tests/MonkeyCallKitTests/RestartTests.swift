@@ -5,7 +5,7 @@ import MonkeyCallAPI
 @testable import MonkeyCallKit
 import Testing
 
-@Suite("MonkeyCallKit when the real monkeycalld is killed and restarted")
+@Suite("MonkeyCallKit and the real monkeycalld: killed and restarted, or started by D-Bus activation")
 final class RestartTests {
     /// Each test's own bus, stopped when the test is done.
     private let bus: PrivateBus
@@ -99,14 +99,9 @@ final class RestartTests {
                                                                     database])
         #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(check.stderr)")
     }
-}
 
-@Suite("MonkeyCallKit and D-Bus activation")
-struct ActivationTests {
     @Test("where monkeycalld is installed for activation, a new provider starts it")
     func activation() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
         try bus.installForActivation(Telephony1.busName, "monkeycalld", ["--address", bus.address])
         let link = try ServiceLink(address: bus.address)
         // The bus reads its service folder again.

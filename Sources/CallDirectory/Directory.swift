@@ -84,27 +84,17 @@ final class DirectoryStorage: @unchecked Sendable {
 /// A directory file as it was when it was mapped.
 struct MappedFile: Sendable {
     let path: String
-    let device: UInt64
-    let inode: UInt64
-    let size: Int
-    let modified: timespec
-
-    init(path: String, _ info: stat) {
-        self.path = path
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int(info.st_size)
-        modified = info.st_mtim
-    }
+    /// What `fstat` said of it then.
+    let info: stat
 
     /// The same file, with the same size and modification time; or another file
     /// at the path (a save renamed a new one over it: the mapped one is unlinked
     /// and nobody can change it any more), or none.
     var isUnchanged: Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return true }
-        guard UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else { return true }
-        return Int(info.st_size) == size && info.st_mtim.tv_sec == modified.tv_sec && info.st_mtim.tv_nsec == modified.tv_nsec
+        var now = stat()
+        guard stat(path, &now) == 0 else { return true }
+        guard now.st_dev == info.st_dev, now.st_ino == info.st_ino else { return true }
+        return now.st_size == info.st_size && now.st_mtim.tv_sec == info.st_mtim.tv_sec && now.st_mtim.tv_nsec == info.st_mtim.tv_nsec
     }
 }
 

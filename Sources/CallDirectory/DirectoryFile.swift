@@ -284,7 +284,7 @@ enum DirectoryFile {
             throw .storageFailed("Cannot map \(path): \(errorText())")
         }
         do {
-            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info))
+            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info: info))
             let name = String(decoding: UnsafeRawBufferPointer(start: base + headerSize, count: Int(word(base, 3))), as: UTF8.self)
             return (name, Directory(storage: mapped))
         } catch {

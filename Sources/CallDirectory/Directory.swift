@@ -84,27 +84,17 @@ final class DirectoryStorage: @unchecked Sendable {
 /// A directory file as it was when it was mapped.
 struct MappedFile: Sendable {
     let path: String
-    let device: UInt64
-    let inode: UInt64
-    let size: Int
-    let modified: timespec
-
-    init(path: String, _ info: stat) {
-        self.path = path
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int(info.st_size)
-        modified = info.st_mtim
-    }
+    /// What `fstat` said of it then.
+    let info: stat
 
     /// The same file, with the same size and modification time; or another file
     /// at the path (a save renamed a new one over it: the mapped one is unlinked
     /// and nobody can change it any more), or none.
     var isUnchanged: Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return true }
-        guard UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else { return true }
-        return Int(info.st_size) == size && info.st_mtim.tv_sec == modified.tv_sec && info.st_mtim.tv_nsec == modified.tv_nsec
+        var now = stat()
+        guard stat(path, &now) == 0 else { return true }
+        guard now.st_dev == info.st_dev, now.st_ino == info.st_ino else { return true }
+        return now.st_size == info.st_size && now.st_mtim.tv_sec == info.st_mtim.tv_sec && now.st_mtim.tv_nsec == info.st_mtim.tv_nsec
     }
 }
 
@@ -207,37 +197,16 @@ public struct Directory: Sendable {
             return (additions.take(), count) // Nothing to merge: the update's memory becomes the directory's.
         }
         let adds = additions.buffer
-        let removals = update.blockingRemovals.buffer
-        let cancelled = update.cancelledBlocking.sorted()
-        // Plain pointers and local counters: the pass runs at memory speed.
         let out = allocate(Int64.self, old.count + adds.count)
         var n = 0
-        var i = 0, r = 0, a = 0, c = 0
-        var pacer = Pacer()
-        while true {
-            pacer.step()
-            if a < adds.count, c < cancelled.count, cancelled[c] == a {
-                a += 1; c += 1
-                continue
+        var walk = MergeWalk(old: old, removals: update.blockingRemovals.buffer, additions: adds, cancelled: update.cancelledBlocking)
+        while let step = walk.next() {
+            switch step {
+            case .cancelledAddition: continue
+            case .addition(let a): out[n] = adds[a]
+            case .old(let i): out[n] = old[i]
             }
-            if i < old.count {
-                let number = old[i]
-                while r < removals.count, removals[r] < number { r += 1 }
-                if r < removals.count, removals[r] == number {
-                    i += 1
-                    continue
-                }
-                if a < adds.count, adds[a] <= number {
-                    if adds[a] == number { i += 1 }
-                    out[n] = adds[a]; n += 1; a += 1
-                    continue
-                }
-                out[n] = number; n += 1; i += 1
-            } else if a < adds.count {
-                out[n] = adds[a]; n += 1; a += 1
-            } else {
-                break
-            }
+            n += 1
         }
         return (shrink(out, to: n), n)
     }
@@ -283,55 +252,29 @@ public struct Directory: Sendable {
         }
         let oldNumbers = old.identification
         let oldBytes = old.labelBytes
-        let removals = update.identificationRemovals.buffer
-        let cancelled = update.cancelledIdentification.sorted()
-        // Plain pointers and local counters: the pass runs at memory speed.
         let numbers = allocate(Int64.self, oldNumbers.count + adds.count)
         let offsets = allocate(Offset.self, oldNumbers.count + adds.count + 1)
         let bytes = allocate(UInt8.self, oldBytes.count + addedBytes.count)
         offsets[0] = 0
-        var n = 0, end = 0
-        var i = 0, r = 0, a = 0, c = 0, cursor = 0
-        var pacer = Pacer()
-        while true {
-            pacer.step()
-            if a < adds.count, c < cancelled.count, cancelled[c] == a {
+        var n = 0, end = 0, cursor = 0
+        var walk = MergeWalk(old: oldNumbers, removals: update.identificationRemovals.buffer, additions: adds,
+                             cancelled: update.cancelledIdentification)
+        while let step = walk.next() {
+            switch step {
+            case .cancelledAddition(let a):
                 cursor += Int(lengths[a])
-                a += 1; c += 1
                 continue
-            }
-            let takeAddition: Bool
-            if i < oldNumbers.count {
-                let number = oldNumbers[i]
-                while r < removals.count, removals[r] < number { r += 1 }
-                if r < removals.count, removals[r] == number {
-                    i += 1
-                    continue
-                }
-                if a < adds.count, adds[a] <= number {
-                    if adds[a] == number { i += 1 }
-                    takeAddition = true
-                } else {
-                    takeAddition = false
-                }
-            } else if a < adds.count {
-                takeAddition = true
-            } else {
-                break
-            }
-            if takeAddition {
+            case .addition(let a):
                 let length = Int(lengths[a])
                 if length > 0 { (bytes + end).update(from: addedBytes.baseAddress! + cursor, count: length) }
                 numbers[n] = adds[a]
                 cursor += length
                 end += length
-                a += 1
-            } else {
+            case .old(let i):
                 let range = old.labelRange(i)
                 if !range.isEmpty { (bytes + end).update(from: oldBytes.baseAddress! + range.lowerBound, count: range.count) }
                 numbers[n] = oldNumbers[i]
                 end += range.count
-                i += 1
             }
             n += 1
             offsets[n] = Offset(end)
@@ -340,6 +283,66 @@ public struct Directory: Sendable {
             numbers: shrink(numbers, to: n), count: n,
             offsets: UnsafeMutableRawPointer(shrink(offsets, to: n + 1)), offsetWidth: MemoryLayout<Offset>.size,
             bytes: shrink(bytes, to: end), byteCount: end)
+    }
+}
+
+/// The pass both merges make, in ascending order: a kind's old numbers less the update's
+/// removals, with the update's additions in among them; an addition replaces an old entry of the
+/// same number, and each cancelled addition is stepped over. Plain pointers and counters, inlined
+/// into each merge: the pass runs at memory speed.
+struct MergeWalk {
+    enum Step {
+        /// The addition at this index was cancelled by a later removal: it is not in the result.
+        case cancelledAddition(Int)
+        /// The addition at this index comes next.
+        case addition(Int)
+        /// The old entry at this index comes next.
+        case old(Int)
+    }
+
+    private let old: UnsafeBufferPointer<Int64>
+    private let removals: UnsafeBufferPointer<Int64>
+    private let additions: UnsafeBufferPointer<Int64>
+    private let cancelled: [Int]
+    private var i = 0, r = 0, a = 0, c = 0
+    private var pacer = Pacer()
+
+    init(old: UnsafeBufferPointer<Int64>, removals: UnsafeBufferPointer<Int64>, additions: UnsafeBufferPointer<Int64>, cancelled: Set<Int>) {
+        self.old = old
+        self.removals = removals
+        self.additions = additions
+        self.cancelled = cancelled.sorted()
+    }
+
+    @inline(__always)
+    mutating func next() -> Step? {
+        while true {
+            pacer.step()
+            if a < additions.count, c < cancelled.count, cancelled[c] == a {
+                a += 1; c += 1
+                return .cancelledAddition(a - 1)
+            }
+            if i < old.count {
+                let number = old[i]
+                while r < removals.count, removals[r] < number { r += 1 }
+                if r < removals.count, removals[r] == number {
+                    i += 1
+                    continue
+                }
+                if a < additions.count, additions[a] <= number {
+                    if additions[a] == number { i += 1 }
+                    a += 1
+                    return .addition(a - 1)
+                }
+                i += 1
+                return .old(i - 1)
+            } else if a < additions.count {
+                a += 1
+                return .addition(a - 1)
+            } else {
+                return nil
+            }
+        }
     }
 }
 

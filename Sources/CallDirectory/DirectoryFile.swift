@@ -27,12 +27,13 @@ enum DirectoryFile {
         var blockingCount: Int
         var identificationCount: Int
         var labelByteCount: Int
-        var nameOffset = 0
-        var blockingOffset = 0
-        var identificationOffset = 0
-        var labelOffsetsOffset = 0
-        var labelBytesOffset = 0
-        var fileSize = 0
+        // Where each part starts, and the size: computed from the counts.
+        let nameOffset: Int
+        let blockingOffset: Int
+        let identificationOffset: Int
+        let labelOffsetsOffset: Int
+        let labelBytesOffset: Int
+        let fileSize: Int
 
         /// Nil when a count is absurd (a corrupted header): every step is overflow-checked.
         init?(offsetWidth: Int, nameLength: Int, blockingCount: Int, identificationCount: Int, labelByteCount: Int) {
@@ -53,7 +54,7 @@ enum DirectoryFile {
                 return overflow ? nil : product
             }
             func aligned(_ a: Int?) -> Int? { a.flatMap { add($0, 7) }.map { $0 & ~7 } }
-            nameOffset = DirectoryFile.headerSize
+            let nameOffset = DirectoryFile.headerSize
             guard let blocking = aligned(add(nameOffset, nameLength)),
                   let blockingBytes = times(blockingCount, 8),
                   let identification = add(blocking, blockingBytes),
@@ -64,6 +65,7 @@ enum DirectoryFile {
                   let labelBytes = aligned(add(labelOffsets, offsetBytes)),
                   let size = add(labelBytes, labelByteCount)
             else { return nil }
+            self.nameOffset = nameOffset
             blockingOffset = blocking
             identificationOffset = identification
             labelOffsetsOffset = labelOffsets
@@ -282,7 +284,7 @@ enum DirectoryFile {
             throw .storageFailed("Cannot map \(path): \(errorText())")
         }
         do {
-            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info))
+            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info: info))
             let name = String(decoding: UnsafeRawBufferPointer(start: base + headerSize, count: Int(word(base, 3))), as: UTF8.self)
             return (name, Directory(storage: mapped))
         } catch {

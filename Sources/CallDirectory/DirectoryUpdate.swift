@@ -116,17 +116,16 @@ public final class DirectoryUpdate {
     // MARK: - Removals (incremental only)
 
     public func removeBlocking(_ numbers: [Int64]) throws(DirectoryError) {
-        try checkOpen()
-        try checkIncremental("RemoveBlockingEntries")
-        try checkAscending(numbers, after: lastBlockingRemoval, kind: "blocking removal")
-        try checkRemovalRoom(blockingRemovals.count + numbers.count)
-        numbers.withUnsafeBufferPointer { blockingRemovals.append(contentsOf: $0) }
-        cancel(numbers, in: blockingAdditions, cancelled: &cancelledBlocking)
-        if let last = numbers.last { lastBlockingRemoval = last }
+        try remove(numbers, method: "RemoveBlockingEntries", kind: "blocking removal", into: blockingRemovals,
+                   after: &lastBlockingRemoval, cancelling: blockingAdditions, &cancelledBlocking)
+    }
+
+    public func removeIdentification(_ numbers: [Int64]) throws(DirectoryError) {
+        try remove(numbers, method: "RemoveIdentificationEntries", kind: "identification removal", into: identificationRemovals,
+                   after: &lastIdentificationRemoval, cancelling: identificationAdditions, &cancelledIdentification)
     }
 
     public func removeAllBlocking() throws(DirectoryError) {
-        try checkOpen()
         try checkIncremental("RemoveAllBlockingEntries")
         removesAllBlocking = true
         blockingAdditions.removeAll()
@@ -134,18 +133,7 @@ public final class DirectoryUpdate {
         cancelledBlocking = []
     }
 
-    public func removeIdentification(_ numbers: [Int64]) throws(DirectoryError) {
-        try checkOpen()
-        try checkIncremental("RemoveIdentificationEntries")
-        try checkAscending(numbers, after: lastIdentificationRemoval, kind: "identification removal")
-        try checkRemovalRoom(identificationRemovals.count + numbers.count)
-        numbers.withUnsafeBufferPointer { identificationRemovals.append(contentsOf: $0) }
-        cancel(numbers, in: identificationAdditions, cancelled: &cancelledIdentification)
-        if let last = numbers.last { lastIdentificationRemoval = last }
-    }
-
     public func removeAllIdentification() throws(DirectoryError) {
-        try checkOpen()
         try checkIncremental("RemoveAllIdentificationEntries")
         removesAllIdentification = true
         identificationAdditions.removeAll()
@@ -153,6 +141,18 @@ public final class DirectoryUpdate {
         labelBytes.removeAll()
         identificationRemovals.removeAll()
         cancelledIdentification = []
+    }
+
+    /// Removals of one kind: checked against that kind's last removal, kept, and cancelling that
+    /// kind's additions of the same numbers.
+    private func remove(_ numbers: [Int64], method: String, kind: String, into removals: Column<Int64>, after last: inout Int64,
+                        cancelling additions: Column<Int64>, _ cancelled: inout Set<Int>) throws(DirectoryError) {
+        try checkIncremental(method)
+        try checkAscending(numbers, after: last, kind: kind)
+        try checkRemovalRoom(removals.count + numbers.count)
+        numbers.withUnsafeBufferPointer { removals.append(contentsOf: $0) }
+        cancel(numbers, in: additions, cancelled: &cancelled)
+        if let number = numbers.last { last = number }
     }
 
     /// Ends the update without applying it and frees its memory.
@@ -178,7 +178,9 @@ public final class DirectoryUpdate {
         guard !isFinished else { throw .invalidArguments("The directory update has already been completed or cancelled.") }
     }
 
+    /// The update is open, and incremental: `method` removes.
     private func checkIncremental(_ method: String) throws(DirectoryError) {
+        try checkOpen()
         guard kind == .incremental else {
             throw .unexpectedIncrementalRemoval("\(method) is allowed in incremental updates only; this update replaces the whole directory.")
         }

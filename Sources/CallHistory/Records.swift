@@ -1,7 +1,16 @@
 import GRDB
 
+/// A record whose id is the row id SQLite gives it: set on insert.
+public protocol RowIDRecord: MutablePersistableRecord {
+    var id: Int64? { get set }
+}
+
+extension RowIDRecord {
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
 /// One call in Recents.
-public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, RowIDRecord {
     public static let databaseTableName = "recent"
 
     public enum Status: String, Codable, Sendable, CaseIterable {
@@ -45,8 +54,6 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
         self.appID = appID
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-
     /// Rows are read by position, in this order: a page of Recents is read on
     /// every List, and Codable's decoding by name took longer than the query.
     public static var databaseSelection: [any SQLSelectable] { [
@@ -66,7 +73,7 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, Mutable
 }
 
 /// A person the user calls often: names callers and lets them through Do Not Disturb.
-public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, RowIDRecord {
     public static let databaseTableName = "favorite"
 
     public var id: Int64?
@@ -82,6 +89,4 @@ public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, MutablePe
         self.name = name
         self.providerName = providerName
     }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }

@@ -119,4 +119,20 @@ extension PrivateBus {
         }
         return child
     }
+
+    /// Runs the built `monkeycall` CLI on this bus, to its end.
+    public func monkeycall(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: environment)
+    }
+
+    /// Installs the built product `name` with `arguments` for D-Bus activation as the owner of
+    /// `busName`: its service file, in the folder the bus reads them from.
+    public func installForActivation(_ busName: String, _ name: String, _ arguments: [String]) throws {
+        let service = """
+            [D-BUS Service]
+            Name=\(busName)
+            Exec=\(([BuiltProducts.path(name)] + arguments).joined(separator: " "))
+            """
+        try service.write(to: servicesDirectory.appendingPathComponent("\(busName).service"), atomically: true, encoding: .utf8)
+    }
 }

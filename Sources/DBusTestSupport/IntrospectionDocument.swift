@@ -362,6 +362,9 @@ private struct TagScanner {
         }
     }
 
+    /// XML's five predefined entities, by name.
+    private static let predefinedEntities: [Substring: String] = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'"]
+
     /// Replaces the predefined and numeric character references.
     private func decode(_ raw: ArraySlice<UInt8>, at line: Int) throws -> String {
         let text = String(decoding: raw, as: UTF8.self)
@@ -374,13 +377,9 @@ private struct TagScanner {
                 throw error("an & that starts no entity", at: line)
             }
             let entity = rest[rest.index(after: ampersand)..<semicolon]
-            switch entity {
-            case "amp": result += "&"
-            case "lt": result += "<"
-            case "gt": result += ">"
-            case "quot": result += "\""
-            case "apos": result += "'"
-            default:
+            if let predefined = Self.predefinedEntities[entity] {
+                result += predefined
+            } else {
                 let scalar: Unicode.Scalar?
                 if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
                     scalar = UInt32(entity.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)

@@ -75,6 +75,17 @@ public final class PrivateBus: @unchecked Sendable {
         return env
     }
 
+    /// The bus's limits, well above a session bus's defaults: sizes in bytes, timeouts in milliseconds,
+    /// and counts of connections, names, match rules and pending replies for the stress tests.
+    static let limits: [(name: String, value: Int)] = [
+        ("max_incoming_bytes", 1_000_000_000), ("max_outgoing_bytes", 1_000_000_000),
+        ("max_message_size", 134_217_728), ("max_message_unix_fds", 16),
+        ("service_start_timeout", 120_000), ("auth_timeout", 240_000),
+        ("max_completed_connections", 100_000), ("max_incomplete_connections", 10_000), ("max_connections_per_user", 100_000),
+        ("max_pending_service_starts", 10_000),
+        ("max_names_per_connection", 50_000), ("max_match_rules_per_connection", 50_000), ("max_replies_per_connection", 50_000),
+    ]
+
     static func configuration(socketDirectory: String, servicesDirectory: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -89,19 +100,7 @@ public final class PrivateBus: @unchecked Sendable {
             <allow eavesdrop="true"/>
             <allow own="*"/>
           </policy>
-          <limit name="max_incoming_bytes">1000000000</limit>
-          <limit name="max_outgoing_bytes">1000000000</limit>
-          <limit name="max_message_size">134217728</limit>
-          <limit name="max_message_unix_fds">16</limit>
-          <limit name="service_start_timeout">120000</limit>
-          <limit name="auth_timeout">240000</limit>
-          <limit name="max_completed_connections">100000</limit>
-          <limit name="max_incomplete_connections">10000</limit>
-          <limit name="max_connections_per_user">100000</limit>
-          <limit name="max_pending_service_starts">10000</limit>
-          <limit name="max_names_per_connection">50000</limit>
-          <limit name="max_match_rules_per_connection">50000</limit>
-          <limit name="max_replies_per_connection">50000</limit>
+        \(limits.map { "  <limit name=\"\($0.name)\">\($0.value)</limit>" }.joined(separator: "\n"))
         </busconfig>
         """
     }

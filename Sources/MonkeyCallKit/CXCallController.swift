@@ -57,7 +57,7 @@ public final class CXCallController: @unchecked Sendable {
     public func request(_ transaction: CXTransaction) async throws {
         guard let link else { throw linkError ?? CXError.serviceNotRunning }
         await link.registrationsSettled()
-        let actions = transaction.actions.map { ActionValue(kind: $0.apiKind, args: $0.apiArguments) }
+        let actions = transaction.actions.map(ActionCoding.value)
         do {
             let id = try await link.connection.call(Telephony1.CallController.requestTransaction, destination: Telephony1.busName,
                                                     path: Telephony1.rootPath, actions)

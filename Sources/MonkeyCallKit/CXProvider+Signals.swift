@@ -21,7 +21,7 @@ extension CXProvider {
         case API.didBegin.name:
             deliverBegin()
         case API.performAction.name:
-            guard let action = ActionDecoding.action(arguments) else { return }
+            guard let action = ActionCoding.action(arguments) else { return }
             action.performer = self
             pendingActions[action.uuid] = action
             deliver { $0.dispatch(action, from: self) }

@@ -224,24 +224,14 @@ final class Screening: @unchecked Sendable {
     /// Applies the provider's open update and saves it on `storage`; `done` runs on the service
     /// queue once it is the provider's directory (or with the error, the directory unchanged).
     func completeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
-        guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
-        let completion: DirectoryCompletion
-        do {
-            completion = try store.beginCompletion(providerName: providerName)
-        } catch {
-            return done(.failure(error))
-        }
-        storage.async { [self] in
-            let result = Result { () throws(DirectoryError) in try completion.run() }
-            queue.async { [self] in
-                do throws(DirectoryError) {
-                    guard let (_, replaced) = try directories?.finishCompletion(completion, result) else { return }
-                    // Unmapping the old file is work too.
-                    if let replaced { storage.async { withExtendedLifetime(replaced) {} } }
-                    done(.success(()))
-                } catch {
-                    done(.failure(error))
-                }
+        writeDirectory(then: done, { store throws(DirectoryError) in try store.beginCompletion(providerName: providerName) }) { [self] completion, result in
+            do throws(DirectoryError) {
+                guard let (_, replaced) = try directories?.finishCompletion(completion, result) else { return }
+                // Unmapping the old file is work too.
+                if let replaced { storage.async { withExtendedLifetime(replaced) {} } }
+                done(.success(()))
+            } catch {
+                done(.failure(error))
             }
         }
     }
@@ -256,35 +246,38 @@ final class Screening: @unchecked Sendable {
     /// Turns a directory on or off at once, and writes the flags on `storage`; `done` runs on the
     /// service queue once they are written (on an error the flag is put back).
     func setDirectoryEnabled(_ enabled: Bool, providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
-        guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
-        let write: DirectoryStore.FlagsWrite
-        do {
-            write = try store.changeEnabled(enabled, providerName: providerName)
-        } catch {
-            return done(.failure(error))
-        }
-        storage.async { [self] in
-            let result = Result { () throws(DirectoryError) in try write.run() }
-            queue.async { [self] in
-                if case .failure = result { directories?.undo(write) }
-                done(result)
-            }
+        writeDirectory(then: done, { store throws(DirectoryError) in try store.changeEnabled(enabled, providerName: providerName) }) { [self] write, result in
+            if case .failure = result { directories?.undo(write) }
+            done(result)
         }
     }
 
     /// Forgets a provider's directory at once and deletes its file on `storage`; `done` runs on the
     /// service queue once it is deleted.
     func removeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+        writeDirectory(then: done, { store throws(DirectoryError) in try store.beginRemoval(providerName: providerName) }) { _, result in
+            done(result)
+        }
+    }
+
+    /// The steps of every directory write: `begin` takes the write from the store on the service
+    /// queue (an error goes to `done` at once), its file work runs on `storage`, and `finish` has
+    /// the write and the work's result back on the service queue.
+    private func writeDirectory<Write: DirectoryFileWork>(
+        then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void,
+        _ begin: (DirectoryStore) throws(DirectoryError) -> Write,
+        finish: @escaping @Sendable (Write, Result<Write.Output, DirectoryError>) -> Void
+    ) {
         guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
-        let removal: DirectoryStore.DirectoryRemoval
+        let write: Write
         do {
-            removal = try store.beginRemoval(providerName: providerName)
+            write = try begin(store)
         } catch {
             return done(.failure(error))
         }
         storage.async { [self] in
-            let result = Result { () throws(DirectoryError) in try removal.run() }
-            queue.async { done(result) }
+            let result = Result { () throws(DirectoryError) in try write.run() }
+            queue.async { finish(write, result) }
         }
     }
 
@@ -326,3 +319,13 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+/// The file work of a directory write, which runs on the storage queue.
+protocol DirectoryFileWork: Sendable {
+    associatedtype Output: Sendable
+    func run() throws(DirectoryError) -> Output
+}
+
+extension DirectoryCompletion: DirectoryFileWork {}
+extension DirectoryStore.FlagsWrite: DirectoryFileWork {}
+extension DirectoryStore.DirectoryRemoval: DirectoryFileWork {}

@@ -87,83 +87,81 @@ enum HandleType: String, ExpressibleByArgument, CaseIterable {
     case generic, phoneNumber = "phone-number", emailAddress = "email-address"
 }
 
-/// The commands that act on one call, optionally named by UUID.
-protocol CallCommand: AsyncParsableCommand {
-    var bus: BusOptions { get }
-    var uuid: String? { get }
-    static var purpose: String { get }
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool
-    func act(on uuid: String, _ client: ServiceClient) async throws
-}
+/// What the commands that act on one call do: `monkeycall answer`, `decline`, `end`, `hold`,
+/// `resume`, `mute` and `unmute`.
+enum CallAction: String {
+    case answer, decline, end, hold, resume, mute, unmute
 
-extension CallCommand {
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool { true }
-    func run() async throws {
-        let client = try await ServiceClient(bus)
-        let uuid = try await client.resolveCall(uuid, purpose: Self.purpose, filter: Self.fits)
-        try await act(on: uuid, client)
+    var abstract: String {
+        switch self {
+        case .answer: "Answer a ringing call."
+        case .decline: "Decline a ringing call."
+        case .end: "End (or decline) a call."
+        case .hold: "Put a call on hold."
+        case .resume: "Take a call off hold."
+        case .mute: "Mute a call's microphone."
+        case .unmute: "Unmute a call's microphone."
+        }
+    }
+
+    /// The state of the calls the action is for (nil: any call): with the UUID left out, it acts on
+    /// the one call in that state.
+    var state: String? {
+        switch self {
+        case .answer, .decline: "ringing"
+        case .hold: "active"
+        case .resume: "held"
+        case .end, .mute, .unmute: nil
+        }
+    }
+
+    /// The help of the `<uuid>` argument: when it may be left out.
+    var uuidHelp: String {
+        let when = switch state {
+        case "ringing": "one call rings"
+        case let state?: "one call is \(state)"
+        case nil: "there is one"
+        }
+        return "The call; may be left out when \(when)."
+    }
+
+    func perform(on uuid: String, _ client: ServiceClient) async throws {
+        switch self {
+        case .answer: try await client.call(Telephony1.CallController.answerCall, uuid)
+        case .decline, .end: try await client.call(Telephony1.CallController.endCall, uuid)
+        case .hold, .resume: try await client.call(Telephony1.CallController.setHeld, uuid, self == .hold)
+        case .mute, .unmute: try await client.call(Telephony1.CallController.setMuted, uuid, self == .mute)
+        }
     }
 }
 
-struct Answer: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Answer a ringing call.")
-    static let purpose = "answer"
+/// A command that acts on one call, optionally named by UUID: one type a `CallAction`, as
+/// ArgumentParser has a type a subcommand.
+struct CallCommand<Action: CallActionType>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Action.action.rawValue, abstract: Action.action.abstract)
+    }
+
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when one call rings.", completion: .custom(Completion.calls)) var uuid: String?
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "ringing" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.answerCall, uuid) }
+    @Argument(help: ArgumentHelp(Action.action.uuidHelp), completion: .custom(Completion.calls)) var uuid: String?
+
+    func run() async throws {
+        let client = try await ServiceClient(bus)
+        let state = Action.action.state
+        let uuid = try await client.resolveCall(uuid, purpose: Action.action.rawValue) { state == nil || $0.state == state }
+        try await Action.action.perform(on: uuid, client)
+    }
 }
 
-struct Decline: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Decline a ringing call.")
-    static let purpose = "decline"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when one call rings.", completion: .custom(Completion.calls)) var uuid: String?
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "ringing" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.endCall, uuid) }
-}
-
-struct End: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "End (or decline) a call.")
-    static let purpose = "end"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when there is one.", completion: .custom(Completion.calls)) var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.endCall, uuid) }
-}
-
-struct Hold: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Put a call on hold.")
-    static let purpose = "hold"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when one call is active.", completion: .custom(Completion.calls)) var uuid: String?
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "active" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setHeld, uuid, true) }
-}
-
-struct Resume: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Take a call off hold.")
-    static let purpose = "resume"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when one call is held.", completion: .custom(Completion.calls)) var uuid: String?
-    static func fits(_ call: ServiceClient.CallInfo) -> Bool { call.state == "held" }
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setHeld, uuid, false) }
-}
-
-struct Mute: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Mute a call's microphone.")
-    static let purpose = "mute"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when there is one.", completion: .custom(Completion.calls)) var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, true) }
-}
-
-struct Unmute: CallCommand {
-    static let configuration = CommandConfiguration(abstract: "Unmute a call's microphone.")
-    static let purpose = "unmute"
-    @OptionGroup var bus: BusOptions
-    @Argument(help: "The call; may be left out when there is one.", completion: .custom(Completion.calls)) var uuid: String?
-    func act(on uuid: String, _ client: ServiceClient) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, false) }
-}
+/// The types that name the actions, one a subcommand: `CallCommand<Answer>` is `monkeycall answer`.
+protocol CallActionType { static var action: CallAction { get } }
+enum Answer: CallActionType { static let action = CallAction.answer }
+enum Decline: CallActionType { static let action = CallAction.decline }
+enum End: CallActionType { static let action = CallAction.end }
+enum Hold: CallActionType { static let action = CallAction.hold }
+enum Resume: CallActionType { static let action = CallAction.resume }
+enum Mute: CallActionType { static let action = CallAction.mute }
+enum Unmute: CallActionType { static let action = CallAction.unmute }
 
 struct DTMF: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "dtmf", abstract: "Play DTMF tones on a call.")

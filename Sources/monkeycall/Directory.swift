@@ -30,21 +30,26 @@ struct Directory: AsyncParsableCommand {
         }
     }
 
+    /// The `<provider>` argument of `disable` and `remove`.
+    struct App: ParsableArguments {
+        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+    }
+
     struct Disable: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop using an app's directory.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+        @OptionGroup var app: App
         func run() async throws {
-            try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, provider, false)
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.setDirectoryEnabled, app.provider, false)
         }
     }
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete an app's directory; the app may give a new one.")
         @OptionGroup var bus: BusOptions
-        @Argument(help: "The app's name.", completion: .custom(Completion.directories)) var provider: String
+        @OptionGroup var app: App
         func run() async throws {
-            try await ServiceClient(bus).call(Telephony1.CallDirectory.removeDirectory, provider)
+            try await ServiceClient(bus).call(Telephony1.CallDirectory.removeDirectory, app.provider)
         }
     }
 

@@ -11,7 +11,8 @@ struct MonkeyCall: AsyncParsableCommand {
         version: Release.description(of: "monkeycall"),
         subcommands: [
             Status.self, Calls.self, Providers.self, Watch.self, Dial.self, Open.self,
-            Answer.self, Decline.self, End.self, Hold.self, Resume.self, Mute.self, Unmute.self, DTMF.self,
+            CallCommand<Answer>.self, CallCommand<Decline>.self, CallCommand<End>.self, CallCommand<Hold>.self,
+            CallCommand<Resume>.self, CallCommand<Mute>.self, CallCommand<Unmute>.self, DTMF.self,
             Recents.self, CallBack.self, Favorites.self, DND.self, Block.self, Identify.self, Directory.self, Links.self,
         ]
     )

@@ -10,16 +10,17 @@ struct Open: AsyncParsableCommand {
     @Argument(help: "The link, e.g. monkeycall://alice or tel:+1-555-0123.") var url: String
 
     func run() async throws {
-        let client = try await ServiceClient(bus)
+        // The connection itself: the error's D-Bus name says what to tell the user.
+        let connection = try await ServiceClient(bus).connection
         do {
-            let uuid = try await client.connection.call(Telephony1.Manager.openURL, destination: Telephony1.busName, path: Telephony1.rootPath, url)
+            let uuid = try await connection.call(Telephony1.Manager.openURL, destination: Telephony1.busName, path: Telephony1.rootPath, url)
             print(Output.clean(uuid))
         } catch let error as DBusError where error.name == APIError.noProvider.rawValue {
             // In the words of apps and links (the service's message speaks to developers, of URLSchemes).
             let scheme = Output.clean(String(url.prefix { $0 != ":" }).lowercased())
             let message = "no app for \(scheme): links is running"
             // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
-            await notify(summary: "No app can make this call", body: message + ".", on: client.connection)
+            await notify(summary: "No app can make this call", body: message + ".", on: connection)
             throw CLIError("\(message); start the app that handles these links and try again")
         } catch let error as DBusError {
             throw CLIError(error)

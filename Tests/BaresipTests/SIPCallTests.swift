@@ -22,8 +22,7 @@ struct SIPCallTests {
         #expect(await rig.waitFor(uuid, state: "active"))
 
         rig.remote.send(.hangup)
-        #expect(await rig.waitFor(uuid, state: "ended"))
-        let entry = try #require(await rig.recentsEntry(uuid))
+        let entry = try await rig.endedEntry(uuid)
         #expect(entry[Telephony1.Key.endReason] == .string("remote-ended"), "\(entry)")
         #expect(entry[Telephony1.Key.status] == .string("answered"), "\(entry)")
     }
@@ -51,8 +50,7 @@ struct SIPCallTests {
         try rig.notifications.invoke(ringing.id, "decline")
         let closed = try #require(await rig.remote.next("CALL_CLOSED"))
         #expect(closed.param?.hasPrefix("486") == true, "\(closed)")
-        #expect(await rig.waitFor(uuid, state: "ended"))
-        let entry = try #require(await rig.recentsEntry(uuid))
+        let entry = try await rig.endedEntry(uuid)
         #expect(entry[Telephony1.Key.status] == .string("declined"), "\(entry)")
     }
 
@@ -82,8 +80,7 @@ struct SIPCallTests {
         let uuid = try await rig.ok("dial", rig.remote.uri)
         #expect(await rig.remote.next("CALL_INCOMING") != nil)
         rig.remote.send(.hangup)
-        #expect(await rig.waitFor(uuid, state: "ended"))
-        let entry = try #require(await rig.recentsEntry(uuid))
+        let entry = try await rig.endedEntry(uuid)
         #expect(entry[Telephony1.Key.endReason] == .string("failed"), "\(entry)")
     }
 
@@ -152,12 +149,8 @@ struct SIPCallTests {
         rig.bridge?.kill()
         #expect(await rig.waitFor(uuid, state: "ended"))
         try await rig.startBridge()
-        let again = try #require(await rig.nextCall(), "\(rig.bridge?.output ?? "")")
-        #expect(again.properties["Handle"] == .string(rig.remote.uri))
-        #expect(await rig.waitFor(again.uuid, state: "active"), "\(rig.bridge?.output ?? "")")
-        try await rig.ok("end", again.uuid)
-        #expect(await rig.remote.next("CALL_CLOSED") != nil)
-        #expect(await rig.waitFor(again.uuid, state: "ended"))
+        let again = try await rig.hangUpCallReportedAgain()
+        #expect(await rig.waitFor(again, state: "ended"))
     }
 
     @Test("a call on the Python example provider is held when the SIP call is answered")
@@ -207,11 +200,7 @@ struct SIPServiceTests {
         let rig = try await SIPRig()
         _ = try await rig.answeredCall()
         try await rig.restartDaemon()
-        let again = try #require(await rig.nextCall(), "\(rig.bridge?.output ?? "")")
-        #expect(again.properties["Handle"] == .string(rig.remote.uri))
-        #expect(await rig.waitFor(again.uuid, state: "active"), "\(rig.bridge?.output ?? "")")
-        try await rig.ok("end", again.uuid)
-        #expect(await rig.remote.next("CALL_CLOSED") != nil)
+        try await rig.hangUpCallReportedAgain()
     }
 
     @Test("a handle that is no SIP address fails the start action at once (baresip's dial says ok to anything)")

@@ -174,13 +174,13 @@ final class SIPRig: @unchecked Sendable {
 
     /// Runs the monkeycall CLI on the rig's bus.
     func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        try await bus.monkeycall(arguments)
     }
 
     /// Runs the CLI and expects it to succeed; returns its output.
     @discardableResult
     func ok(_ arguments: String...) async throws -> String {
-        let result = try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        let result = try await bus.monkeycall(arguments)
         #expect(result.status == 0, "monkeycall \(arguments.joined(separator: " ")): \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -217,6 +217,24 @@ final class SIPRig: @unchecked Sendable {
 
     func waitFor(_ uuid: String, state: String, timeout: Duration = .seconds(10)) async -> Bool {
         await waitFor(uuid, "State", .string(state), timeout: timeout)
+    }
+
+    /// Expects the call to end, and requires the Recents entry it leaves.
+    func endedEntry(_ uuid: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: DBusValue] {
+        #expect(await waitFor(uuid, state: "ended"), sourceLocation: sourceLocation)
+        return try #require(await recentsEntry(uuid), sourceLocation: sourceLocation)
+    }
+
+    /// After a restart of the bridge or the service: expects the call still up in baresip to be
+    /// reported again, connected, and to end on the remote with `monkeycall end`; returns its UUID.
+    @discardableResult
+    func hangUpCallReportedAgain(sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let again = try #require(await nextCall(), "\(bridge?.output ?? "")", sourceLocation: sourceLocation)
+        #expect(again.properties["Handle"] == .string(remote.uri), sourceLocation: sourceLocation)
+        #expect(await waitFor(again.uuid, state: "active"), "\(bridge?.output ?? "")", sourceLocation: sourceLocation)
+        try await ok("end", again.uuid)
+        #expect(await remote.next("CALL_CLOSED") != nil, sourceLocation: sourceLocation)
+        return again.uuid
     }
 
     /// The Recents entry written when the call ended.

@@ -30,7 +30,7 @@ final class DemoSetup: @unchecked Sendable {
     }
 
     func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
+        try await bus.monkeycall(arguments)
     }
 }
 

@@ -31,8 +31,7 @@ struct ErrorCodeTests {
 
     @Test("requests: emptyTransaction, unknownCallUUID, callUUIDAlreadyExists, invalidAction, maximumCallGroupsReached")
     func requestErrors() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider { $0.maximumCallGroups = 1 }
+        let (fixture, provider, delegate) = try await KitFixture.withProvider { $0.maximumCallGroups = 1 }
         let controller = try fixture.controller()
         func code(_ body: () async throws -> Void) async -> CXErrorCodeRequestTransactionError.Code? {
             (await caught(body) as? CXErrorCodeRequestTransactionError)?.code
@@ -82,8 +81,7 @@ struct ErrorCodeTests {
 
     @Test("an invalidated provider ends its calls and refuses more reports")
     func invalidate() async throws {
-        let fixture = try await KitFixture()
-        let (provider, _) = try await fixture.provider()
+        let (fixture, provider, _) = try await KitFixture.withProvider()
         let uuid = UUID()
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         provider.invalidate()
@@ -102,8 +100,7 @@ final class EventBufferBox: Sendable {
 struct RegistrationLostTests {
     @Test("the service drops the provider: providerDidReset, a new registration, providerDidBegin")
     func registrationLost() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider()
         let path = try await provider.registeredPath()
         let service = try #require(fixture.service)
         let id = try #require(Telephony1.providerID(from: path))
@@ -119,8 +116,7 @@ struct RegistrationLostTests {
 struct BusLostTests {
     @Test("the provider hears providerDidReset and later calls fail with a CXError")
     func busLost() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider()
         fixture.bus.stop()
         #expect(await delegate.waitFor("reset"))
         let error = await caught { try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate()) }

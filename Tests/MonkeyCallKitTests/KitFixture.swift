@@ -76,6 +76,14 @@ final class KitFixture: @unchecked Sendable {
         return (provider, delegate)
     }
 
+    /// A new fixture and a provider registered on it: how most tests begin.
+    static func withProvider(manualClock: Bool = false,
+                             configure: (CXProviderConfiguration) -> Void = { _ in }) async throws -> (KitFixture, CXProvider, RecordingDelegate) {
+        let fixture = try await KitFixture(manualClock: manualClock)
+        let (provider, delegate) = try await fixture.provider(configure: configure)
+        return (fixture, provider, delegate)
+    }
+
     /// A controller in this process, or with `ownConnection`, as another process would have it.
     func controller(ownConnection: Bool = false) throws -> CXCallController {
         CXCallController(link: ownConnection ? try ServiceLink(address: bus.address) : link, error: nil, queue: nil)

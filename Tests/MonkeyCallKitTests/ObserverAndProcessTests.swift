@@ -9,8 +9,7 @@ import Testing
 struct ObserverAndProcessTests {
     @Test("the observer hears a call ring, connect, hold and end, and lists the live calls")
     func observer() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider()
         let controller = try fixture.controller()
         let recorder = RecordingObserver()
         controller.callObserver.setDelegate(recorder, queue: nil)
@@ -41,8 +40,7 @@ struct ObserverAndProcessTests {
 
     @Test("a controller in another process starts a call that reaches this process's provider")
     func twoProcesses() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider()
         let elsewhere = try fixture.controller(ownConnection: true)
         let recorder = RecordingObserver()
         elsewhere.callObserver.setDelegate(recorder, queue: nil)

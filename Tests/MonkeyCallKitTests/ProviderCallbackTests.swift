@@ -41,8 +41,7 @@ struct ProviderCallbackTests {
 
     @Test("outgoing call: start with its fields, connecting, connected; held, muted, DTMF reach the delegate")
     func outgoingAndCallActions() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider { $0.supportsVideo = true }
+        let (fixture, provider, delegate) = try await KitFixture.withProvider { $0.supportsVideo = true }
         let controller = try fixture.controller()
         let uuid = UUID()
         let start = CXStartCallAction(call: uuid, handle: CXHandle(type: .emailAddress, value: "carol@example.org"))
@@ -85,8 +84,7 @@ struct ProviderCallbackTests {
 
     @Test("two grouping calls: the set-group action names the other call")
     func group() async throws {
-        let fixture = try await KitFixture()
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider()
         let controller = try fixture.controller()
         var calls: [UUID] = []
         for handle in ["a", "b"] {
@@ -108,8 +106,7 @@ struct ProviderCallbackTests {
 
     @Test("an action left alone times out: the delegate hears it, and fulfilling it later does nothing")
     func timedOut() async throws {
-        let fixture = try await KitFixture(manualClock: true)
-        let (provider, delegate) = try await fixture.provider()
+        let (fixture, provider, delegate) = try await KitFixture.withProvider(manualClock: true)
         delegate.mode = .keep
         let controller = try fixture.controller()
         let uuid = UUID()

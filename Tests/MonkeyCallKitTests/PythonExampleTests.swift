@@ -10,9 +10,6 @@ struct PythonExampleTests {
     func pythonProvider() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        func cli(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-            try await ChildProcess.run(BuiltProducts.path("monkeycall"), arguments, environment: bus.environment)
-        }
         let daemon = try await bus.startMonkeycalld()
         defer { daemon.kill() }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -22,19 +19,19 @@ struct PythonExampleTests {
         #expect(await app.waitForOutput(containing: "began"), "\(app.output)")
         #expect(await app.waitForOutput(containing: "ringing"), "\(app.output)")
 
-        let answer = try await cli("answer")
+        let answer = try await bus.monkeycall(["answer"])
         #expect(answer.status == 0, "\(answer.stderr)")
         #expect(await app.waitForOutput(containing: "action answer"), "\(app.output)")
         #expect(await app.waitForOutput(containing: "audio on"))
 
-        let dial = try await cli("dial", "alice")
+        let dial = try await bus.monkeycall(["dial", "alice"])
         #expect(dial.status == 0, "\(dial.stderr)")
         let outgoing = dial.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(await app.waitForOutput(containing: "action start \(outgoing)"), "\(app.output)")
         #expect(await app.waitForOutput(containing: "connected \(outgoing)"), "\(app.output)")
-        let calls = try await cli("calls")
+        let calls = try await bus.monkeycall(["calls"])
         #expect(calls.stdout.contains("\(outgoing)\tactive\toutgoing\tPyPhone\talice"), "\(calls.stdout)")
-        #expect(try await cli("end", outgoing).status == 0)
+        #expect(try await bus.monkeycall(["end", outgoing]).status == 0)
         #expect(await app.waitForOutput(containing: "action end \(outgoing)"))
 
         daemon.kill()

@@ -5,20 +5,23 @@ import MonkeyCallAPI
 @testable import MonkeyCallKit
 import Testing
 
-@Suite("MonkeyCallKit when the real monkeycalld is killed and restarted")
-struct RestartTests {
+@Suite("MonkeyCallKit and the real monkeycalld: killed and restarted, or started by D-Bus activation")
+final class RestartTests {
+    /// Each test's own bus, stopped when the test is done.
+    private let bus: PrivateBus
     /// Recents and call directories live with the bus, and so survive its daemons.
-    private func database(_ bus: PrivateBus) -> String { bus.directory.appendingPathComponent("monkeycall.sqlite").path }
+    private var database: String { bus.directory.appendingPathComponent("monkeycall.sqlite").path }
 
-    private func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        try await bus.startMonkeycalld(["--database", database(bus)])
+    init() async throws { bus = try await PrivateBus.start() }
+    deinit { bus.stop() }
+
+    private func startDaemon() async throws -> ChildProcess {
+        try await bus.startMonkeycalld(["--database", database])
     }
 
     @Test("a delegate set after the service has said DidBegin still hears providerDidBegin")
     func lateDelegateHearsBegin() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let daemon = try await startDaemon(bus)
+        let daemon = try await startDaemon()
         defer { daemon.kill() }
         let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Late"), link: try ServiceLink(address: bus.address))
         // Time for the registration to finish first, as on a loaded machine it did
@@ -31,9 +34,7 @@ struct RestartTests {
 
     @Test("SIGKILL with a call live: the provider hears providerDidReset, registers again by itself and hears providerDidBegin; the observer sees the call end; Recents and call directories are intact")
     func killAndRestart() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let first = try await startDaemon(bus)
+        let first = try await startDaemon()
         defer { first.kill() }
         let link = try ServiceLink(address: bus.address)
         let configuration = CXProviderConfiguration(localizedName: "Survivor")
@@ -73,7 +74,7 @@ struct RestartTests {
         let refused = await caught { try await controller.requestTransaction(with: CXEndCallAction(call: uuid)) }
         #expect((refused as? CXError)?.code == .serviceNotRunning, "\(String(describing: refused))")
 
-        let second = try await startDaemon(bus)
+        let second = try await startDaemon()
         defer { second.kill() }
         #expect(await delegate.waitFor("began"))
         // Registered again with the same configuration.
@@ -95,24 +96,13 @@ struct RestartTests {
         let identified = try await link.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "Identify", [.string("+1 (408) 555-5555")])
         #expect(identified == [.string("Survivor Support"), .bool(false)])
         let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-                                                                    database(bus)])
+                                                                    database])
         #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(check.stderr)")
     }
-}
 
-@Suite("MonkeyCallKit and D-Bus activation")
-struct ActivationTests {
     @Test("where monkeycalld is installed for activation, a new provider starts it")
     func activation() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let serviceFile = """
-            [D-BUS Service]
-            Name=\(Telephony1.busName)
-            Exec=\(BuiltProducts.path("monkeycalld")) --address \(bus.address)
-
-            """
-        try serviceFile.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
+        try bus.installForActivation(Telephony1.busName, "monkeycalld", ["--address", bus.address])
         let link = try ServiceLink(address: bus.address)
         // The bus reads its service folder again.
         try await link.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",

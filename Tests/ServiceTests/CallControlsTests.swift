@@ -19,6 +19,15 @@ struct CallControlsTests {
         return (uuid, ringing, ongoing)
     }
 
+    /// Alice's call to Monkey on a rig of its own, answered from its notification; `body` has the
+    /// rig's notification server and app, the call's UUID and the ongoing notification.
+    static func withAnsweredCall(_ body: (NotificationServer, TestProvider, String, NotificationServer.Notification) async throws -> Void) async throws {
+        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", monkey)
+        defer { withExtendedLifetime(daemon) {} }
+        let (uuid, _, ongoing) = try await answeredCall(daemon, server, app)
+        try await body(server, app, uuid, ongoing)
+    }
+
     /// An app with a desktop entry and an icon.
     static let monkey: [String: DBusValue] = ["DesktopEntry": .string("org.example.Monkey"), "IconName": .string("call-start")]
 
@@ -66,53 +75,52 @@ struct CallControlsTests {
 
     @Test("Mute/Unmute and Hold/Resume are the matching actions and replace the notification in place")
     func muteAndHold() async throws {
-        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
-        let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
+        try await Self.withAnsweredCall { server, app, uuid, ongoing in
+            try server.invoke(ongoing.id, "mute")
+            let mute = try await app.perform("set-muted")
+            #expect(mute.call == uuid && mute.args["Muted"] == .bool(true))
+            let muted = try #require(await server.notified.next { $0.body.hasSuffix("\nmuted") })
+            #expect(muted.replacesID == ongoing.id && Self.ids(muted) == ["hang-up", "unmute", "hold", "show-app"])
 
-        try server.invoke(ongoing.id, "mute")
-        let mute = try await app.perform("set-muted")
-        #expect(mute.call == uuid && mute.args["Muted"] == .bool(true))
-        let muted = try #require(await server.notified.next { $0.body.hasSuffix("\nmuted") })
-        #expect(muted.replacesID == ongoing.id && Self.ids(muted) == ["hang-up", "unmute", "hold", "show-app"])
+            try server.invoke(ongoing.id, "unmute")
+            #expect(try await app.perform("set-muted").args["Muted"] == .bool(false))
+            let unmuted = try #require(await server.notified.next { !$0.body.hasSuffix("muted") })
+            #expect(unmuted.replacesID == ongoing.id)
 
-        try server.invoke(ongoing.id, "unmute")
-        #expect(try await app.perform("set-muted").args["Muted"] == .bool(false))
-        let unmuted = try #require(await server.notified.next { !$0.body.hasSuffix("muted") })
-        #expect(unmuted.replacesID == ongoing.id)
+            try server.invoke(ongoing.id, "hold")
+            #expect(try await app.perform("set-held").args["OnHold"] == .bool(true))
+            let held = try #require(await server.notified.next { $0.summary == "Alice — on hold" })
+            #expect(held.replacesID == ongoing.id && Self.ids(held) == ["hang-up", "mute", "resume", "show-app"])
 
-        try server.invoke(ongoing.id, "hold")
-        #expect(try await app.perform("set-held").args["OnHold"] == .bool(true))
-        let held = try #require(await server.notified.next { $0.summary == "Alice — on hold" })
-        #expect(held.replacesID == ongoing.id && Self.ids(held) == ["hang-up", "mute", "resume", "show-app"])
-
-        try server.invoke(ongoing.id, "resume")
-        #expect(try await app.perform("set-held").args["OnHold"] == .bool(false))
-        let resumed = try #require(await server.notified.next { $0.summary == "Call with Alice" })
-        #expect(resumed.replacesID == ongoing.id)
+            try server.invoke(ongoing.id, "resume")
+            #expect(try await app.perform("set-held").args["OnHold"] == .bool(false))
+            let resumed = try #require(await server.notified.next { $0.summary == "Call with Alice" })
+            #expect(resumed.replacesID == ongoing.id)
+        }
     }
 
     @Test("Hang Up ends the call; Call ended · M:SS replaces the notification and expires after 5 s")
     func hangUp() async throws {
-        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
-        let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
-        try server.invoke(ongoing.id, "hang-up")
-        let end = try await app.perform("end")
-        #expect(end.call == uuid)
-        let ended = try #require(await server.notified.next { $0.summary.hasPrefix("Call ended") })
-        #expect(ended.summary.wholeMatch(of: /Call ended · 0:0\d/) != nil, "\(ended.summary)")
-        #expect(ended.replacesID == ongoing.id)
-        #expect(ended.hints["category"] == .string("call.ended"))
-        #expect(ended.timeout == 5000)
-        #expect(ended.actions.isEmpty)
+        try await Self.withAnsweredCall { server, app, uuid, ongoing in
+            try server.invoke(ongoing.id, "hang-up")
+            let end = try await app.perform("end")
+            #expect(end.call == uuid)
+            let ended = try #require(await server.notified.next { $0.summary.hasPrefix("Call ended") })
+            #expect(ended.summary.wholeMatch(of: /Call ended · 0:0\d/) != nil, "\(ended.summary)")
+            #expect(ended.replacesID == ongoing.id)
+            #expect(ended.hints["category"] == .string("call.ended"))
+            #expect(ended.timeout == 5000)
+            #expect(ended.actions.isEmpty)
+        }
     }
 
     @Test("Open APP reaches the provider as DidRequestShowApp")
     func showApp() async throws {
-        let (daemon, server, app) = try await NotificationRig.start(app: "Monkey", Self.monkey)
-        let (uuid, _, ongoing) = try await Self.answeredCall(daemon, server, app)
-        try server.invoke(ongoing.id, "show-app")
-        let signal = try #require(await app.signals.next("DidRequestShowApp"))
-        #expect(try signal.arguments() == [.string(uuid)])
+        try await Self.withAnsweredCall { server, app, uuid, ongoing in
+            try server.invoke(ongoing.id, "show-app")
+            let signal = try #require(await app.signals.next("DidRequestShowApp"))
+            #expect(try signal.arguments() == [.string(uuid)])
+        }
     }
 
     @Test("the notification closes when a call that never connected ends; a declined call leaves no Call ended")

@@ -269,7 +269,7 @@ struct DaemonEndToEndTests {
     @Test("the CLI says so when no service runs")
     func noService() async throws {
         let bus = try await PrivateBus.start()
-        let status = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["status"], environment: bus.environment)
+        let status = try await bus.monkeycall(["status"])
         #expect(status.status != 0)
         #expect(status.stderr.contains("not running"), "\(status.stderr)")
     }

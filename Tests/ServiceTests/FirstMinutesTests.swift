@@ -47,12 +47,7 @@ struct FirstMinutesTests {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
         // Installed (a service file the bus reads), not running.
-        let service = """
-            [D-BUS Service]
-            Name=\(Telephony1.busName)
-            Exec=\(BuiltProducts.path("monkeycalld")) --no-inhibit-sleep --database \(bus.directory.appendingPathComponent("monkeycall.sqlite").path)
-            """
-        try service.write(to: bus.servicesDirectory.appendingPathComponent("\(Telephony1.busName).service"), atomically: true, encoding: .utf8)
+        try bus.installForActivation(Telephony1.busName, "monkeycalld", ["--no-inhibit-sleep", "--database", bus.directory.appendingPathComponent("monkeycall.sqlite").path])
         let script = Self.root.appendingPathComponent("examples/python-provider.py").path
         let app = try ChildProcess("/usr/bin/python3", [script], environment: bus.environment)
         defer { app.kill() }
@@ -60,7 +55,7 @@ struct FirstMinutesTests {
         #expect(await app.waitForOutput(containing: "began"), "\(app.output)")
 
         let notifications = try await NotificationServer(address: bus.address)
-        let link = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["open", "monkeycall://alice"], environment: bus.environment)
+        let link = try await bus.monkeycall(["open", "monkeycall://alice"])
         #expect(link.status == 0, "\(link.stderr)")
         try await notifications.confirmLink()
         #expect(await app.waitForOutput(containing: "action start"), "\(app.output)")

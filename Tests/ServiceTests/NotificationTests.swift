@@ -21,6 +21,21 @@ struct NotificationTests {
         try await body(server, try await TestProvider(bus: daemon.bus, name: name, configuration: configuration))
     }
 
+    /// Alice calls and is answered on the notification (without the call controls): Answer reaches
+    /// the app for her call, and the notification closes. Returns her call's UUID.
+    @discardableResult
+    static func answerOnNotification(_ server: NotificationServer, _ app: TestProvider,
+                                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let uuid = try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next(), sourceLocation: sourceLocation)
+        try server.invoke(shown.id, "answer")
+        let answer = try #require(await app.nextAction("answer"), sourceLocation: sourceLocation)
+        #expect(answer.call == uuid, sourceLocation: sourceLocation)
+        try await app.fulfill(answer)
+        #expect(await server.closed.next() == shown.id, sourceLocation: sourceLocation)
+        return uuid
+    }
+
     static func actionIDs(_ notification: NotificationServer.Notification) -> [String] {
         stride(from: 0, to: notification.actions.count, by: 2).map { notification.actions[$0] }
     }
@@ -83,24 +98,14 @@ struct NotificationTests {
     func answerFromNotification() async throws {
         // Without the call controls, which would take the notification over in place.
         try await Self.ringing(["--no-call-controls"]) { server, app in
-            let uuid = try await app.reportIncoming("alice")
-            let shown = try #require(await server.notified.next())
-            try server.invoke(shown.id, "answer")
-            let answer = try #require(await app.nextAction("answer"))
-            #expect(answer.call == uuid)
-            try await app.fulfill(answer)
-            #expect(await server.closed.next() == shown.id)
+            try await Self.answerOnNotification(server, app)
         }
     }
 
     @Test("a second call while one is active offers Hold & Answer and End & Answer; End & Answer ends the first")
     func secondCall() async throws {
         try await Self.ringing(["--no-call-controls"]) { server, app in
-            let first = try await app.reportIncoming("alice")
-            let firstShown = try #require(await server.notified.next())
-            try server.invoke(firstShown.id, "answer")
-            try await app.perform("answer")
-            #expect(await server.closed.next() == firstShown.id)
+            let first = try await Self.answerOnNotification(server, app)
 
             let second = try await app.reportIncoming("bob")
             let shown = try #require(await server.notified.next())

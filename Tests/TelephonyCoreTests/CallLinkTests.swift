@@ -1,29 +1,34 @@
 import Testing
 @testable import TelephonyCore
 
+/// The link expected from a text: its scheme, and the handle's value and type.
+private func link(_ scheme: String, _ value: String, _ type: HandleType = .generic, video: Bool = false) -> CallLink {
+    CallLink(scheme: scheme, handle: Handle(type: type, value: value), video: video)
+}
+
 @Suite("monkeycall:, tel: and sip: links")
 struct CallLinkTests {
     @Test(arguments: [
-        ("monkeycall://alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
-        ("monkeycall:alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
-        ("MonkeyCall://alice/", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
+        ("monkeycall://alice", link("monkeycall", "alice")),
+        ("monkeycall:alice", link("monkeycall", "alice")),
+        ("MonkeyCall://alice/", link("monkeycall", "alice")),
         // An empty host, as in file:///.
-        ("monkeycall:///alice", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"))),
-        ("monkeycall://alice?video=1", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "alice"), video: true)),
-        ("monkeycall:bob?foo=bar&video=true", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"), video: true)),
-        ("monkeycall:bob?video=0", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "bob"))),
-        ("monkeycall:+1%20555%20123", CallLink(scheme: "monkeycall", handle: Handle(type: .phoneNumber, value: "+1 555 123"))),
-        ("monkeycall:alice%40example.org", CallLink(scheme: "monkeycall", handle: Handle(type: .emailAddress, value: "alice@example.org"))),
-        ("monkeycall:J%C3%BCrgen", CallLink(scheme: "monkeycall", handle: Handle(type: .generic, value: "Jürgen"))),
-        ("tel:+1-201-555-0123", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+12015550123"))),
-        ("tel:+1(201)555.0123;ext=22", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+12015550123"))),
-        ("TEL:7042;phone-context=example.com", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "7042"))),
-        ("sip:bob@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:bob@example.org"))),
-        ("SIPS:bob@example.org:5061;transport=tls?subject=hi", CallLink(scheme: "sips", handle: Handle(type: .generic, value: "sips:bob@example.org:5061;transport=tls"))),
+        ("monkeycall:///alice", link("monkeycall", "alice")),
+        ("monkeycall://alice?video=1", link("monkeycall", "alice", video: true)),
+        ("monkeycall:bob?foo=bar&video=true", link("monkeycall", "bob", video: true)),
+        ("monkeycall:bob?video=0", link("monkeycall", "bob")),
+        ("monkeycall:+1%20555%20123", link("monkeycall", "+1 555 123", .phoneNumber)),
+        ("monkeycall:alice%40example.org", link("monkeycall", "alice@example.org", .emailAddress)),
+        ("monkeycall:J%C3%BCrgen", link("monkeycall", "Jürgen")),
+        ("tel:+1-201-555-0123", link("tel", "+12015550123", .phoneNumber)),
+        ("tel:+1(201)555.0123;ext=22", link("tel", "+12015550123", .phoneNumber)),
+        ("TEL:7042;phone-context=example.com", link("tel", "7042", .phoneNumber)),
+        ("sip:bob@example.org", link("sip", "sip:bob@example.org")),
+        ("SIPS:bob@example.org:5061;transport=tls?subject=hi", link("sips", "sips:bob@example.org:5061;transport=tls")),
         // callto: a number goes as tel: would; a name to the app that declared callto.
-        ("callto:+1 (408) 555-0123", CallLink(scheme: "tel", handle: Handle(type: .phoneNumber, value: "+14085550123"))),
-        ("callto://alice.smith?call", CallLink(scheme: "callto", handle: Handle(type: .generic, value: "alice.smith"))),
-        ("sip:%2B15550123@example.org", CallLink(scheme: "sip", handle: Handle(type: .generic, value: "sip:+15550123@example.org"))),
+        ("callto:+1 (408) 555-0123", link("tel", "+14085550123", .phoneNumber)),
+        ("callto://alice.smith?call", link("callto", "alice.smith")),
+        ("sip:%2B15550123@example.org", link("sip", "sip:+15550123@example.org")),
     ])
     func parses(_ text: String, _ expected: CallLink) throws {
         #expect(try CallLink(parsing: text) == expected)

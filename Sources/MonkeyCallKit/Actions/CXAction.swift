@@ -8,7 +8,7 @@ import Foundation
 /// that already timed out.
 public class CXAction: @unchecked Sendable, CustomStringConvertible {
     /// A new action's own; an action the service sends gets the service's
-    /// (`ActionDecoding`), before it is handed to anyone.
+    /// (`ActionCoding`), before it is handed to anyone.
     public internal(set) var uuid = UUID()
     private let lock = NSLock()
     private var complete = false
@@ -46,10 +46,6 @@ public class CXAction: @unchecked Sendable, CustomStringConvertible {
         performer?.complete(self, fulfilled: fulfilled, at: date)
     }
 
-    /// The API's kind (`start`, `answer`, …) and arguments.
-    var apiKind: String { "" }
-    var apiArguments: [String: DBusValue] { [:] }
-
     public var description: String { "\(type(of: self)) \(uuid.uuidString.lowercased())" }
 }
 
@@ -66,8 +62,6 @@ public class CXCallAction: CXAction, @unchecked Sendable {
         self.callUUID = callUUID
         super.init()
     }
-
-    override var apiArguments: [String: DBusValue] { [Telephony1.Key.callUUID: .string(APIValue.uuid(callUUID))] }
 
     override public var description: String { "\(super.description) for call \(callUUID.uuidString.lowercased())" }
 }

@@ -4,6 +4,4 @@ import Foundation
 public final class CXAnswerCallAction: CXCallAction, @unchecked Sendable {
     /// Fulfils the action, noting when the call connected.
     public func fulfill(withDateConnected date: Date) { finish(fulfilled: true, at: date) }
-
-    override var apiKind: String { "answer" }
 }

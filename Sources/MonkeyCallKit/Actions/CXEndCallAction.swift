@@ -4,6 +4,4 @@ import Foundation
 public final class CXEndCallAction: CXCallAction, @unchecked Sendable {
     /// Fulfils the action, noting when the call ended.
     public func fulfill(withDateEnded date: Date) { finish(fulfilled: true, at: date) }
-
-    override var apiKind: String { "end" }
 }

@@ -18,9 +18,4 @@ public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
         self.type = type
         super.init(call: callUUID)
     }
-
-    override var apiKind: String { "play-dtmf" }
-    override var apiArguments: [String: DBusValue] {
-        super.apiArguments.merging([Telephony1.Key.digits: .string(digits), Telephony1.Key.type: .string(type.apiName)]) { $1 }
-    }
 }

@@ -1,5 +1,3 @@
-import DBus
-import MonkeyCallAPI
 import Foundation
 
 /// Merge a call into another call's group, or take it out of its group
@@ -10,10 +8,5 @@ public final class CXSetGroupCallAction: CXCallAction, @unchecked Sendable {
     public init(call callUUID: UUID, callUUIDToGroupWith: UUID?) {
         self.callUUIDToGroupWith = callUUIDToGroupWith
         super.init(call: callUUID)
-    }
-
-    override var apiKind: String { "set-group" }
-    override var apiArguments: [String: DBusValue] {
-        super.apiArguments.merging([Telephony1.Key.groupWith: .string(callUUIDToGroupWith.map(APIValue.uuid) ?? "")]) { $1 }
     }
 }

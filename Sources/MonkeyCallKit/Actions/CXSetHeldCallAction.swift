@@ -1,5 +1,3 @@
-import DBus
-import MonkeyCallAPI
 import Foundation
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).
@@ -10,7 +8,4 @@ public final class CXSetHeldCallAction: CXCallAction, @unchecked Sendable {
         self.isOnHold = onHold
         super.init(call: callUUID)
     }
-
-    override var apiKind: String { "set-held" }
-    override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.onHold: .bool(isOnHold)]) { $1 } }
 }

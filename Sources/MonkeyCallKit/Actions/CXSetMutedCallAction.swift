@@ -1,5 +1,3 @@
-import DBus
-import MonkeyCallAPI
 import Foundation
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).
@@ -10,7 +8,4 @@ public final class CXSetMutedCallAction: CXCallAction, @unchecked Sendable {
         self.isMuted = muted
         super.init(call: callUUID)
     }
-
-    override var apiKind: String { "set-muted" }
-    override var apiArguments: [String: DBusValue] { super.apiArguments.merging([Telephony1.Key.muted: .bool(isMuted)]) { $1 } }
 }

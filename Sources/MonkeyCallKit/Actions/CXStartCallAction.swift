@@ -1,5 +1,3 @@
-import DBus
-import MonkeyCallAPI
 import Foundation
 
 /// Start an outgoing call (CallKit's `CXStartCallAction`).
@@ -15,14 +13,4 @@ public final class CXStartCallAction: CXCallAction, @unchecked Sendable {
 
     /// Fulfils the action, noting when the call started.
     public func fulfill(withDateStarted date: Date) { finish(fulfilled: true, at: date) }
-
-    override var apiKind: String { "start" }
-    override var apiArguments: [String: DBusValue] {
-        var args = super.apiArguments
-        args[Telephony1.Key.handle] = .string(handle.value)
-        args[Telephony1.Key.handleType] = .string(handle.type.apiName)
-        args[Telephony1.Key.video] = .bool(isVideo)
-        if let contactIdentifier { args[Telephony1.Key.contactIdentifier] = .string(contactIdentifier) }
-        return args
-    }
 }

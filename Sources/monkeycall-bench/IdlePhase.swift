@@ -21,8 +21,9 @@ struct IdleResult {
 /// its threads (voluntary and involuntary, from /proc) over a window with no
 /// call and no client, grouped by what the thread is, and its RSS at the end.
 /// A thread that wakes up to do nothing shows here as switches; libdispatch's
-/// manager thread, which on Linux runs its worker-pool monitor every second
-/// whatever the process does, shows as such.
+/// manager thread, which runs libdispatch's worker-pool monitor every second
+/// once any work has run on a global queue (see `SerialTaskExecutor`), shows
+/// as such.
 enum IdlePhase {
     static func measure(_ daemon: DaemonUnderTest, settle: Duration, window: Duration) async throws -> IdleResult {
         let pid = daemon.pid

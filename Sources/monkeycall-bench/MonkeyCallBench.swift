@@ -153,9 +153,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         let (stall, lock) = try await measureQueue(service, counts)
 
+        progress("idle again: the daemon's threads over \(counts.idleWindow) once the calls have ended")
+        let idleAfterCalls = try await IdlePhase.measure(service, settle: .seconds(6), window: counts.idleWindow)
+
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory)
     }
 

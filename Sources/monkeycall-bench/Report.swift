@@ -9,6 +9,8 @@ struct Report {
     /// "statically" or "dynamically" (DaemonUnderTest.swiftRuntimeLinkage).
     let swiftRuntime: String
     let idle: IdleResult
+    /// The same, once every other phase's calls have ended (before the memory phase).
+    let idleAfterCalls: IdleResult
     let roundTrips: RoundTripResult
     let lifecycles: [LifecycleResult]
     let floor: FloorResult
@@ -19,18 +21,23 @@ struct Report {
     let lock: LockResult
     let memory: MemoryResult
 
-    func render() -> String {
-        var lines = ["MonkeyCall benchmark: \(Self.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                     "daemon: \(daemonPath) (Swift runtime linked \(swiftRuntime))", ""]
-
-        var idling = Table(["idle daemon: threads by kind", "threads", "context switches", "per minute"])
+    /// Context switches of the idle daemon's threads by kind, with its RSS at the end of the window.
+    private static func render(_ idle: IdleResult, title: String, when: String) -> [String] {
+        var idling = Table([title, "threads", "context switches", "per minute"])
         for kind in idle.kinds {
             idling.add([kind.kind, "\(kind.threads)", "\(kind.switches)", fixed(Double(kind.switches) * 60 / idle.window.seconds, 1)])
         }
         idling.add(["all threads", "\(idle.kinds.reduce(0) { $0 + $1.threads })", "\(idle.total)", fixed(idle.perMinute, 1)])
-        lines += idling.render() + ["(over \(fixed(idle.window.seconds, 0)) s with no call and no client, after 6 s settling; target <= 5 per minute;"
-                                    + " threads ended in the window: \(idle.threadsEnded); RSS at its end: \(mebibytes(idle.residentBytes)), target <= 24 MiB)", ""]
+        return idling.render() + ["(over \(fixed(idle.window.seconds, 0)) s \(when); target <= 5 per minute;"
+                                  + " threads ended in the window: \(idle.threadsEnded); RSS at its end: \(mebibytes(idle.residentBytes)), target <= 24 MiB)", ""]
+    }
 
+    func render() -> String {
+        var lines = ["MonkeyCall benchmark: \(Self.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                     "daemon: \(daemonPath) (Swift runtime linked \(swiftRuntime))", ""]
+
+        lines += Self.render(idle, title: "idle daemon: threads by kind", when: "with no call and no client, after 6 s settling")
+        lines += Self.render(idleAfterCalls, title: "idle daemon after the calls", when: "once the calls of the phases above have ended")
         var trips = Table(["round trip", "count", "median µs", "p99 µs"])
         for (name, samples) in [("Peer.Ping", roundTrips.ping), ("Properties.Get(Manager, Version)", roundTrips.get)] {
             trips.add([name, "\(samples.sorted.count)", fixed(samples.median, 1), fixed(samples.percentile(99), 1)])

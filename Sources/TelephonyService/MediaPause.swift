@@ -33,6 +33,12 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     private var statusWatch: Subscription?
     /// The last round of pausing or resuming; the next one waits for it.
     private var lastRound: Task<Void, Never>?
+    /// The players on the bus: each well-known name with its unique owner, followed from
+    /// NameOwnerChanged, so that a call asks the bus nothing when there is no player.
+    private var players: [String: String] = [:]
+    private var playersWatch: Subscription?
+    /// While the players already on the bus are listed: the names that changed meanwhile (their signal wins).
+    private var changedWhileListing: Set<String>?
 
     init(connection: Connection, switchboard: Switchboard, logger: Logger, isEnabled: @escaping () -> Bool) {
         self.connection = connection
@@ -68,6 +74,37 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
         }
     }
 
+    /// Starts following the players on the bus. After `Connection.followNameOwners()`, whose match
+    /// rule already brings every NameOwnerChanged here: this adds no rule of its own.
+    func followPlayers() async {
+        let rule = MatchRule(sender: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName, member: "NameOwnerChanged")
+        let watch = try? await connection.subscribe(rule, local: true) { [weak self] message in self?.nameOwnerChanged(message) }
+        await connection.performOnQueue { self.playersWatch = watch; self.changedWhileListing = [] }
+        var listed: [String: String] = [:]
+        if let reply = try? await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus",
+                                                  interface: Connection.busName, member: "ListNames", timeout: Self.timeout),
+           let names = try? [String](dbusValue: reply.first ?? .array(element: "s", [])) {
+            for name in names where name.hasPrefix(Self.namePrefix) {
+                // A player that left in the meantime simply is not there.
+                if let owner = try? await connection.nameOwner(name) { listed[name] = owner }
+            }
+        }
+        await connection.performOnQueue {
+            let changed = self.changedWhileListing ?? []
+            self.changedWhileListing = nil
+            for (name, owner) in listed where !changed.contains(name) { self.players[name] = owner }
+        }
+    }
+
+    /// On the queue: a name changed owner; only players' names are kept.
+    private func nameOwnerChanged(_ message: Message) {
+        guard let arguments = try? message.arguments(), arguments.count == 3,
+              case .string(let name) = arguments[0], name.hasPrefix(Self.namePrefix),
+              case .string(let newOwner) = arguments[2] else { return }
+        players[name] = newOwner.isEmpty ? nil : newOwner
+        changedWhileListing?.insert(name)
+    }
+
     /// Waits for the rounds started so far (for tests and a clean shutdown).
     func settle() async {
         let round = await connection.performOnQueue { self.lastRound }
@@ -77,13 +114,15 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     // MARK: Rounds, off the queue
 
     private func pausePlaying() async {
-        guard await connection.performOnQueue({ self.inCall && self.isEnabled() }) else { return }
+        // A player with several names counts once.
+        let owners: Set<String> = await connection.performOnQueue { self.inCall && self.isEnabled() ? Set(self.players.values) : [] }
+        guard !owners.isEmpty else { return }
         if await connection.performOnQueue({ self.statusWatch == nil }) {
             let rule = MatchRule(path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", arg0: Self.player)
             let watch = try? await connection.subscribe(rule) { [weak self] message in self?.statusChanged(message) }
             connection.onQueue { self.statusWatch = watch }
         }
-        await each(await playerOwners()) { [self] owner in
+        await each(owners) { [self] owner in
             guard await status(of: owner) == "Playing" else { return }
             // Remembered before asking: the user's Play right after our Pause may be handled before Pause's reply.
             await connection.performOnQueue { self.remember(owner) }
@@ -116,19 +155,6 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
         await withTaskGroup(of: Void.self) { group in
             for owner in owners { group.addTask { await work(owner) } }
         }
-    }
-
-    /// The unique names of the players on the bus; a player with several names counts once.
-    private func playerOwners() async -> Set<String> {
-        guard let reply = try? await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus",
-                                                     interface: Connection.busName, member: "ListNames", timeout: Self.timeout),
-              let names = try? [String](dbusValue: reply.first ?? .array(element: "s", [])) else { return [] }
-        var owners = Set<String>()
-        for name in names where name.hasPrefix(Self.namePrefix) {
-            // A player that left in the meantime simply is not there.
-            if let owner = try? await connection.nameOwner(name) { owners.insert(owner) }
-        }
-        return owners
     }
 
     private func status(of owner: String) async -> String? {

@@ -14,11 +14,16 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     static let logind = "org.freedesktop.login1"
     static let path: ObjectPath = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
+    /// After logind could not be reached, calls do not ask again for this long (microseconds): where
+    /// there is no system bus or no logind, every call would otherwise try to connect, off the queue.
+    static let retryInterval: UInt64 = 5 * 60 * 1_000_000
 
     private let address: String
     /// The service's connection: its queue is where this state lives.
     private let service: Connection
     private let logger: Logger
+    /// The switchboard's clock: when logind may be asked again.
+    private let clock: any TelephonyClock
     /// Why the machine is kept awake, for a call ("Call with Alice").
     private let reason: (Call) -> String
     /// Reached on the first call; nil until then, and after it is lost.
@@ -29,10 +34,13 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     private var requesting = false
     /// Only the first failure is logged above debug level.
     private var warned = false
+    /// After a failure: no call asks logind before this time (the clock's microseconds).
+    private var askAgainAt: UInt64 = 0
 
-    init(systemBusAddress: String, service: Connection, logger: Logger, reason: @escaping (Call) -> String) {
+    init(systemBusAddress: String, service: Connection, clock: any TelephonyClock, logger: Logger, reason: @escaping (Call) -> String) {
         address = systemBusAddress
         self.service = service
+        self.clock = clock
         self.logger = logger
         self.reason = reason
     }
@@ -59,7 +67,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
             logger.debug("released the sleep inhibitor (\(lock))")
         }
         // Asked once per stretch of calls: a missing logind is not asked again on every change of a call.
-        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting else { return }
+        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting, clock.now >= askAgainAt else { return }
         requesting = true
         let reason = reason()
         let known = systemBus
@@ -76,13 +84,15 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
         switch result {
         case .success(let fd):
             warned = false
+            askAgainAt = 0
             // The call may have ended while logind answered: then the lock goes at once.
             if !callsUp.isEmpty { lock = fd }
         case .failure(let error):
+            askAgainAt = clock.now + Self.retryInterval
             if warned {
                 logger.debug("no sleep inhibitor for the call: \(error)")
             } else {
-                logger.warning("logind is not available (\(error)): calls will not keep the machine awake")
+                logger.warning("logind is not available (\(error)): calls will not keep the machine awake (asked again by a call 5 minutes from now or later)")
                 warned = true
             }
         }

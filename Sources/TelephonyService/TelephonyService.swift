@@ -99,7 +99,7 @@ public final class TelephonyService: @unchecked Sendable {
         manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callControls: callControls)
         desktopSources = DesktopDoNotDisturbSources(context: context, board: board)
         let sleepInhibitor = options.systemBusAddress.map { address in
-            SleepInhibitor(systemBusAddress: address, service: connection, logger: logger) { call in
+            SleepInhibitor(systemBusAddress: address, service: connection, clock: switchboard.clock, logger: logger) { call in
                 // Names the call that keeps the machine awake ("Call with Alice").
                 let name = context.callerName(of: call)
                 return "Call with \(name.isEmpty ? call.handle.value : name)"
@@ -151,6 +151,7 @@ public final class TelephonyService: @unchecked Sendable {
             connection.addObjectManager(at: Telephony1.rootPath)
         }
         try await connection.followNameOwners()
+        await mediaPause.followPlayers()
         try await desktopSources.followNotificationServer()
         if let desktopDoNotDisturb, context.options.followsDesktopDoNotDisturb { desktopSources.follow(desktopDoNotDisturb) }
         let result = try await connection.requestName(Telephony1.busName, replace: replace, allowReplacement: true)

@@ -50,6 +50,22 @@ struct MediaPauseTests {
         #expect(podcast.playbackStatus == "Paused")
     }
 
+    @Test("a player already on the bus when the service starts is paused and resumed; one that comes later too")
+    func playersBeforeAndAfterStart() async throws {
+        let bus = try await PrivateBus.start()
+        let early = try await MediaPlayer(address: bus.address, name: "early", status: "Playing")
+        let fixture = try await ServiceFixture(bus: bus)
+        let late = try await MediaPlayer(address: bus.address, name: "late", status: "Playing")
+        let app = try await fixture.provider("Monkey")
+
+        let uuid = try await Self.answeredCall(fixture, app)
+        #expect(await early.received.next()?.member == "Pause")
+        #expect(await late.received.next()?.member == "Pause")
+        try await Self.end(fixture, app, uuid)
+        #expect(await early.received.next()?.member == "Play")
+        #expect(await late.received.next()?.member == "Play")
+    }
+
     /// Music and a video playing, then a call that paused both.
     struct TwoPlayersPaused {
         let fixture: ServiceFixture

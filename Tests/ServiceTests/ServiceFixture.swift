@@ -27,9 +27,10 @@ final class ServiceFixture: @unchecked Sendable {
     /// `manualClock`: the service's time stands still (at the time the fixture was made) until `advanceClock(by:)`.
     /// `configure`: further options (the system bus, media pausing).
     /// `notifications`: a test notification server on the bus, and the service posts to it.
+    /// `bus`: a bus the test started first (with programs already on it); else a new one.
     init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(), manualClock: Bool = false,
-         notifications: Bool = false, configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
-        bus = try await PrivateBus.start()
+         notifications: Bool = false, bus startedBus: PrivateBus? = nil, configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
+        if let startedBus { bus = startedBus } else { bus = try await PrivateBus.start() }
         notificationServer = notifications ? try await NotificationServer(address: bus.address) : nil
         let notifier: BusNotifier? = notifications ? try await BusNotifier(address: bus.address) : nil
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path

@@ -61,4 +61,26 @@ struct SleepInhibitorTests {
         #expect(warning.contains("logind is not available"), "\(warning)")
         #expect(fixture.warnings.all.count == 1, "\(fixture.warnings.all)")
     }
+
+    @Test("after logind could not be reached, calls in the next 5 minutes do not ask again; the first call after does (manual clock)")
+    func askAgainLater() async throws {
+        let systemBus = try await PrivateBus.start()
+        let fixture = try await ServiceFixture(manualClock: true) { $0.systemBusAddress = systemBus.address }
+        let app = try await fixture.provider("Monkey")
+        let alice = try await MediaPauseTests.answeredCall(fixture, app, from: "alice")
+        let warning = try #require(await fixture.warnings.next())
+        #expect(warning.contains("logind is not available"), "\(warning)")
+        try await MediaPauseTests.end(fixture, app, alice)
+
+        // logind comes; a call 4 minutes later does not ask, one 5 minutes after the failure does.
+        let logind = try await Logind(address: systemBus.address)
+        await fixture.advanceClock(by: 240)
+        let bob = try await MediaPauseTests.answeredCall(fixture, app, from: "bob")
+        try await MediaPauseTests.end(fixture, app, bob)
+        await fixture.advanceClock(by: 61)
+        _ = try await MediaPauseTests.answeredCall(fixture, app, from: "carol")
+        let lock = try #require(await logind.inhibitions.next())
+        #expect(lock.why == "Call with carol", "bob's call asked logind: \(lock.why)")
+        #expect(logind.inhibitions.all.count == 1)
+    }
 }

@@ -13,6 +13,7 @@ struct IdleResult {
     /// Threads that ended during the window: their switches are not counted.
     let threadsEnded: Int
     let residentBytes: Int
+    let anonymousBytes: Int
     var total: Int { kinds.reduce(0) { $0 + $1.switches } }
     var perMinute: Double { Double(total) * 60 / window.seconds }
 }
@@ -42,7 +43,7 @@ enum IdlePhase {
         return IdleResult(window: window,
                           kinds: kinds.map { ThreadKindWakeUps(kind: $0.key, threads: $0.value.threads, switches: $0.value.switches) }
                               .sorted { ($0.switches, $1.kind) > ($1.switches, $0.kind) },
-                          threadsEnded: ended, residentBytes: try daemon.residentBytes())
+                          threadsEnded: ended, residentBytes: try daemon.residentBytes(), anonymousBytes: try daemon.anonymousBytes())
     }
 
     struct ThreadSample {

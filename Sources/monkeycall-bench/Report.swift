@@ -29,7 +29,8 @@ struct Report {
         }
         idling.add(["all threads", "\(idle.kinds.reduce(0) { $0 + $1.threads })", "\(idle.total)", fixed(idle.perMinute, 1)])
         return idling.render() + ["(over \(fixed(idle.window.seconds, 0)) s \(when); target <= 5 per minute;"
-                                  + " threads ended in the window: \(idle.threadsEnded); RSS at its end: \(mebibytes(idle.residentBytes)), target <= 24 MiB)", ""]
+                                  + " threads ended in the window: \(idle.threadsEnded); RSS at its end: \(mebibytes(idle.residentBytes)), target <= 24 MiB,"
+                                  + " of which anonymous \(mebibytes(idle.anonymousBytes)))", ""]
     }
 
     func render() -> String {

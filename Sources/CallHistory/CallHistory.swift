@@ -42,6 +42,12 @@ public final class CallHistory: Sendable {
         }
     }
 
+    /// Gives back the memory SQLite holds for the connection (its page cache): for a service that
+    /// has read what it needs at start and then waits, mostly idle, for the next call.
+    public func releaseMemory() {
+        database.releaseMemory()
+    }
+
     /// Each schema change is a new migration, never an edit of an old one.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

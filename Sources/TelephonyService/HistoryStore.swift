@@ -42,7 +42,10 @@ final class HistoryStore: @unchecked Sendable {
     /// Reads what is kept in memory (on the service queue, like every result). Called once, before the service takes its name.
     func load() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            database.read({ history in (try Self.recentHandles(history), try history.missedCount(), try history.favorites()) }) { [self] result in
+            database.read({ history in
+                defer { history.releaseMemory() } // the pages read to start with are not needed again soon
+                return (try Self.recentHandles(history), try history.missedCount(), try history.favorites())
+            }) { [self] result in
                 do {
                     let (handles, missed, favorites) = try result.get()
                     known = KnownHandles(newestFirst: handles)

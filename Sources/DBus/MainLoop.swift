@@ -27,16 +27,13 @@ final class MainLoop: @unchecked Sendable {
 
     /// Installs the functions; call on the queue.
     func install() {
-        let context = Unmanaged.passRetained(self).toOpaque()
         dbus_connection_set_watch_functions(connection, { watch, data in
             MainLoop.from(data).addWatch(watch!) ? 1 : 0
         }, { watch, data in
             MainLoop.from(data).removeWatch(watch!)
         }, { watch, data in
             MainLoop.from(data).toggleWatch(watch!)
-        }, context, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
-
-        let timerContext = Unmanaged.passRetained(self).toOpaque()
+        }, retained(), MainLoop.release)
         dbus_connection_set_timeout_functions(connection, { timeout, data in
             MainLoop.from(data).addTimer(timeout!)
             return 1
@@ -44,15 +41,18 @@ final class MainLoop: @unchecked Sendable {
             MainLoop.from(data).removeTimer(timeout!)
         }, { timeout, data in
             MainLoop.from(data).toggleTimer(timeout!)
-        }, timerContext, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
-
-        let statusContext = Unmanaged.passRetained(self).toOpaque()
+        }, retained(), MainLoop.release)
         dbus_connection_set_dispatch_status_function(connection, { _, status, data in
             if status == DBUS_DISPATCH_DATA_REMAINS { MainLoop.from(data).scheduleDispatch() }
-        }, statusContext, { data in Unmanaged<MainLoop>.fromOpaque(data!).release() })
+        }, retained(), MainLoop.release)
 
         scheduleDispatch()
     }
+
+    /// The data pointer for one set of callbacks: it keeps this loop alive until libdbus frees it (`release`).
+    private func retained() -> UnsafeMutableRawPointer { Unmanaged.passRetained(self).toOpaque() }
+
+    private static let release: DBusFreeFunction = { data in Unmanaged<MainLoop>.fromOpaque(data!).release() }
 
     private static func from(_ data: UnsafeMutableRawPointer?) -> MainLoop {
         Unmanaged<MainLoop>.fromOpaque(data!).takeUnretainedValue()

@@ -14,16 +14,11 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     static let logind = "org.freedesktop.login1"
     static let path: ObjectPath = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
-    /// After logind could not be reached, calls do not ask again for this long (microseconds): where
-    /// there is no system bus or no logind, every call would otherwise try to connect, off the queue.
-    static let retryInterval: UInt64 = 5 * 60 * 1_000_000
 
     private let address: String
     /// The service's connection: its queue is where this state lives.
     private let service: Connection
     private let logger: Logger
-    /// The switchboard's clock: when logind may be asked again.
-    private let clock: any TelephonyClock
     /// Why the machine is kept awake, for a call ("Call with Alice").
     private let reason: (Call) -> String
     /// Reached on the first call; nil until then, and after it is lost.
@@ -34,13 +29,14 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     private var requesting = false
     /// Only the first failure is logged above debug level.
     private var warned = false
-    /// After a failure: no call asks logind before this time (the clock's microseconds).
-    private var askAgainAt: UInt64 = 0
+    /// After logind could not be reached, calls do not ask again for 5 minutes: where there is no
+    /// system bus or no logind, every call would otherwise try to connect, off the queue.
+    private var retry: RetryAfterFailure
 
     init(systemBusAddress: String, service: Connection, clock: any TelephonyClock, logger: Logger, reason: @escaping (Call) -> String) {
         address = systemBusAddress
         self.service = service
-        self.clock = clock
+        retry = RetryAfterFailure(clock: clock, interval: 5 * 60)
         self.logger = logger
         self.reason = reason
     }
@@ -67,7 +63,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
             logger.debug("released the sleep inhibitor (\(lock))")
         }
         // Asked once per stretch of calls: a missing logind is not asked again on every change of a call.
-        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting, clock.now >= askAgainAt else { return }
+        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting, retry.mayTry else { return }
         requesting = true
         let reason = reason()
         let known = systemBus
@@ -84,11 +80,11 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
         switch result {
         case .success(let fd):
             warned = false
-            askAgainAt = 0
+            retry.succeeded()
             // The call may have ended while logind answered: then the lock goes at once.
             if !callsUp.isEmpty { lock = fd }
         case .failure(let error):
-            askAgainAt = clock.now + Self.retryInterval
+            retry.failed()
             if warned {
                 logger.debug("no sleep inhibitor for the call: \(error)")
             } else {
@@ -114,4 +110,21 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
             return (lost ? nil : bus, .failure(error))
         }
     }
+}
+
+/// When something that failed may be tried again: not before `interval` seconds on the clock.
+struct RetryAfterFailure {
+    let clock: any TelephonyClock
+    /// Microseconds.
+    private let interval: UInt64
+    private var notBefore: UInt64 = 0
+
+    init(clock: any TelephonyClock, interval seconds: UInt64) {
+        self.clock = clock
+        interval = seconds * 1_000_000
+    }
+
+    var mayTry: Bool { clock.now >= notBefore }
+    mutating func failed() { notBefore = clock.now + interval }
+    mutating func succeeded() { notBefore = 0 }
 }

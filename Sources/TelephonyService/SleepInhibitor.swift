@@ -114,7 +114,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
 
 /// When something that failed may be tried again: not before `interval` seconds on the clock.
 struct RetryAfterFailure {
-    let clock: any TelephonyClock
+    private let clock: any TelephonyClock
     /// Microseconds.
     private let interval: UInt64
     private var notBefore: UInt64 = 0

@@ -90,7 +90,7 @@ struct Daemon: ParsableCommand {
     /// glibc serves blocks of 128 KiB and more with mmap, and gives them back when they are freed,
     /// but raises that threshold to the largest such block freed (up to 32 MiB): after a call
     /// directory update's buffers, blocks that size come from the heap and stay with the daemon
-    /// once freed (10 MiB more after a 400,000-entry update, 54 MiB after 20,000,000 in the bench).
+    /// once freed (15 MiB more after the quick bench's 400,000-entry updates, 73 MiB after the full bench's 20,000,000).
     /// Fixed thresholds keep what the daemon frees returnable, for a few mmap calls more.
     private static func keepFreedMemoryReturnable() {
         mallopt(M_MMAP_THRESHOLD, 128 * 1024)

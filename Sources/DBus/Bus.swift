@@ -51,6 +51,12 @@ extension Connection {
         }
     }
 
+    /// The names on the bus now, unique and well-known.
+    public func listNames() async throws -> [String] {
+        let reply = try await callBus("ListNames", [])
+        return try [String](dbusValue: reply.first ?? .array(element: "s", []))
+    }
+
     public func addMatch(_ rule: MatchRule) async throws {
         _ = try await callBus("AddMatch", [.string(rule.description)])
     }
@@ -59,20 +65,28 @@ extension Connection {
         _ = try await callBus("RemoveMatch", [.string(rule.description)])
     }
 
-    // MARK: Names that leave the bus
+    // MARK: Names that change owner
+
+    /// Every `NameOwnerChanged` the bus sends.
+    static let nameOwnerChangedRule = MatchRule(sender: Connection.busName, path: Connection.busPath, interface: Connection.busName,
+                                                member: "NameOwnerChanged")
 
     /// Starts following `NameOwnerChanged`, so that `watchVanishing` sees every
     /// connection that leaves. Call once, before the first watch is needed.
     public func followNameOwners() async throws {
-        let rule = MatchRule(sender: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: "NameOwnerChanged")
-        let subscription = try await subscribe(rule) { [weak self] message in
-            guard let self,
-                  let arguments = try? message.arguments(), arguments.count == 3,
-                  case .string(let name) = arguments[0], case .string(let newOwner) = arguments[2],
-                  newOwner.isEmpty else { return }
-            for handler in self.nameWatches.take(name) { handler() }
+        let subscription = try await subscribe(Self.nameOwnerChangedRule) { [weak self] message in
+            guard let self, let change = NameOwnerChange(message), change.newOwner.isEmpty else { return }
+            for handler in self.nameWatches.take(change.name) { handler() }
         }
         onQueue { self.nameWatches.subscription = subscription }
+    }
+
+    /// Runs `handler` on the queue for every name that changes owner. Requires `followNameOwners()`,
+    /// whose match rule already brings the signals here: this adds no rule of its own.
+    public func watchNameOwnerChanges(_ handler: @escaping (NameOwnerChange) -> Void) async throws -> Subscription {
+        try await subscribe(Self.nameOwnerChangedRule, local: true) { message in
+            if let change = NameOwnerChange(message) { handler(change) }
+        }
     }
 
     /// Runs `handler` on the queue when the connection `uniqueName` leaves the
@@ -107,5 +121,18 @@ struct NameWatches {
     mutating func take(_ name: String) -> [() -> Void] {
         guard let waiting = handlers.removeValue(forKey: name) else { return [] }
         return Array(waiting.values)
+    }
+}
+
+/// A `NameOwnerChanged` signal: `name` passed from `oldOwner` to `newOwner` (empty: nobody).
+public struct NameOwnerChange: Sendable {
+    public let name: String
+    public let oldOwner: String
+    public let newOwner: String
+
+    init?(_ message: Message) {
+        guard let arguments = try? message.arguments(), arguments.count == 3, case .string(let name) = arguments[0],
+              case .string(let oldOwner) = arguments[1], case .string(let newOwner) = arguments[2] else { return nil }
+        (self.name, self.oldOwner, self.newOwner) = (name, oldOwner, newOwner)
     }
 }

@@ -74,20 +74,14 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
         }
     }
 
-    /// Starts following the players on the bus. After `Connection.followNameOwners()`, whose match
-    /// rule already brings every NameOwnerChanged here: this adds no rule of its own.
+    /// Starts following the players on the bus. After `Connection.followNameOwners()`.
     func followPlayers() async {
-        let rule = MatchRule(sender: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName, member: "NameOwnerChanged")
-        let watch = try? await connection.subscribe(rule, local: true) { [weak self] message in self?.nameOwnerChanged(message) }
+        let watch = try? await connection.watchNameOwnerChanges { [weak self] change in self?.nameOwnerChanged(change) }
         await connection.performOnQueue { self.playersWatch = watch; self.changedWhileListing = [] }
         var listed: [String: String] = [:]
-        if let reply = try? await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus",
-                                                  interface: Connection.busName, member: "ListNames", timeout: Self.timeout),
-           let names = try? [String](dbusValue: reply.first ?? .array(element: "s", [])) {
-            for name in names where name.hasPrefix(Self.namePrefix) {
-                // A player that left in the meantime simply is not there.
-                if let owner = try? await connection.nameOwner(name) { listed[name] = owner }
-            }
+        for name in (try? await connection.listNames()) ?? [] where name.hasPrefix(Self.namePrefix) {
+            // A player that left in the meantime simply is not there.
+            if let owner = try? await connection.nameOwner(name) { listed[name] = owner }
         }
         await connection.performOnQueue {
             let changed = self.changedWhileListing ?? []
@@ -97,12 +91,10 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     }
 
     /// On the queue: a name changed owner; only players' names are kept.
-    private func nameOwnerChanged(_ message: Message) {
-        guard let arguments = try? message.arguments(), arguments.count == 3,
-              case .string(let name) = arguments[0], name.hasPrefix(Self.namePrefix),
-              case .string(let newOwner) = arguments[2] else { return }
-        players[name] = newOwner.isEmpty ? nil : newOwner
-        changedWhileListing?.insert(name)
+    private func nameOwnerChanged(_ change: NameOwnerChange) {
+        guard change.name.hasPrefix(Self.namePrefix) else { return }
+        players[change.name] = change.newOwner.isEmpty ? nil : change.newOwner
+        changedWhileListing?.insert(change.name)
     }
 
     /// Waits for the rounds started so far (for tests and a clean shutdown).

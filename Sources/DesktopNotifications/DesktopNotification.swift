@@ -70,6 +70,7 @@ public protocol Notifier: AnyObject, Sendable {
     func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void)
     /// Closes the notification posted under `key`, if any.
     func withdraw(_ key: String)
-    /// Forgets every notification: the server that showed them went away.
+    /// Forgets every notification and what it knew of the server: the server that showed them
+    /// went away, or a new one took the name.
     func reset()
 }

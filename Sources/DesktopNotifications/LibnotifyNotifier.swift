@@ -74,7 +74,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
     }
 
-    /// The server's capabilities, read once per server; empty when there is none.
+    /// The server's capabilities, read once per server (until `reset`); empty when there is none.
+    /// An empty answer is kept too: without a server each notification then costs one failed call
+    /// to the bus, not two, and the owner watch says when a server comes (`reset`).
     private func serverCapabilities() -> Set<String> {
         if let capabilities { return capabilities }
         var result = Set<String>()
@@ -85,7 +87,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             list = node.pointee.next
         }
         g_list_free_full(head, g_free)
-        if !result.isEmpty { capabilities = result }
+        capabilities = result
         return result
     }
 
@@ -187,8 +189,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             }
             shown[notification.key] = nil
             handlers[notification.key] = nil
-            self.capabilities = nil
-            serverName = nil
+            if !capabilities.isEmpty {
+                // The server that answered is failing: ask whoever serves next.
+                self.capabilities = nil
+                serverName = nil
+            }
             g_object_unref(UnsafeMutableRawPointer(target))
         }
     }

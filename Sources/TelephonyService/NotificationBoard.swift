@@ -78,6 +78,7 @@ final class NotificationBoard: @unchecked Sendable {
     func serverAppeared() {
         hasServer = true
         posted = [:]
+        notifier.reset()
         for repost in reposters { repost() }
     }
 }

@@ -18,7 +18,8 @@ public enum Telephony1 {
 
     /// `/Call/<uuid as 32 lower-case hex digits>`.
     public static func callPath(_ uuid: String) -> ObjectPath {
-        callRoot.appending(uuid.lowercased().replacingOccurrences(of: "-", with: ""))
+        // Not `replacingOccurrences`: that goes through NSString, 2% of the daemon's time in a lifecycle.
+        callRoot.appending(String(decoding: uuid.lowercased().utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
     }
 
     /// The provider number in a provider path, or nil when it is not one.

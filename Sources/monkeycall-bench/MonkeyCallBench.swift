@@ -28,16 +28,19 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only whether the service queue waits on a disk (Get during a large directory Complete, calls while Recents is locked).")
     var queue = false
 
-    @Option(help: "Call lifecycles in the soak.")
-    var lifecycles = 1_000_000
+    @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, to compare builds.")
+    var floor = false
+
+    @Option(help: "Call lifecycles in the soak (default: 1000000), or of each kind with --floor (default: 2000).")
+    var lifecycles: Int?
 
     @Option(help: "Providers in the soak, each with one lifecycle in flight.")
     var providers = 100
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
-        guard !(soak && queue) else { throw ValidationError("--soak and --queue are separate runs") }
-        guard lifecycles > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
+        guard [soak, queue, floor].filter({ $0 }).count <= 1 else { throw ValidationError("--soak, --queue and --floor are separate runs") }
+        guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
     /// How much of everything.
@@ -71,8 +74,20 @@ struct MonkeyCallBench: AsyncParsableCommand {
         if soak {
             // The daemon as a user runs it.
             // As a user runs it, but keeping every call in Recents: what is missing there was lost.
+            let lifecycles = lifecycles ?? 1_000_000
             let recorded = lifecycles + Lifecycles.warmUp(providers)
             try await withDaemon(path, options: ["--recents-limit", "\(recorded)"] + daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            return
+        }
+        if floor {
+            try await withDaemon(path, options: ["--incoming-call-rate", "0"] + daemonOptions) { service in
+                let count = lifecycles ?? 2000
+                progress("call lifecycles: \(count) over 1 provider, and \(count) of the same messages with a no-op peer, in \(count / 25) rounds")
+                let script = try await LifecycleFloor.record(address: service.address)
+                let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: count, rounds: max(2, count / 25))
+                return (["MonkeyCall call lifecycles against their floor: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                         "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)).joined(separator: "\n")
+            }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)

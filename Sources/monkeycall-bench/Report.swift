@@ -54,10 +54,7 @@ struct Report {
         calls.add(["no-op peer, same messages (floor)", "\(floor.count)", fixed(floor.elapsed.seconds, 2), fixed(Double(floor.count) / floor.elapsed.seconds, 1),
                    fixed(floor.microsecondsEach, 1), fixed(floor.microsecondsEach / ping, 1)])
         lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median;",
-                                   " 1 provider and the floor in alternating rounds)",
-                                   "1-provider lifecycle / floor: \(fixed(lifecycles[0].microsecondsEach / floor.microsecondsEach, 2)) (target <= 1.5); the floor:"
-                                   + " 4 requests and 2 FulfillAction, their replies and the \(floor.script.signalCount) signals the daemon sent for one lifecycle"
-                                   + " (\(floor.script.signalNames.joined(separator: ", "))), replayed by a peer that does nothing else", ""]
+                                   " 1 provider and the floor in alternating rounds)", Self.floorRatio(lifecycles[0], floor), ""]
 
         var ringing = Table(["incoming call → Notify at the server", "count", "median µs", "p99 µs", "median / Ping (target <= 3)"])
         ringing.add(["ReportNewIncomingCall to Notify", "\(notifications.sorted.count)", fixed(notifications.median, 1),
@@ -101,6 +98,21 @@ struct Report {
     }
 
     /// `uname -m`.
+    /// The 1-provider lifecycles against their floor, alone (`--floor`).
+    static func renderFloor(_ single: LifecycleResult, _ floor: FloorResult) -> [String] {
+        var calls = Table(["call lifecycles", "count", "seconds", "lifecycles/s", "µs each"])
+        calls.add(["1 provider", "\(single.count)", fixed(single.elapsed.seconds, 2), fixed(single.perSecond, 1), fixed(single.microsecondsEach, 1)])
+        calls.add(["no-op peer, same messages (floor)", "\(floor.count)", fixed(floor.elapsed.seconds, 2), fixed(Double(floor.count) / floor.elapsed.seconds, 1),
+                   fixed(floor.microsecondsEach, 1)])
+        return calls.render() + ["(alternating rounds of 25)", floorRatio(single, floor)]
+    }
+
+    private static func floorRatio(_ single: LifecycleResult, _ floor: FloorResult) -> String {
+        "1-provider lifecycle / floor: \(fixed(single.microsecondsEach / floor.microsecondsEach, 2)) (target <= 1.5); the floor:"
+            + " 4 requests and 2 FulfillAction, their replies and the \(floor.script.signalCount) signals the daemon sent for one lifecycle"
+            + " (\(floor.script.signalNames.joined(separator: ", "))), replayed by a peer that does nothing else"
+    }
+
     static var machine: String {
         var info = utsname()
         guard uname(&info) == 0 else { return "unknown" }

@@ -5,6 +5,7 @@ let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
 
 let package = Package(
     name: "MonkeyCall",
@@ -22,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // C shims: the system libraries, found through pkg-config.
@@ -45,7 +47,7 @@ let package = Package(
         .target(name: "CallHistory", dependencies: [grdb]),
 
         // The telephony model in pure Swift: no D-Bus, takes a clock.
-        .target(name: "TelephonyCore"),
+        .target(name: "TelephonyCore", dependencies: [heap]),
 
         // Call directories: blocking and identification entries per provider,
         // memory-mapped files, the block list. Pure Swift, no D-Bus.

@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 
 /// The time source of the telephony core. Everything the core does with time
 /// goes through it, so tests can drive timeouts with a `ManualClock`.
@@ -83,15 +84,40 @@ public final class ManualClock: TelephonyClock {
 /// The real clock: wall time from the system, tasks run on `queue` (the queue
 /// that owns the `Switchboard`).
 ///
-/// `@unchecked Sendable`: the clock itself holds only the immutable queue; the
-/// scheduled closures are not `Sendable` but they run on `queue`, the executor
-/// that owns all the state they touch, which is the contract of `TelephonyClock`.
+/// One timer source serves every task: it is armed for the earliest deadline, and only when a
+/// task comes due sooner than it is armed for. A source per task cost a source's creation,
+/// arming and cancelling (each a message to libdispatch's manager thread) three times in every
+/// call; now a call's ring and action timeouts mostly cost a heap entry each. Cancelling lets go
+/// of the task's closure at once (with a 45 s ring timeout at 400 calls a second, 18,000
+/// cancelled timeouts would otherwise hold theirs); the entry leaves the heap when it comes due
+/// or when the heap is mostly cancelled entries. With no task pending the source is disarmed, so
+/// an idle service arms no timer.
+///
+/// `@unchecked Sendable`: the mutable state is only touched on `queue` (the scheduled closures
+/// are not `Sendable` but run there too, the executor that owns all the state they touch, which
+/// is the contract of `TelephonyClock`).
 public final class DispatchClock: TelephonyClock, @unchecked Sendable {
     public let queue: DispatchQueue
+    private let timer: DispatchSourceTimer
+    /// Every task scheduled and not yet taken off, cancelled ones included.
+    private var tasks = Heap<Entry>()
+    /// The deadline the timer is armed for (`DispatchTime.uptimeNanoseconds`), nil when disarmed.
+    private var armedFor: UInt64?
+    private var sequence: UInt64 = 0
+
+    /// Tasks neither run nor cancelled: none when no call is in progress, and then the timer is
+    /// disarmed. Read on `queue`.
+    public private(set) var pendingTaskCount = 0
 
     public init(queue: DispatchQueue) {
         self.queue = queue
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .distantFuture)
+        timer.setEventHandler { [weak self] in self?.runDueTasks() }
+        timer.resume()
     }
+
+    deinit { timer.cancel() }
 
     public var now: UInt64 {
         var ts = timespec()
@@ -100,54 +126,82 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
     }
 
     private final class Token: ScheduledTask, @unchecked Sendable {
-        // Only cancelled on the clock's queue (by the core); `DispatchSource.cancel` is itself thread-safe.
-        let timer: DispatchSourceTimer
+        let deadline: UInt64
+        /// Scheduled, and neither run nor cancelled. Only touched on the clock's queue.
+        var action: (() -> Void)?
         private weak var clock: DispatchClock?
-        private var finished = false
-        init(timer: DispatchSourceTimer, clock: DispatchClock) {
-            self.timer = timer
+
+        init(deadline: UInt64, action: @escaping () -> Void, clock: DispatchClock) {
+            self.deadline = deadline
+            self.action = action
             self.clock = clock
         }
+
+        /// On the clock's queue (the core cancels there).
         func cancel() {
-            finish()
-            timer.cancel()
-        }
-        /// Fired or cancelled: no longer counted as pending (on the clock's queue).
-        func finish() {
-            guard !finished else { return }
-            finished = true
-            clock?.pendingTaskCount -= 1
+            guard action != nil else { return }
+            action = nil
+            clock?.taskCancelled()
         }
     }
 
-    /// Timer sources armed and neither fired nor cancelled: none when no call is
-    /// in progress, so an idle service arms no timer. Read on `queue`.
-    public private(set) var pendingTaskCount = 0
-
-    /// Carries a closure that is not `Sendable` to the queue that owns its state.
-    private struct UncheckedAction: @unchecked Sendable {
-        let run: () -> Void
+    /// A heap entry: earliest deadline first, ties in the order they were scheduled.
+    private struct Entry: Comparable {
+        let token: Token
+        let sequence: UInt64
+        static func < (a: Entry, b: Entry) -> Bool { (a.token.deadline, a.sequence) < (b.token.deadline, b.sequence) }
+        static func == (a: Entry, b: Entry) -> Bool { a.sequence == b.sequence }
     }
 
-    /// A timer source per task rather than `asyncAfter`: a cancelled work item
-    /// stays queued, with its closure, until its deadline, and the ring and
-    /// action timeouts of every call are cancelled long before theirs (with a
-    /// 45 s ring timeout at 400 calls a second, 18,000 of them at any time). A
-    /// cancelled source lets go of its handler at once.
+    /// On `queue`.
     public func schedule(after seconds: Double, _ action: @escaping () -> Void) -> ScheduledTask {
-        let box = UncheckedAction(run: action)
-        let nanos = microseconds(seconds) > UInt64(Int.max / 1_000) ? Int.max : Int(microseconds(seconds)) * 1_000
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(nanos))
-        let token = Token(timer: timer, clock: self)
+        let delay = min(microseconds(seconds), UInt64(Int64.max / 1_000)) * 1_000
+        let (sum, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(delay)
+        let token = Token(deadline: overflow ? UInt64.max : sum, action: action, clock: self)
+        sequence += 1
+        tasks.insert(Entry(token: token, sequence: sequence))
         pendingTaskCount += 1
-        // The handler keeps the timer alive (a caller may drop the token) until it fires or is cancelled.
-        timer.setEventHandler { [timer] in
-            timer.cancel()
-            token.finish()
-            box.run()
-        }
-        timer.resume()
+        if armedFor.map({ token.deadline < $0 }) ?? true { arm(token.deadline) }
         return token
+    }
+
+    private func taskCancelled() {
+        pendingTaskCount -= 1
+        if pendingTaskCount == 0 {
+            // Nothing left to run: no timer armed while the service idles.
+            tasks = Heap()
+            disarm()
+        } else if tasks.count > 64, tasks.count > 2 * pendingTaskCount {
+            // Mostly cancelled entries: keep the live ones (the timer stays armed as it is).
+            tasks = Heap(tasks.unordered.filter { $0.token.action != nil })
+        }
+    }
+
+    /// The timer fired: runs every task due by now, in order, then arms for the next.
+    private func runDueTasks() {
+        armedFor = nil
+        let now = DispatchTime.now().uptimeNanoseconds
+        while let first = tasks.min, first.token.deadline <= now {
+            tasks.removeMin()
+            guard let action = first.token.action else { continue }
+            first.token.action = nil
+            pendingTaskCount -= 1
+            action()
+        }
+        // Cancelled entries at the front would only wake the timer for nothing.
+        while let first = tasks.min, first.token.action == nil { tasks.removeMin() }
+        if let next = tasks.min { arm(next.token.deadline) } else { disarm() }
+    }
+
+    private func arm(_ deadline: UInt64) {
+        guard armedFor != deadline else { return }
+        armedFor = deadline
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+    }
+
+    private func disarm() {
+        guard armedFor != nil else { return }
+        armedFor = nil
+        timer.schedule(deadline: .distantFuture)
     }
 }

@@ -78,4 +78,30 @@ import Testing
         while queue.sync(execute: { released != nil }), ContinuousClock.now < deadline { await Task.yield() }
         #expect(released == nil)
     }
+
+    @Test("DispatchClock's one timer: a sooner task scheduled after a later one runs first, tasks scheduled by a task run, cancelled ones never; none pending at the end")
+    func dispatchClockOrdersTasks() async {
+        let queue = DispatchQueue(label: "test.clock.order")
+        let clock = DispatchClock(queue: queue)
+        let ran = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            queue.async {
+                var ran: [String] = []
+                _ = clock.schedule(after: 0.3) {
+                    ran.append("late")
+                    done.resume(returning: ran)
+                }
+                let cancelled = clock.schedule(after: 0.01) { ran.append("cancelled") }
+                _ = clock.schedule(after: 0.05) {
+                    ran.append("soon")
+                    _ = clock.schedule(after: 0.05) { ran.append("from a task") }
+                }
+                cancelled.cancel()
+                // Many cancelled entries, to make the clock drop them from its heap.
+                for _ in 0..<200 { clock.schedule(after: 10) { ran.append("cancelled") }.cancel() }
+                #expect(clock.pendingTaskCount == 2)
+            }
+        }
+        #expect(ran == ["soon", "from a task", "late"])
+        #expect(queue.sync { clock.pendingTaskCount } == 0)
+    }
 }

@@ -28,7 +28,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only whether the service queue waits on a disk (Get during a large directory Complete, calls while Recents is locked).")
     var queue = false
 
-    @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, to compare builds.")
+    @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, and ReportNewIncomingCall → Notify against Ping, to compare builds.")
     var floor = false
 
     @Option(help: "Call lifecycles in the soak (default: 1000000), or of each kind with --floor (default: 2000).")
@@ -85,8 +85,11 @@ struct MonkeyCallBench: AsyncParsableCommand {
                 progress("call lifecycles: \(count) over 1 provider, and \(count) of the same messages with a no-op peer, in \(count / 25) rounds")
                 let script = try await LifecycleFloor.record(address: service.address)
                 let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: count, rounds: max(2, count / 25))
+                progress("notification latency: 500 incoming calls")
+                let notifications = try await NotificationLatency.measure(address: service.address, count: 500)
                 return (["MonkeyCall call lifecycles against their floor: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                         "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)).joined(separator: "\n")
+                         "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)
+                        + [""] + Report.renderNotifications(notifications)).joined(separator: "\n")
             }
             return
         }

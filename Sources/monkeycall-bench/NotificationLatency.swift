@@ -6,18 +6,34 @@ import MonkeyCallAPI
 /// From `ReportNewIncomingCall` leaving the provider to the `Notify` call
 /// arriving at a notification server on the same bus: the path a ringing call
 /// takes through the service, libnotify's thread and GDBus.
+///
+/// Each round starts with the daemon quiet (the last call's notification closed and its Recents
+/// entry written) and times one `Peer.Ping` to the daemon, then the call: the ratio compares the
+/// two from the same state, in the same minutes of the run (the machine's speed drifts over a run).
 enum NotificationLatency {
-    static func measure(address: String, count: Int) async throws -> Samples {
+    struct Result {
+        let notify: Samples
+        let ping: Samples
+        var ratio: Double { notify.median / ping.median }
+    }
+
+    static func measure(address: String, count: Int) async throws -> Result {
         let server = try await NotificationServer(address: address)
         defer { server.stop() }
         let app = try Connection(address: address)
         defer { app.close() }
         let path = try await app.registerProvider("Latency")
+        let entries = try await SignalRecorder(app, MatchRule(sender: Telephony1.busName, interface: Telephony1.Recents.interface,
+                                                              member: Telephony1.Recents.entryAdded.name))
+        defer { entries.cancel() }
 
         let warmUp = 10
-        var samples: [Double] = []
+        var samples: [Double] = [], pings: [Double] = []
         for index in 0..<(warmUp + count) {
             let uuid = UUID().uuidString.lowercased()
+            let pinged = ContinuousClock.now
+            _ = try await app.ping(Telephony1.busName)
+            if index >= warmUp { pings.append((ContinuousClock.now - pinged).microseconds) }
             let start = ContinuousClock.now
             _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("caller\(index)")], at: path)
             // The notification of this call (a server that appeared may first get the calls still ringing).
@@ -28,7 +44,8 @@ enum NotificationLatency {
             try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
             // One notification at a time: wait for this one to close.
             guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
+            guard await entries.next(timeout: .seconds(10)) != nil else { throw BenchError("the call was not recorded in Recents") }
         }
-        return Samples(samples)
+        return Result(notify: Samples(samples), ping: Samples(pings))
     }
 }

@@ -114,6 +114,18 @@ public final class CallHistory: Sendable {
         }
     }
 
+    /// Records `entry` as `record` does and counts the unseen missed calls after it, in the same
+    /// transaction. The service needs both for every call that ends: a read transaction of its
+    /// own for the count cost as much as the write.
+    public func recordCountingMissed(_ entry: RecentCall) throws -> (entry: RecentCall, missedCount: Int) {
+        try database.write { db in
+            var entry = entry
+            try entry.insert(db)
+            try pruneRecents(db)
+            return (entry, try Self.missedCount(db))
+        }
+    }
+
     /// Records many calls in one transaction (an import, or a benchmark's history).
     public func recordAll(_ entries: [RecentCall]) throws {
         try database.write { db in
@@ -125,9 +137,10 @@ public final class CallHistory: Sendable {
     /// Drops the oldest entries (last in `recents` order) past `recentsLimit`, in the
     /// write's transaction. Counting walks the smallest index: about 0.1 ms at 10,000 rows.
     private func pruneRecents(_ db: Database) throws {
-        let excess = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recent")! - recentsLimit
+        // Cached statements: SQLite parses each once, not on every call recorded.
+        let excess = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM recent"))! - recentsLimit
         guard excess > 0 else { return }
-        try db.execute(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY endedAt, id LIMIT ?)", arguments: [excess])
+        try db.cachedStatement(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY endedAt, id LIMIT ?)").execute(arguments: [excess])
     }
 
     /// Newest first.
@@ -173,9 +186,11 @@ public final class CallHistory: Sendable {
 
     /// Missed calls not yet seen.
     public func missedCount() throws -> Int {
-        try database.read { db in
-            try RecentCall.filter(Column("status") == RecentCall.Status.missed.rawValue && Column("seen") == false).fetchCount(db)
-        }
+        try database.read { db in try Self.missedCount(db) }
+    }
+
+    private static func missedCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM recent WHERE status = ? AND seen = 0"), arguments: [RecentCall.Status.missed.rawValue])!
     }
 
     /// Whether this handle has called or been called before (for silencing unknown callers).

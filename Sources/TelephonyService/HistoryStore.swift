@@ -85,7 +85,7 @@ final class HistoryStore: @unchecked Sendable {
     func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall, _ missedCountChanged: Bool) -> Void) {
         known.touch(entry.handle)
         pending[entry.handle, default: 0] += 1
-        database.write(.entry, { history in (try history.record(entry), try history.missedCount()) }) { [self] result in
+        database.write(.entry, { history in try history.recordCountingMissed(entry) }) { [self] result in
             if let left = pending[entry.handle], left > 1 { pending[entry.handle] = left - 1 } else { pending[entry.handle] = nil }
             switch result {
             case .success(let (written, missed)):

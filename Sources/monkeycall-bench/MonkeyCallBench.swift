@@ -79,8 +79,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
             try await withDaemon(path, options: ["--recents-limit", "\(recorded)"] + daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
+        let counts = Counts(quick: quick, iterations: iterations)
         if floor {
-            try await withDaemon(path, options: ["--incoming-call-rate", "0"] + daemonOptions) { service in
+            // The daemon as in the full run: Recents at its limit of the full history.
+            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
+                progress("writing a history of \(counts.historyRows) calls")
+                try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
+            }) { service in
                 let count = lifecycles ?? 2000
                 progress("call lifecycles: \(count) over 1 provider, and \(count) of the same messages with a no-op peer, in \(count / 25) rounds")
                 let script = try await LifecycleFloor.record(address: service.address)
@@ -93,7 +98,6 @@ struct MonkeyCallBench: AsyncParsableCommand {
             }
             return
         }
-        let counts = Counts(quick: quick, iterations: iterations)
         if queue {
             try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions) { service in
                 let (stall, lock) = try await measureQueue(service, counts)

@@ -78,6 +78,31 @@ struct CallHistoryTests {
         #expect(try lower.recents(limit: 10).map(\.handle) == ["caller10005", "caller10004", "caller10003"])
     }
 
+    @Test("recording at the limit counts Recents only after a change it did not make: another program's deletes, our own clear; nothing more goes than the limit asks")
+    func countKeptBetweenRecords() throws {
+        let path = Self.temporaryPath()
+        let history = try CallHistory(path: path, recentsLimit: 3)
+        for index in 1...4 { try history.record(Self.entry("caller\(index)", .answered, endedAt: UInt64(1000 + index))) }
+        #expect(try history.recents(limit: 10).map(\.handle) == ["caller4", "caller3", "caller2"])
+
+        // Another program deletes one: a count kept from our last record would say 3 + 1 and drop caller2.
+        let other = try DatabaseQueue(path: path)
+        try other.write { db in try db.execute(sql: "DELETE FROM recent WHERE handle = 'caller3'") }
+        try history.record(Self.entry("caller5", .answered, endedAt: 1005))
+        #expect(try history.recents(limit: 10).map(\.handle) == ["caller5", "caller4", "caller2"])
+
+        // Our own delete and clear: counted afresh too.
+        let newest = try #require(try history.recents(limit: 1).first)
+        #expect(try history.deleteRecent(id: newest.id!))
+        try history.record(Self.entry("caller6", .answered, endedAt: 1006))
+        #expect(try history.recents(limit: 10).map(\.handle) == ["caller6", "caller4", "caller2"])
+        try history.clearRecents()
+        try history.record(Self.entry("caller7", .answered, endedAt: 1007))
+        #expect(try history.recents(limit: 10).map(\.handle) == ["caller7"])
+        for index in 8...10 { try history.record(Self.entry("caller\(index)", .answered, endedAt: UInt64(1000 + index))) }
+        #expect(try history.recents(limit: 10).map(\.handle) == ["caller10", "caller9", "caller8"])
+    }
+
     @Test func favoritesNameCallers() throws {
         let history = try CallHistory(path: Self.temporaryPath())
         let alice = try history.addFavorite(Favorite(handle: "+15551234", handleType: "phone-number", name: "Alice", providerName: "Monkey"))

@@ -155,7 +155,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let oneByOne = counts.lifecycles[0].count
         progress("call lifecycles: \(oneByOne) over 1 provider, and \(oneByOne) of the same messages with a no-op peer (the floor)")
         let script = try await LifecycleFloor.record(address: service.address)
-        let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: oneByOne)
+        let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: oneByOne, rounds: max(2, oneByOne / 25))
         var lifecycles = [single]
         for (providers, count) in counts.lifecycles.dropFirst() {
             progress("call lifecycles: \(count) over \(providers) provider\(providers == 1 ? "" : "s")")

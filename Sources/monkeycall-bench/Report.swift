@@ -54,7 +54,7 @@ struct Report {
         calls.add(["no-op peer, same messages (floor)", "\(floor.count)", fixed(floor.elapsed.seconds, 2), fixed(Double(floor.count) / floor.elapsed.seconds, 1),
                    fixed(floor.microsecondsEach, 1), fixed(floor.microsecondsEach / ping, 1)])
         lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median;",
-                                   " 1 provider and the floor in alternating rounds)", Self.floorRatio(lifecycles[0], floor), ""]
+                                   " 1 provider and the floor in alternating rounds of 25)", Self.floorRatio(lifecycles[0], floor), ""]
 
         lines += Self.renderNotifications(notifications) + [""]
 
@@ -101,7 +101,7 @@ struct Report {
         calls.add(["1 provider", "\(single.count)", fixed(single.elapsed.seconds, 2), fixed(single.perSecond, 1), fixed(single.microsecondsEach, 1)])
         calls.add(["no-op peer, same messages (floor)", "\(floor.count)", fixed(floor.elapsed.seconds, 2), fixed(Double(floor.count) / floor.elapsed.seconds, 1),
                    fixed(floor.microsecondsEach, 1)])
-        return calls.render() + ["(alternating rounds of 25)", floorRatio(single, floor)]
+        return calls.render() + ["(1 provider and the floor in alternating rounds of 25)", floorRatio(single, floor)]
     }
 
     static func renderNotifications(_ notifications: NotificationLatency.Result) -> [String] {

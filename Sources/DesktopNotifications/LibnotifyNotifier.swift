@@ -178,6 +178,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         var error: UnsafeMutablePointer<GError>?
         if notify_notification_show(target, &error) != 0 {
             shown[notification.key] = target
+            // Shown, though the capabilities came back empty: a server is there after all, ask it.
+            if capabilities.isEmpty { self.capabilities = nil }
             if warnedUnavailable { logger.info("notification server is back") }
             warnedUnavailable = false
         } else {

@@ -81,11 +81,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
         let counts = Counts(quick: quick, iterations: iterations)
         if floor {
-            // The daemon as in the full run: Recents at its limit of the full history.
-            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
-                progress("writing a history of \(counts.historyRows) calls")
-                try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
-            }) { service in
+            try await withFullRunDaemon(path, counts) { service in
                 let count = lifecycles ?? 2000
                 progress("call lifecycles: \(count) over 1 provider, and \(count) of the same messages with a no-op peer, in \(count / 25) rounds")
                 let script = try await LifecycleFloor.record(address: service.address)
@@ -106,13 +102,18 @@ struct MonkeyCallBench: AsyncParsableCommand {
             }
             return
         }
-        // Ringing calls of the memory phase must outlive the default 45 s ring timeout; one app's
-        // calls go as fast as it can make them (the flood guard would measure itself).
-        // Recents at its limit: the history fills it, and each call recorded drops the oldest.
+        try await withFullRunDaemon(path, counts) { try await measure($0, counts, path: path).render() }
+    }
+
+    /// The daemon as the full run measures it (and `--floor`, to compare with it). Ringing calls
+    /// of the memory phase must outlive the default 45 s ring timeout; one app's calls go as fast
+    /// as it can make them (the flood guard would measure itself). Recents at its limit: the
+    /// history fills it, and each call recorded drops the oldest.
+    private func withFullRunDaemon(_ path: String, _ counts: Counts, _ body: (DaemonUnderTest) async throws -> String) async throws {
         try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
-        }) { try await measure($0, counts, path: path).render() }
+        }, body)
     }
 
     /// Starts the daemon on a private bus, prints what `body` reports, and

@@ -32,13 +32,18 @@ public final class NotificationServer: @unchecked Sendable {
     private let serverName: String
     // On the connection's queue.
     private var inhibited: Bool
+    private let hangs: Bool
+    /// The Notify calls a hung server holds (a call released unanswered gets an error reply).
+    private var unanswered: [MethodCall] = []
 
+    /// `hangs`: Notify is never answered (a hung server); it is still recorded.
     public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"],
-                inhibited: Bool = false, serverName: String = "test") async throws {
+                inhibited: Bool = false, serverName: String = "test", hangs: Bool = false) async throws {
         connection = try Connection(address: address)
         self.capabilities = capabilities
         self.serverName = serverName
         self.inhibited = inhibited
+        self.hangs = hangs
         try connection.export(Self.path, [interface()])
         guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("notification server name taken") }
     }
@@ -100,6 +105,10 @@ public final class NotificationServer: @unchecked Sendable {
                 if replaces == 0 { nextID += 1 }
                 notified.append(Notification(id: id, appName: appName, replacesID: replaces, icon: icon, summary: summary, body: body,
                                              actions: actions, hints: hints, timeout: timeout, receivedAt: .now))
+                guard !hangs else {
+                    unanswered.append(call)
+                    return .later
+                }
                 return .values([.uint32(id)])
             }
             Method("CloseNotification", in: ["id": "u"]) { [weak self] call in

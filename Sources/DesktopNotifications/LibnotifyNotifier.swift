@@ -20,12 +20,23 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// The server's name (`GetServerInformation`), read once per server.
     private var serverName: String?
     private var warnedUnavailable = false
-    /// The newest request for each key. The loop thread may fall behind (a slow
-    /// or absent server); it then shows only the newest version of a
-    /// notification, and nothing for one already withdrawn.
+    /// Notifications waiting for the loop thread, the newest for each key. The loop thread may
+    /// fall behind: with no server libnotify spends five bus round trips failing each one, and a
+    /// hung server makes each wait 25 s. It then shows only the newest version of a notification,
+    /// nothing for one already withdrawn, and at most `waitingLimit` of them: past that the
+    /// oldest waiting are dropped. A soak of 500 calls a second with no server held every call's
+    /// notifications here, 5 KB a call, for as long as it ran.
     private let requests = NSLock()
-    private var newest: [String: UInt64] = [:]
+    private var waiting: [String: Request] = [:]
+    /// Keys in the order they were posted, with the request's generation (stale ones are skipped).
+    private var waitingOrder: [(key: String, generation: UInt64)] = []
     private var generation: UInt64 = 0
+    static let waitingLimit = 128
+    private struct Request {
+        let generation: UInt64
+        let notification: DesktopNotification
+        let onEvent: @Sendable (NotificationEvent) -> Void
+    }
 
     /// `appName` names us to libnotify; each notification carries its own app name too.
     /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`.
@@ -38,19 +49,52 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
-        let mine: UInt64 = requests.withLock {
+        let key = notification.key
+        let (mine, firstDrop): (UInt64, Bool) = requests.withLock {
             generation += 1
-            newest[notification.key] = generation
-            return generation
+            waiting[key] = Request(generation: generation, notification: notification, onEvent: onEvent)
+            waitingOrder.append((key, generation))
+            let dropped = dropOldestWaiting()
+            defer { if dropped { warnedBehind = true } }
+            return (generation, dropped && !warnedBehind)
         }
+        if firstDrop {
+            logger.warning("notifications fall behind (the notification server does not answer): the oldest waiting are dropped unshown")
+        }
+        // The loop carries only the key: the notification waits in `waiting`, where it can be dropped.
         loop.perform {
-            guard self.requests.withLock({ self.newest[notification.key] == mine }) else { return }
-            self.show(notification, onEvent)
+            let request: Request? = self.requests.withLock {
+                guard let request = self.waiting[key], request.generation == mine else { return nil }
+                self.waiting[key] = nil
+                return request
+            }
+            guard let request else { return }
+            self.show(request.notification, request.onEvent)
         }
     }
 
+    /// Under `requests`: past `waitingLimit` waiting, the oldest go (true when any did); the order
+    /// list keeps only live entries.
+    private func dropOldestWaiting() -> Bool {
+        if waitingOrder.count > 2 * Self.waitingLimit {
+            waitingOrder.removeAll { waiting[$0.key]?.generation != $0.generation }
+        }
+        var dropped = false
+        while waiting.count > Self.waitingLimit, !waitingOrder.isEmpty {
+            let oldest = waitingOrder.removeFirst()
+            if waiting[oldest.key]?.generation == oldest.generation {
+                waiting[oldest.key] = nil
+                dropped = true
+            }
+        }
+        return dropped
+    }
+
+    /// Said once: notifications were dropped because the loop thread fell behind (under `requests`).
+    private var warnedBehind = false
+
     public func withdraw(_ key: String) {
-        requests.withLock { _ = newest.removeValue(forKey: key) }
+        requests.withLock { _ = waiting.removeValue(forKey: key) }
         loop.perform {
             self.handlers[key] = nil
             self.actedOn.remove(key)
@@ -63,7 +107,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func reset() {
-        requests.withLock { newest = [:] }
+        requests.withLock {
+            waiting = [:]
+            waitingOrder = []
+        }
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]

@@ -15,6 +15,12 @@ final class NotificationBoard: @unchecked Sendable {
     private let connection: Connection
     /// What is on screen, by key, and who posted it: an unchanged notification is not sent again.
     private var posted: [String: (notification: DesktopNotification, owner: ObjectIdentifier)] = [:]
+    /// Keys of the notifications posted that the server expires ("Call ended", missed calls), oldest
+    /// first. The server's NotificationClosed takes them off `posted`; with no server, or one that
+    /// never says, nothing would, and every call left one behind (5 KB a call in a soak). Past
+    /// `transientKept`, the oldest are forgotten: their notifications expire on screen all the same.
+    private var transientKeys: [String] = []
+    static let transientKept = 64
     /// Told when a notification server appears, to post again what should be on screen.
     private var reposters: [() -> Void] = []
     /// Whether a notification server owns its name (set by whoever follows it).
@@ -31,6 +37,7 @@ final class NotificationBoard: @unchecked Sendable {
         let ownerID = ObjectIdentifier(owner)
         if let current = posted[notification.key], current.owner == ownerID, current.notification == notification { return }
         posted[notification.key] = (notification, ownerID)
+        if notification.expiry != .never { rememberTransient(notification.key) }
         let key = notification.key
         let event = UncheckedHandler(onEvent)
         notifier.post(notification) { [weak self, connection] happened in
@@ -43,6 +50,17 @@ final class NotificationBoard: @unchecked Sendable {
             }
         }
     }
+
+    private func rememberTransient(_ key: String) {
+        transientKeys.append(key)
+        guard transientKeys.count > Self.transientKept else { return }
+        let oldest = transientKeys.removeFirst()
+        // Unless the key has since been posted again as one that stays until withdrawn.
+        if let entry = posted[oldest], entry.notification.expiry != .never, !transientKeys.contains(oldest) { posted[oldest] = nil }
+    }
+
+    /// How many notifications the board remembers (for tests: bounded whatever the server does).
+    var postedCount: Int { posted.count }
 
     /// Closes the notification under `key` if `owner` posted it; another owner's stays.
     func withdraw(_ key: String, by owner: AnyObject) {
@@ -71,6 +89,7 @@ final class NotificationBoard: @unchecked Sendable {
     func serverVanished() {
         hasServer = false
         posted = [:]
+        transientKeys = []
         notifier.reset()
     }
 
@@ -78,6 +97,7 @@ final class NotificationBoard: @unchecked Sendable {
     func serverAppeared() {
         hasServer = true
         posted = [:]
+        transientKeys = []
         notifier.reset()
         for repost in reposters { repost() }
     }

@@ -171,4 +171,30 @@ struct NotificationTests {
         let status = try await daemon.cli("calls")
         #expect(status.status == 0 && status.stdout.contains("ringing"))
     }
+
+    @Test("a hung notification server: the notifications waiting for it stay bounded (the oldest dropped, said once), calls go on")
+    func hungServerBounded() async throws {
+        let daemon = try await RunningDaemon(["--incoming-call-rate", "0"])
+        let server = try await NotificationServer(address: daemon.bus.address, hangs: true)
+        let app = try await Self.provider(daemon)
+        // libnotify waits 25 s for the first Notify; every other notification waits behind it,
+        // among them each call's "Call ended" under a key of its own.
+        func control(_ member: String, _ uuid: String) async throws {
+            try await app.connection.call(destination: Telephony1.busName, path: Telephony1.rootPath,
+                                          interface: Telephony1.CallController.interface, member: member, [.string(uuid)])
+        }
+        for index in 0..<150 {
+            let uuid = try await app.reportIncoming("caller\(index)")
+            try await control("AnswerCall", uuid)
+            try await app.perform("answer")
+            try await control("EndCall", uuid)
+            try await app.perform("end")
+        }
+        #expect(await daemon.daemon.waitForOutput(containing: "notifications fall behind"), "\(daemon.daemon.output.suffix(3000))")
+        #expect(await server.notified.next() != nil, "the first Notify reached the server")
+        let last = try await app.reportIncoming("last caller")
+        let calls = try await daemon.cli("calls")
+        #expect(calls.status == 0 && calls.stdout.contains(last))
+        #expect(daemon.daemon.output.components(separatedBy: "notifications fall behind").count == 2, "said once")
+    }
 }

@@ -55,8 +55,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             waiting[key] = Request(generation: generation, notification: notification, onEvent: onEvent)
             waitingOrder.append((key, generation))
             let dropped = dropOldestWaiting()
-            defer { if dropped { warnedBehind = true } }
-            return (generation, dropped && !warnedBehind)
+            let first = dropped && !warnedBehind
+            if dropped { warnedBehind = true }
+            return (generation, first)
         }
         if firstDrop {
             logger.warning("notifications fall behind (the notification server does not answer): the oldest waiting are dropped unshown")

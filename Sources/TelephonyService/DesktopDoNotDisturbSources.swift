@@ -28,13 +28,13 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
 
     private var connection: Connection { context.connection }
 
+    /// After `Connection.followNameOwners()`, whose match rule brings the owner changes.
     func followNotificationServer() async throws {
         let name = Self.notificationServer
-        let owners = MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameOwnerChanged", arg0: name)
-        let ownerWatch = try await connection.subscribe(owners) { [weak self] message in
-            guard let self, let arguments = try? message.arguments(), arguments.count == 3, case .string(let newOwner) = arguments[2] else { return }
-            if newOwner.isEmpty { board?.serverVanished() } else { board?.serverAppeared() }
-            notificationServerAppeared(newOwner.isEmpty ? nil : newOwner)
+        let ownerWatch = try await connection.watchNameOwnerChanges { [weak self] change in
+            guard let self, change.name == name else { return }
+            if change.newOwner.isEmpty { board?.serverVanished() } else { board?.serverAppeared() }
+            notificationServerAppeared(change.newOwner.isEmpty ? nil : change.newOwner)
         }
         var watches = [ownerWatch]
         // Whether there is a server to ask through (links ask first).

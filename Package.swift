@@ -6,6 +6,7 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 let heap = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
+let orderedCollections = Target.Dependency.product(name: "OrderedCollections", package: "swift-collections")
 
 let package = Package(
     name: "MonkeyCall",
@@ -41,7 +42,7 @@ let package = Package(
         .target(name: "ScreenText"),
 
         // Desktop notifications through libnotify, knowing nothing of telephony.
-        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "ScreenText", logging]),
+        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "ScreenText", logging, orderedCollections]),
 
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
         .target(name: "CallHistory", dependencies: [grdb]),
@@ -57,7 +58,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),

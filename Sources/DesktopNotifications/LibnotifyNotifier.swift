@@ -1,6 +1,7 @@
 import CLibnotify
 import Foundation
 import Logging
+import OrderedCollections
 import ScreenText
 
 /// Notifications through libnotify. All libnotify work happens on a GLib
@@ -27,10 +28,11 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// oldest waiting are dropped. A soak of 500 calls a second with no server held every call's
     /// notifications here, 5 KB a call, for as long as it ran.
     private let requests = NSLock()
-    private var waiting: [String: Request] = [:]
-    /// Keys in the order they were posted, with the request's generation (stale ones are skipped).
-    private var waitingOrder: [(key: String, generation: UInt64)] = []
+    /// Oldest first: a key posted again moves to the end.
+    private var waiting: OrderedDictionary<String, Request> = [:]
     private var generation: UInt64 = 0
+    /// Said once: notifications were dropped because the loop thread fell behind.
+    private var warnedBehind = false
     static let waitingLimit = 128
     private struct Request {
         let generation: UInt64
@@ -52,9 +54,10 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let key = notification.key
         let (mine, firstDrop): (UInt64, Bool) = requests.withLock {
             generation += 1
+            waiting.removeValue(forKey: key)
             waiting[key] = Request(generation: generation, notification: notification, onEvent: onEvent)
-            waitingOrder.append((key, generation))
-            let dropped = dropOldestWaiting()
+            let dropped = waiting.count > Self.waitingLimit
+            if dropped { waiting.removeFirst(waiting.count - Self.waitingLimit) }
             let first = dropped && !warnedBehind
             if dropped { warnedBehind = true }
             return (generation, first)
@@ -65,34 +68,13 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         // The loop carries only the key: the notification waits in `waiting`, where it can be dropped.
         loop.perform {
             let request: Request? = self.requests.withLock {
-                guard let request = self.waiting[key], request.generation == mine else { return nil }
-                self.waiting[key] = nil
-                return request
+                guard self.waiting[key]?.generation == mine else { return nil }
+                return self.waiting.removeValue(forKey: key)
             }
             guard let request else { return }
             self.show(request.notification, request.onEvent)
         }
     }
-
-    /// Under `requests`: past `waitingLimit` waiting, the oldest go (true when any did); the order
-    /// list keeps only live entries.
-    private func dropOldestWaiting() -> Bool {
-        if waitingOrder.count > 2 * Self.waitingLimit {
-            waitingOrder.removeAll { waiting[$0.key]?.generation != $0.generation }
-        }
-        var dropped = false
-        while waiting.count > Self.waitingLimit, !waitingOrder.isEmpty {
-            let oldest = waitingOrder.removeFirst()
-            if waiting[oldest.key]?.generation == oldest.generation {
-                waiting[oldest.key] = nil
-                dropped = true
-            }
-        }
-        return dropped
-    }
-
-    /// Said once: notifications were dropped because the loop thread fell behind (under `requests`).
-    private var warnedBehind = false
 
     public func withdraw(_ key: String) {
         requests.withLock { _ = waiting.removeValue(forKey: key) }
@@ -108,10 +90,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func reset() {
-        requests.withLock {
-            waiting = [:]
-            waitingOrder = []
-        }
+        requests.withLock { waiting = [:] }
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]

@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
 import Foundation
+import OrderedCollections
 import TelephonyCore
 
 /// The service's notifications on screen, shared by everything that posts them (the Ringer, the
@@ -19,7 +20,7 @@ final class NotificationBoard: @unchecked Sendable {
     /// first. The server's NotificationClosed takes them off `posted`; with no server, or one that
     /// never says, nothing would, and every call left one behind (5 KB a call in a soak). Past
     /// `transientKept`, the oldest are forgotten: their notifications expire on screen all the same.
-    private var transientKeys: [String] = []
+    private var transientKeys: OrderedSet<String> = []
     static let transientKept = 64
     /// Told when a notification server appears, to post again what should be on screen.
     private var reposters: [() -> Void] = []
@@ -51,12 +52,14 @@ final class NotificationBoard: @unchecked Sendable {
         }
     }
 
+    /// A key posted again moves to the end.
     private func rememberTransient(_ key: String) {
+        transientKeys.remove(key)
         transientKeys.append(key)
         guard transientKeys.count > Self.transientKept else { return }
         let oldest = transientKeys.removeFirst()
         // Unless the key has since been posted again as one that stays until withdrawn.
-        if let entry = posted[oldest], entry.notification.expiry != .never, !transientKeys.contains(oldest) { posted[oldest] = nil }
+        if posted[oldest]?.notification.expiry != .never { posted[oldest] = nil }
     }
 
     /// How many notifications the board remembers (for tests: bounded whatever the server does).

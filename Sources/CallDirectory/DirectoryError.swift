@@ -53,6 +53,9 @@ public enum DirectoryLimits {
     public static let maximumEntries = 20_000_000
     /// A label's UTF-8 bytes.
     public static let maximumLabelBytes = 256
+    /// The labels an open update holds in memory, all together: 64 MiB. Without it, 20 million
+    /// labels of 256 bytes would be 5 GB of the service's memory before `Complete`.
+    public static let maximumUpdateLabelBytes = 64 << 20
     /// A block list pattern's UTF-8 bytes, as for a call's handle.
     public static let maximumPatternBytes = 1024
     /// Patterns in the user's block list: each is written to disk and checked on every incoming call.

@@ -93,6 +93,11 @@ public final class DirectoryUpdate {
             bytes += length
         }
         try checkRoom(for: numbers.count)
+        let held = labelBytes.count + bytes
+        guard held <= DirectoryLimits.maximumUpdateLabelBytes else {
+            throw .maximumEntriesExceeded("The update would hold \(held) bytes of labels; an update may hold at most "
+                + "\(DirectoryLimits.maximumUpdateLabelBytes >> 20) MiB of labels (complete it and continue in an incremental update).")
+        }
         guard !numbers.isEmpty else { return }
         numbers.withUnsafeBufferPointer { identificationAdditions.append(contentsOf: $0) }
         labelLengths.reserveMore(labels.count)

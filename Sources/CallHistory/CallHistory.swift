@@ -103,6 +103,11 @@ public final class CallHistory: Sendable {
             // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
             try db.alter(table: "recent") { t in t.add(column: "appID", .text).notNull().defaults(to: "") }
         }
+        migrator.registerMigration("v6: recents in the order recorded") { db in
+            // Recents are listed and pruned by row id (the order the service recorded them), not by
+            // the end time an app reported: the end-time index has no reader left.
+            try db.drop(index: "recent_by_end")
+        }
         return migrator
     }
 
@@ -156,7 +161,7 @@ public final class CallHistory: Sendable {
         let rows = try known ?? Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM recent"))!
         let excess = rows - recentsLimit
         guard excess > 0 else { return rows }
-        try db.cachedStatement(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY endedAt, id LIMIT ?)").execute(arguments: [excess])
+        try db.cachedStatement(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY id LIMIT ?)").execute(arguments: [excess])
         return recentsLimit
     }
 
@@ -168,10 +173,11 @@ public final class CallHistory: Sendable {
         }
     }
 
-    /// Newest first.
+    /// Newest first: in the order the service recorded them (the row id), never by a time an app
+    /// reported, which could keep an entry "newest" for ever.
     public func recents(limit: Int, offset: Int = 0, missedOnly: Bool = false) throws -> [RecentCall] {
         try database.read { db in
-            var request = RecentCall.order(Column("endedAt").desc, Column("id").desc)
+            var request = RecentCall.order(Column("id").desc)
             if missedOnly { request = request.filter(Column("status") == RecentCall.Status.missed.rawValue) }
             return try request.limit(limit, offset: offset).fetchAll(db)
         }
@@ -224,12 +230,12 @@ public final class CallHistory: Sendable {
     }
 
     /// Distinct handles of the latest calls, newest first: at most `limit` of them, from at
-    /// most `rows` entries (read newest first through the end-time index, stopping early).
+    /// most `rows` entries (read newest first by row id, stopping early).
     public func recentHandles(limit: Int, rows: Int) throws -> [String] {
         try database.read { db in
             var seen = Set<String>()
             var handles: [String] = []
-            let cursor = try String.fetchCursor(db, sql: "SELECT handle FROM recent ORDER BY endedAt DESC, id DESC LIMIT ?", arguments: [rows])
+            let cursor = try String.fetchCursor(db, sql: "SELECT handle FROM recent ORDER BY id DESC LIMIT ?", arguments: [rows])
             while handles.count < limit, let handle = try cursor.next() {
                 if seen.insert(handle).inserted { handles.append(handle) }
             }

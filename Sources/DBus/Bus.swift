@@ -24,7 +24,7 @@ extension Connection {
     }
 
     /// Asks for a well-known name without queueing. `replace` takes it from an
-    /// owner that allows replacement; `allowReplacement` lets a later `--replace` take it from us.
+    /// owner that allows replacement; `allowReplacement` lets a later `replace` take it from us.
     public func requestName(_ name: String, replace: Bool = false, allowReplacement: Bool = true) async throws -> RequestNameResult {
         try Names.validateBusName(name)
         let flags: UInt32 = (allowReplacement ? 0x1 : 0) | (replace ? 0x2 : 0) | 0x4

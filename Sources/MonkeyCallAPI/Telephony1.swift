@@ -80,7 +80,13 @@ extension Telephony1 {
           Call UUIDs are strings in 8-4-4-4-12 form, accepted in any letter case,
           compared case-insensitively and always emitted in lower case.
           Times are t, microseconds since the Unix epoch; 0 in an argument means
-          "now".
+          "now". A time from an app is taken only between the call's start and 60 s
+          from now; outside that it is org.freedesktop.DBus.Error.InvalidArgs
+          naming the argument.
+          Strings from apps are bounded in bytes as well as characters: Name at
+          most 64 characters and 256 bytes, handles and caller names 1 KiB,
+          directory labels 256 bytes; IconData a PNG of at most 256 KiB and
+          512x512 pixels (read from its header). Over a bound: InvalidArgs.
           Handle types are "generic", "phone-number" and "email-address".
           In option dictionaries (a{sv}) unknown keys are ignored; a known key with
           the wrong type is org.freedesktop.DBus.Error.InvalidArgs naming the key.
@@ -95,7 +101,8 @@ extension Telephony1 {
             the path of its new Provider object. The provider lives as long as the
             caller's bus connection, or until Provider.Invalidate.
             configuration keys (CallKit defaults):
-              Name s: required, 1 to 64 characters, shown to the user.
+              Name s: required, 1 to 64 characters and at most 256 bytes of UTF-8,
+                shown to the user.
               MaximumCallGroups u: default 2.
               MaximumCallsPerCallGroup u: default 5.
               SupportsVideo b: default false.
@@ -103,9 +110,12 @@ extension Telephony1 {
                 ("generic", "phone-number", "email-address").
               IncludesCallsInRecents b: default true.
               RingtoneSound s: default "" (a sound file path or an XDG sound name;
-                empty means "phone-incoming-call").
-              IconName s: default none.
-              IconData ay: PNG image, at most 256 KiB; default none.
+                empty means "phone-incoming-call"). A sandboxed app gives a name
+                only: letters, digits, "-", "_" and ".".
+              IconName s: default none. An XDG icon name; a host app may give a
+                path. A sandboxed app gives a name only.
+              IconData ay: PNG image, at most 256 KiB and 512x512 pixels (read from
+                its header before anything decodes it); default none.
               URLSchemes as: default [] (for example ["monkeycall"]).
               DesktopEntry s: desktop-file id, used for notifications; default none.
             provider: path of the new /org/monkeycall/Telephony1/Provider/N object.
@@ -126,7 +136,9 @@ extension Telephony1 {
             call_uuid: the UUID the call will have, in lower case.
             CannotAsk: there is no notification server to ask through (the message
             names monkeycall dial, which calls without asking).
-            """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue, APIError.cannotAsk.rawValue])
+            LimitsExceeded: the asking app already has 3 links waiting for the
+            user's answer.
+            """, errors: [APIError.invalidURL.rawValue, APIError.noProvider.rawValue, APIError.cannotAsk.rawValue, DBusError.Name.limitsExceeded])
 
         public static let listLinkHandlers = MethodSpec(interface, "ListLinkHandlers", out: Arg("handlers", [String: String].self), doc: """
             which app opens each link scheme (OpenURL): the first app that declared
@@ -363,23 +375,26 @@ extension Telephony1 {
             reports that a call ended for a reason the user did
             not cause here.
             reason: "failed", "remote-ended", "unanswered", "answered-elsewhere" or
-            "declined-elsewhere". ended_at: when it ended (0 means now).
+            "declined-elsewhere". ended_at: when it ended (0 means now), between the
+            call's start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let reportOutgoingCallStartedConnecting = MethodSpec(interface, "ReportOutgoingCallStartedConnecting", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
             reports that an outgoing call
-            started connecting at the time at (0 means now).
+            started connecting at the time at (0 means now), between the call's
+            start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let reportOutgoingCallConnected = MethodSpec(interface, "ReportOutgoingCallConnected", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
             reports that an outgoing call connected at
-            the time at (0 means now).
+            the time at (0 means now), between the call's start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let fulfillAction = MethodSpec(interface, "FulfillAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
             reports that the provider performed the action
             action_uuid (from PerformAction) successfully.
-            info keys: Date t (when it was performed; default 0, meaning now).
+            info keys: Date t (when it was performed; default 0, meaning now; between
+            the call's start and 60 s from now).
             """, errors: [APIError.unknownAction.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let failAction = MethodSpec(interface, "FailAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
@@ -667,7 +682,9 @@ extension Telephony1 {
         public static let addIdentificationEntries = MethodSpec(interface, "AddIdentificationEntries", in: Arg("numbers", [Int64].self), Arg("labels", [String].self), doc: """
             adds numbers with the caller labels to show
             for them; numbers and labels have the same length, labels[i] naming
-            numbers[i].
+            numbers[i]. A label is at most 256 bytes of UTF-8; an open update
+            holds at most 64 MiB of labels (MaximumEntriesExceeded past it:
+            complete it and add the rest in an incremental update).
             """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let removeBlockingEntries = MethodSpec(interface, "RemoveBlockingEntries", in: Arg("numbers", [Int64].self), doc: """

@@ -9,8 +9,15 @@ import Foundation
 /// the pending-transaction table is kept for them.
 struct AppAccounts {
     var pendingTransactions: [String: Int] = [:]
+    /// By `Provider.appAccount`: kept when the app's providers and connections go, so that
+    /// registering again refills nothing (full buckets are forgotten: see `take`).
     var registrations: [String: TokenBucket] = [:]
+    var incomingCalls: [String: TokenBucket] = [:]
+    /// By the account of `account(requester:app:)`.
     var starts: [String: TokenBucket] = [:]
+
+    /// Buckets of one kind past which the full ones are forgotten.
+    static let bucketsBeforeSweep = 256
 
     /// Pending transactions of all the apps together.
     var appsPending: Int { pendingTransactions.values.reduce(0, +) }
@@ -46,11 +53,12 @@ extension Switchboard {
         }
     }
 
-    /// A registration by `owner` (of the sandboxed app `appID`, "" for a host app): per app, at most
-    /// `maximumProvidersPerApp` providers over all its connections, and `registrationsPerMinute`.
-    func admitRegistration(owner: String, appID: String) throws(TelephonyError) {
+    /// A registration by `owner` (of the sandboxed app `appID`, "" for a host app, registering as
+    /// `name`): per app, at most `maximumProvidersPerApp` providers over all its connections, and
+    /// `registrationsPerMinute`, counted against the app's account (`Provider.appAccount`).
+    func admitRegistration(owner: String, appID: String, name: String) throws(TelephonyError) {
         let limits = options.limits
-        let account = appID.isEmpty ? owner : appID
+        let account = Provider.appAccount(appID: appID, name: name)
         if !appID.isEmpty {
             let owned = providers.values.count { $0.appID == appID }
             guard owned < limits.maximumProvidersPerApp else {
@@ -62,10 +70,15 @@ extension Switchboard {
     }
 
     /// A token from the account's bucket, or `limitsExceeded` saying when the next one comes.
-    private func take(from buckets: WritableKeyPath<AppAccounts, [String: TokenBucket]>, _ account: String,
+    /// Buckets that have filled up again are forgotten once there are many: a full bucket is what
+    /// an account without one gets, so forgetting it changes nothing but the memory it takes.
+    func take(from buckets: WritableKeyPath<AppAccounts, [String: TokenBucket]>, _ account: String,
                       capacity: Int, perSecond: Double, what: String) throws(TelephonyError) {
         guard perSecond > 0 else { return }
         let now = clock.now
+        if accounts[keyPath: buckets].count >= AppAccounts.bucketsBeforeSweep {
+            accounts[keyPath: buckets] = accounts[keyPath: buckets].filter { !$0.value.isFull(at: now) }
+        }
         var bucket = accounts[keyPath: buckets][account] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
         defer { accounts[keyPath: buckets][account] = bucket }
         guard bucket.take(at: now) else {
@@ -80,9 +93,9 @@ extension Switchboard {
         accounts.pendingTransactions[account] = count > 0 ? count : nil
     }
 
-    /// A host app's connection left: its rate buckets go with it (a sandboxed app's stay: it may come back).
+    /// A host app's connection left: its outgoing-call bucket goes with it (the per-app buckets stay:
+    /// the app may come back).
     func forgetAccount(ofConnection owner: String) {
-        accounts.registrations[owner] = nil
         accounts.starts[owner] = nil
     }
 }

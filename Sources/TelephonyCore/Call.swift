@@ -47,6 +47,8 @@ public struct Call: Hashable, Sendable, Identifiable {
     public let uuid: UUID
     public let provider: ProviderID
     public let providerName: String
+    /// The provider's `appAccount`: what the call counts against in per-app limits and shares.
+    public internal(set) var appAccount: String = ""
     public internal(set) var handle: Handle
     public internal(set) var callerName: String
     public let outgoing: Bool

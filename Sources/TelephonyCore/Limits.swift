@@ -9,13 +9,13 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var maximumProviders: Int = 10_000
     /// Live calls of one provider.
     public var maximumCallsPerProvider: Int = 1_000
-    /// Ringing calls of one provider.
-    public var maximumRingingCallsPerProvider: Int = 100
+    /// Ringing calls of one app, over all its providers (see `Provider.appAccount`).
+    public var maximumRingingCallsPerApp: Int = 100
     /// Actions in one transaction, counting the ones the system adds.
     public var maximumActionsPerTransaction: Int = 64
     /// Transactions that are not yet complete, over all requesters.
     public var maximumPendingTransactions: Int = 10_000
-    /// The flood guard: new incoming calls one provider may report at once,
+    /// The flood guard: new incoming calls one app (all its providers) may report at once,
     /// then `incomingCallsPerSecond` on average (a token bucket). A person
     /// answers at most a call every few seconds; 20 at once lets an app that
     /// reconnects report the calls queued for it, and 10 a second is far above
@@ -42,7 +42,7 @@ public struct SwitchboardLimits: Sendable, Equatable {
         maximumProvidersPerOwner: Int = 32,
         maximumProviders: Int = 10_000,
         maximumCallsPerProvider: Int = 1_000,
-        maximumRingingCallsPerProvider: Int = 100,
+        maximumRingingCallsPerApp: Int = 100,
         maximumActionsPerTransaction: Int = 64,
         maximumPendingTransactions: Int = 10_000,
         incomingCallBurst: Int = 20,
@@ -53,7 +53,7 @@ public struct SwitchboardLimits: Sendable, Equatable {
         self.maximumProvidersPerOwner = maximumProvidersPerOwner
         self.maximumProviders = maximumProviders
         self.maximumCallsPerProvider = maximumCallsPerProvider
-        self.maximumRingingCallsPerProvider = maximumRingingCallsPerProvider
+        self.maximumRingingCallsPerApp = maximumRingingCallsPerApp
         self.maximumActionsPerTransaction = maximumActionsPerTransaction
         self.maximumPendingTransactions = maximumPendingTransactions
         self.incomingCallBurst = incomingCallBurst
@@ -69,9 +69,14 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public static let maximumContactIdentifierBytes = 1024
     public static let maximumDTMFDigits = 1024
     public static let maximumProviderNameCharacters = 64
+    public static let maximumProviderNameBytes = 256
+    /// `IconData`'s width and height, read from the PNG header.
+    public static let maximumIconPixels: UInt32 = 512
     public static let maximumIconDataBytes = 256 * 1024
     public static let maximumConfigurationStringBytes = 4096
     public static let maximumURLSchemes = 32
+    /// How far past now an app may date what it reports (clocks differ a little): 60 s, in µs.
+    public static let reportedTimeLeeway: UInt64 = 60_000_000
 }
 
 /// Daemon options of the core.

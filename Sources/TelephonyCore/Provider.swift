@@ -73,6 +73,12 @@ public struct ProviderConfiguration: Hashable, Sendable {
 
     /// Checks every field; the error is `.invalidArguments` naming the API key.
     public func validate() throws(TelephonyError) {
+        // Bytes first: a letter with a million combining marks is one Character, and 2 MB.
+        let nameBytes = name.utf8.count
+        guard nameBytes <= SwitchboardLimits.maximumProviderNameBytes else {
+            throw .invalidArguments("Name is \(nameBytes) bytes of UTF-8; the limit is \(SwitchboardLimits.maximumProviderNameBytes) "
+                + "(and \(SwitchboardLimits.maximumProviderNameCharacters) characters).")
+        }
         let nameLength = name.count
         guard nameLength >= 1, nameLength <= SwitchboardLimits.maximumProviderNameCharacters else {
             throw .invalidArguments("Name must be 1 to \(SwitchboardLimits.maximumProviderNameCharacters) characters long, not \(nameLength).")
@@ -100,6 +106,16 @@ public struct ProviderConfiguration: Hashable, Sendable {
         guard iconData.count <= SwitchboardLimits.maximumIconDataBytes else {
             throw .invalidArguments("IconData is \(iconData.count) bytes; the limit is \(SwitchboardLimits.maximumIconDataBytes) (256 KiB).")
         }
+        if !iconData.isEmpty {
+            // From the header, before anything decodes it: a 50 KB PNG can be 20000×20000 pixels.
+            guard let size = PNGHeader.size(of: iconData) else {
+                throw .invalidArguments("IconData is not a PNG image (no PNG signature and IHDR chunk).")
+            }
+            let limit = SwitchboardLimits.maximumIconPixels
+            guard size.width >= 1, size.height >= 1, size.width <= limit, size.height <= limit else {
+                throw .invalidArguments("IconData is a PNG of \(size.width)×\(size.height) pixels; the limit is \(limit)×\(limit).")
+            }
+        }
         guard urlSchemes.count <= SwitchboardLimits.maximumURLSchemes else {
             throw .invalidArguments("URLSchemes has \(urlSchemes.count) entries; the limit is \(SwitchboardLimits.maximumURLSchemes).")
         }
@@ -116,6 +132,36 @@ public struct ProviderConfiguration: Hashable, Sendable {
     }
 
     func supports(_ type: HandleType) -> Bool { supportedHandleTypes.contains(type) }
+
+    /// A sandboxed app names its sound and icon by XDG name only: a path or URL would be opened by
+    /// the notification server on the host, outside the app's sandbox (a FIFO, a huge file).
+    /// Its own icon comes as `IconData`.
+    public func validateForSandboxedApp() throws(TelephonyError) {
+        for (key, value) in [("RingtoneSound", ringtoneSound), ("IconName", iconName)] where !value.isEmpty && !Self.isXDGName(value) {
+            throw .invalidArguments("\(key) must be an XDG sound or icon name (letters, digits, '-', '_', '.'), not a path or URL, "
+                + "for a sandboxed app; send the app's own icon as IconData.")
+        }
+    }
+
+    /// An icon or sound theme name: ASCII letters, digits, `-`, `_` and `.`, not starting with a dot.
+    static func isXDGName(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        guard let first = bytes.first, first != 0x2E, bytes.count <= 255 else { return false }
+        return bytes.allSatisfy { $0.isASCIILetter || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
+    }
+}
+
+/// The dimensions of a PNG, from its signature and IHDR chunk, without decoding it.
+enum PNGHeader {
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    static func size(of data: [UInt8]) -> (width: UInt32, height: UInt32)? {
+        // Signature, IHDR's length (13) and type, then width and height, big-endian.
+        guard data.count >= 33, Array(data[0..<8]) == signature,
+              data[8..<16].elementsEqual([0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]) else { return nil }
+        func word(_ offset: Int) -> UInt32 { data[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        return (word(16), word(20))
+    }
 }
 
 extension UInt8 {
@@ -139,4 +185,10 @@ public struct Provider: Hashable, Sendable, Identifiable {
     /// far as the session bus is.
     public var appKey: String { appID.isEmpty ? name : appID }
     public var isSandboxed: Bool { !appID.isEmpty }
+    /// What the per-app limits (flood guard, ringing share, registrations) are counted against: the
+    /// sandboxed app's id, else the host app's Name, marked as a host's so that a host Name never
+    /// shares a sandboxed app's account. Never the provider: more providers get no more share.
+    public var appAccount: String { Self.appAccount(appID: appID, name: name) }
+
+    public static func appAccount(appID: String, name: String) -> String { appID.isEmpty ? "host:" + name : appID }
 }

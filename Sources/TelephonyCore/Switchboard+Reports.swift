@@ -17,9 +17,10 @@ extension Switchboard {
         guard live < limits.maximumCallsPerProvider else {
             throw .limitsExceeded("Provider \(provider.name) (\(id)) already has \(live) calls; the limit is \(limits.maximumCallsPerProvider).")
         }
-        let ringing = provider.callUUIDs.count { liveCalls[$0]?.state == .ringing }
-        guard ringing < limits.maximumRingingCallsPerProvider else {
-            throw .limitsExceeded("Provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit is \(limits.maximumRingingCallsPerProvider).")
+        let account = provider.appAccount
+        let ringing = liveCalls.values.count { $0.appAccount == account && $0.state == .ringing }
+        guard ringing < limits.maximumRingingCallsPerApp else {
+            throw .limitsExceeded("The app of provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit for one app is \(limits.maximumRingingCallsPerApp).")
         }
         try admitIncomingCall(of: provider)
         try screen(provider)
@@ -27,6 +28,7 @@ extension Switchboard {
             uuid: uuid, provider: id, providerName: provider.name,
             handle: Handle(type: .generic, value: ""), callerName: "",
             outgoing: false, state: .ringing, hasVideo: false, startedAt: clock.now)
+        call.appAccount = account
         call.apply(update)
         addCall(call)
         ringTimers[uuid] = clock.schedule(after: options.ringTimeout) { [weak self] in
@@ -35,19 +37,13 @@ extension Switchboard {
         return call
     }
 
-    /// The flood guard: takes a token from the provider's bucket, or refuses.
+    /// The flood guard: takes a token from the app's bucket (all its providers share one, and it
+    /// outlives them: registering again does not refill it), or refuses.
     func admitIncomingCall(of provider: Provider) throws(TelephonyError) {
         let limits = options.limits
-        guard limits.incomingCallsPerSecond > 0 else { return }
-        let now = clock.now
-        var bucket = incomingCallBuckets[provider.id]
-            ?? TokenBucket(capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond, now: now)
-        defer { incomingCallBuckets[provider.id] = bucket }
-        guard bucket.take(at: now) else {
-            let wait = bucket.secondsUntilNextToken(at: now)
-            throw .limitsExceeded("Provider \(provider.name) (\(provider.id)) reports incoming calls too fast; the limit is \(Int(bucket.capacity)) at once, "
-                + "then \(String(format: "%g", limits.incomingCallsPerSecond)) per second (the next one in \(String(format: "%.2f", wait)) s).")
-        }
+        try take(from: \.incomingCalls, provider.appAccount, capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond,
+                 what: "reports incoming calls too fast (provider \(provider.name) (\(provider.id))); the limit is \(limits.incomingCallBurst) at once, "
+                    + "then \(String(format: "%g", limits.incomingCallsPerSecond)) per second")
     }
 
     public func reportCallUpdated(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) {
@@ -60,8 +56,8 @@ extension Switchboard {
     /// The call ended without the user's doing (`at` == 0 means now). A pending
     /// `end` on it counts as fulfilled; its other pending actions fail.
     public func reportCallEnded(provider id: ProviderID, uuid: UUID, reason: EndReason, at: UInt64) throws(TelephonyError) {
-        _ = try requireCall(uuid, of: id)
-        endCall(uuid, reason: reason, at: at)
+        let call = try requireCall(uuid, of: id)
+        endCall(uuid, reason: reason, at: try reportedTime(at, of: call, argument: "ended_at"))
         resumeStrandedCalls()
     }
 
@@ -72,7 +68,7 @@ extension Switchboard {
         }
         switch call.state {
         case .dialing:
-            let time = at == 0 ? clock.now : at
+            let time = try reportedTime(at, of: call, argument: "at")
             mutateCall(uuid) { $0.move(to: .connecting, at: time) }
         case .connecting:
             break // Reported twice: nothing new.
@@ -89,8 +85,23 @@ extension Switchboard {
         guard call.state == .dialing || call.state == .connecting else {
             throw .invalidAction("Call \(uuid.lowercased) is \(call.state.rawValue); it can only connect while dialing or connecting.")
         }
-        let time = at == 0 ? clock.now : at
+        let time = try reportedTime(at, of: call, argument: "at")
         mutateCall(uuid) { $0.move(to: .active, at: time) }
+    }
+
+    /// A time an app reported about `call` (0 = now), taken only within [the call's start, now +
+    /// `reportedTimeLeeway`]: a time far in the future or past would order Recents wrongly, and
+    /// one past `Int64.max` cannot be stored at all.
+    func reportedTime(_ time: UInt64, of call: Call?, argument: String) throws(TelephonyError) -> UInt64 {
+        let now = clock.now
+        guard time != 0 else { return now }
+        let earliest = call?.startedAt ?? 0
+        let latest = now.addingReportingOverflow(SwitchboardLimits.reportedTimeLeeway).overflow ? UInt64.max : now + SwitchboardLimits.reportedTimeLeeway
+        guard time >= earliest && time <= latest else {
+            throw .invalidArguments("\(argument) is \(time) µs since the epoch; it must be 0 (now) or between the call's start (\(earliest)) "
+                + "and 60 s from now (\(latest)).")
+        }
+        return time
     }
 
     /// Checks string lengths and the handle type against the provider.

@@ -73,8 +73,12 @@ extension Switchboard {
 
     /// The provider performed the action; `at` (0 = now) is when, for answer and end.
     public func fulfillAction(provider id: ProviderID, action actionID: UUID, at: UInt64) throws(TelephonyError) {
+        _ = try requireProvider(id)
+        // The time is checked before the action is taken: a bad Date leaves it pending.
+        guard let waiting = pendingActions[actionID], waiting.action.provider == id else { throw .unknownAction(actionID) }
+        let time = try reportedTime(at, of: liveCalls[waiting.action.callUUID], argument: "Date")
         let pending = try takePending(actionID, of: id)
-        applyFulfilment(pending, at: at == 0 ? clock.now : at)
+        applyFulfilment(pending, at: time)
         settle(pending.action, error: nil)
         resumeStrandedCalls()
     }

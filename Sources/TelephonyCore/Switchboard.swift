@@ -63,8 +63,6 @@ public final class Switchboard {
     var callSequence: [UUID: UInt64] = [:]
     var nextCallSequence: UInt64 = 0
     var ringTimers: [UUID: ScheduledTask] = [:]
-    /// The flood guard's bucket of each provider that reported an incoming call.
-    var incomingCallBuckets: [ProviderID: TokenBucket] = [:]
 
     /// Actions dispatched and not yet fulfilled, failed or timed out.
     var pendingActions: [UUID: PendingAction] = [:]
@@ -138,6 +136,7 @@ public final class Switchboard {
     /// `appID`: the sandboxed app behind `owner` ("" for a host app).
     public func registerProvider(owner: String, appID: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
         try configuration.validate()
+        if !appID.isEmpty { try configuration.validateForSandboxedApp() }
         let limits = options.limits
         let owned = providers.values.count { $0.owner == owner }
         guard owned < limits.maximumProvidersPerOwner else {
@@ -146,7 +145,7 @@ public final class Switchboard {
         guard providers.count < limits.maximumProviders else {
             throw .limitsExceeded("The service already has \(providers.count) providers registered; the limit is \(limits.maximumProviders).")
         }
-        try admitRegistration(owner: owner, appID: appID)
+        try admitRegistration(owner: owner, appID: appID, name: configuration.name)
         let id = ProviderID(nextProviderID)
         nextProviderID += 1
         let provider = Provider(id: id, owner: owner, appID: appID, configuration: configuration, callUUIDs: [])
@@ -170,7 +169,6 @@ public final class Switchboard {
         }
         invalidating.remove(id)
         providers[id] = nil
-        incomingCallBuckets[id] = nil
         emit(.providerRemoved(provider))
         updateAudioSession()
         resumeStrandedCalls()

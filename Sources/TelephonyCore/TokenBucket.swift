@@ -24,6 +24,13 @@ public struct TokenBucket: Sendable, Equatable {
         return true
     }
 
+    /// Whether the bucket has filled up again by `now`: as good as a new one.
+    public func isFull(at now: UInt64) -> Bool {
+        var bucket = self
+        bucket.refill(at: now)
+        return bucket.tokens >= capacity
+    }
+
     /// Seconds until a token is there (0 when one is there now).
     public func secondsUntilNextToken(at now: UInt64) -> Double {
         var bucket = self

@@ -146,8 +146,9 @@ extension Switchboard {
         guard count < limit else {
             throw .limitsExceeded("Provider \(provider.name) (\(provider.id)) already has \(count) calls; the limit is \(limit).")
         }
-        let call = Call(uuid: uuid, provider: provider.id, providerName: provider.name, handle: handle,
+        var call = Call(uuid: uuid, provider: provider.id, providerName: provider.name, handle: handle,
                         callerName: "", outgoing: true, state: .dialing, hasVideo: video, startedAt: clock.now)
+        call.appAccount = provider.appAccount
         plan.newCalls.append(call)
         plan.overlay[uuid] = call
         plan.groupChecks.append((provider.id, "starting call \(uuid.lowercased)"))

@@ -53,9 +53,9 @@ final class CallControls: SwitchboardObserver {
     private func update(_ call: Call) {
         if [.dialing, .connecting, .active, .held].contains(call.state) {
             up[call.uuid] = call
-            queue.insert(call.uuid, provider: call.provider)
+            queue.insert(call)
         } else if up.removeValue(forKey: call.uuid) != nil {
-            queue.remove(call.uuid, provider: call.provider)
+            queue.remove(call.uuid)
             if let index = shown.firstIndex(of: call.uuid) {
                 shown.remove(at: index)
                 // A call that had connected leaves "Call ended" in place of its notification

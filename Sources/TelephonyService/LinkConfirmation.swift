@@ -1,3 +1,4 @@
+import DBus
 import DesktopNotifications
 import Foundation
 import MonkeyCallAPI
@@ -9,11 +10,15 @@ import TelephonyCore
 /// notification's own timeout) start nothing. Lives on the service's queue.
 final class LinkConfirmation {
     static let expiry = 60
+    /// Questions one app may have waiting: a link flood from one app must not bury the user's screen.
+    static let maximumWaitingPerApp = 3
 
     /// A link waiting for the user's word.
     private struct Pending {
         let start: ActionRequest
         let requester: String
+        /// The app that asked: a sandboxed app's id, else the host connection.
+        let asker: String
         let timeout: ScheduledTask
     }
 
@@ -37,8 +42,15 @@ final class LinkConfirmation {
         }
         // Checked now, so that a link that could never be placed fails at once rather than after Call.
         guard context.switchboard.call(uuid) == nil else { throw APIError.callUUIDAlreadyExists("call \(uuid.apiString) already exists") }
+        let appID = context.appID(of: requester)
+        let asker = appID.isEmpty ? requester : appID
+        let waiting = pending.values.count { $0.asker == asker }
+        guard waiting < Self.maximumWaitingPerApp else {
+            throw DBusError.limitsExceeded("\(appID.isEmpty ? "this connection" : appID) already has \(waiting) links waiting for the user's answer; "
+                                           + "the limit is \(Self.maximumWaitingPerApp)")
+        }
         let timeout = context.switchboard.clock.schedule(after: Double(Self.expiry)) { [weak self] in self?.finish(uuid, placing: false) }
-        pending[uuid] = Pending(start: start, requester: requester, timeout: timeout)
+        pending[uuid] = Pending(start: start, requester: requester, asker: asker, timeout: timeout)
         var notification = DesktopNotification(key: "link-" + uuid.apiString, appName: provider.name,
                                                summary: "Call \(handle.value) with \(provider.name)?", body: "A link asks to call \(handle.value).")
         notification.category = "call"

@@ -118,12 +118,14 @@ private struct UncheckedHandler: @unchecked Sendable {
 
 /// Calls waiting for one of a few notifications, shared fairly between apps: every app's oldest
 /// call, apps in the order their calls arrived, then every app's second call, and so on. So an
-/// app with a hundred calls cannot hide another app's call.
+/// app with a hundred calls cannot hide another app's call. An app is its account
+/// (`Call.appAccount`), not a provider: registering more providers wins no more places.
 struct FairShare {
     /// Each app's calls, oldest first.
-    private(set) var byProvider: [ProviderID: [UUID]] = [:]
+    private(set) var byApp: [String: [UUID]] = [:]
     /// When each call arrived, as a sequence number.
     private var since: [UUID: UInt64] = [:]
+    private var app: [UUID: String] = [:]
     private var sequence: UInt64 = 0
 
     var count: Int { since.count }
@@ -132,29 +134,30 @@ struct FairShare {
 
     /// Adds a call (at the end of its app's calls); false when it was there already.
     @discardableResult
-    mutating func insert(_ uuid: UUID, provider: ProviderID) -> Bool {
-        guard since[uuid] == nil else { return false }
+    mutating func insert(_ call: Call) -> Bool {
+        guard since[call.uuid] == nil else { return false }
         sequence += 1
-        since[uuid] = sequence
-        byProvider[provider, default: []].append(uuid)
+        since[call.uuid] = sequence
+        app[call.uuid] = call.appAccount
+        byApp[call.appAccount, default: []].append(call.uuid)
         return true
     }
 
     /// Removes a call; false when it was not there.
     @discardableResult
-    mutating func remove(_ uuid: UUID, provider: ProviderID) -> Bool {
-        guard since.removeValue(forKey: uuid) != nil else { return false }
-        byProvider[provider]?.removeAll { $0 == uuid }
-        if byProvider[provider]?.isEmpty == true { byProvider[provider] = nil }
+    mutating func remove(_ uuid: UUID) -> Bool {
+        guard since.removeValue(forKey: uuid) != nil, let account = app.removeValue(forKey: uuid) else { return false }
+        byApp[account]?.removeAll { $0 == uuid }
+        if byApp[account]?.isEmpty == true { byApp[account] = nil }
         return true
     }
 
     /// The calls to show, at most `limit`, in the order they arrived when they all fit.
     func choose(limit: Int) -> [UUID] {
-        guard count > limit else { return byProvider.values.flatMap { $0 }.sorted { since[$0]! < since[$1]! } }
+        guard count > limit else { return byApp.values.flatMap { $0 }.sorted { since[$0]! < since[$1]! } }
         // Only the `limit` apps with the oldest calls can matter: pick them without sorting them all.
         var apps: [[UUID]] = []
-        for calls in byProvider.values {
+        for calls in byApp.values {
             apps.append(calls)
             apps.sort { since[$0[0]]! < since[$1[0]]! }
             if apps.count > limit { apps.removeLast() }
@@ -172,7 +175,7 @@ struct FairShare {
     func leftOut(shown: [UUID], name: (UUID) -> String?) -> String {
         let shownSet = Set(shown)
         var perApp: [(name: String, count: Int)] = []
-        for calls in byProvider.values {
+        for calls in byApp.values {
             let waiting = calls.count { !shownSet.contains($0) }
             if waiting > 0, let first = calls.first, let appName = name(first) { perApp.append((appName, waiting)) }
         }

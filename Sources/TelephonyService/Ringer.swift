@@ -77,9 +77,9 @@ final class Ringer: SwitchboardObserver {
         active[call.uuid] = isUp ? call : nil
         if call.state == .ringing {
             ringing[call.uuid] = call
-            queue.insert(call.uuid, provider: call.provider)
+            queue.insert(call)
         } else if ringing.removeValue(forKey: call.uuid) != nil {
-            queue.remove(call.uuid, provider: call.provider)
+            queue.remove(call.uuid)
             dismissed[call.uuid] = nil
         }
         showRinging()

@@ -126,14 +126,15 @@ public final class TelephonyService: @unchecked Sendable {
         public var description: String {
             switch self {
             case .nameTaken(let owner):
-                "\(Telephony1.busName) is already owned by \(owner ?? "another connection") (is monkeycalld already running?); use --replace to take it over"
+                "\(Telephony1.busName) is already owned by \(owner ?? "another connection") (is monkeycalld already running? "
+                    + "systemctl --user restart monkeycalld restarts it)"
             }
         }
     }
 
     /// Exports the objects, then takes the well-known name (in that order, so
     /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
-    public func start(replace: Bool = false) async throws {
+    public func start() async throws {
         do {
             try await context.history?.load()
         } catch {
@@ -154,7 +155,8 @@ public final class TelephonyService: @unchecked Sendable {
         await mediaPause.followPlayers()
         try await desktopSources.followNotificationServer()
         if let desktopDoNotDisturb, context.options.followsDesktopDoNotDisturb { desktopSources.follow(desktopDoNotDisturb) }
-        let result = try await connection.requestName(Telephony1.busName, replace: replace, allowReplacement: true)
+        // Never replaceable: any app on the bus could otherwise take the name and play the service.
+        let result = try await connection.requestName(Telephony1.busName, allowReplacement: false)
         guard result == .primaryOwner || result == .alreadyOwner else {
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
         }

@@ -20,9 +20,6 @@ struct Daemon: ParsableCommand {
     @Option(help: "Bus address to connect to instead of the session bus (DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus).")
     var address: String?
 
-    @Flag(help: "Take the name over from a running instance.")
-    var replace = false
-
     @Option(help: "Seconds a provider has to fulfil or fail an action.")
     var actionTimeout: Double = 10
 
@@ -147,14 +144,14 @@ struct Daemon: ParsableCommand {
         let service = TelephonyService(connection: connection, options: options, notifier: notifier,
                                        databasePath: databasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {
-            try await service.start(replace: replace)
+            try await service.start()
         } catch let error as TelephonyService.StartError {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
 
         let group = ServiceGroup(configuration: .init(
-            // BusService also returns on its own (bus lost, name taken over): that ends the daemon normally.
+            // BusService throws when the bus or the name is lost: the daemon exits non-zero, and systemd restarts it.
             services: [.init(service: BusService(service: service, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
@@ -164,28 +161,43 @@ struct Daemon: ParsableCommand {
     }
 }
 
-/// Keeps the daemon alive until it is asked to stop, loses the bus, or is
-/// replaced by `monkeycalld --replace`; then gives the name back.
+/// Keeps the daemon alive until it is asked to stop, loses the bus, or loses the name; then gives
+/// the name back. A loss is an error exit (status 1), so that systemd's Restart=on-failure brings
+/// the service back.
 struct BusService: Service {
     let service: TelephonyService
     let logger: Logger
 
+    enum Stop: Sendable {
+        case asked
+        case lost(String)
+    }
+
     func run() async throws {
-        let (reasons, reason) = AsyncStream<String>.makeStream()
-        service.connection.onDisconnect { _ in reason.yield("lost the connection to the bus") }
+        let (stops, stop) = AsyncStream<Stop>.makeStream()
+        service.connection.onDisconnect { _ in stop.yield(.lost("lost the connection to the bus")) }
         // NameLost comes to us directly; no match rule is needed.
         let nameLost = try await service.connection.subscribe(
             MatchRule(sender: Connection.busName, interface: Connection.busName, member: "NameLost", arg0: Telephony1.busName), local: true
-        ) { _ in reason.yield("another instance took over \(Telephony1.busName)") }
+        ) { _ in stop.yield(.lost("lost the name \(Telephony1.busName)")) }
+        var why = Stop.asked
         await withGracefulShutdownHandler {
-            for await why in reasons {
-                logger.info("stopping: \(why)")
+            for await first in stops {
+                why = first
                 break
             }
         } onGracefulShutdown: {
-            reason.yield("asked to stop")
+            stop.yield(.asked)
         }
         nameLost.cancel()
-        await service.stop()
+        switch why {
+        case .asked:
+            logger.info("stopping: asked to stop")
+            await service.stop()
+        case .lost(let what):
+            logger.critical("stopping: \(what)")
+            await service.stop()
+            throw ExitCode(1)
+        }
     }
 }

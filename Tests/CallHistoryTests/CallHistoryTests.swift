@@ -74,8 +74,12 @@ struct CallHistoryTests {
 
         let lower = try CallHistory(path: path, recentsLimit: 3)
         #expect(try lower.recents(limit: 10).map(\.handle) == ["caller10005", "caller10004", "caller10003"])
-        try lower.record(Self.entry("older than the rest", .answered, endedAt: 100))
-        #expect(try lower.recents(limit: 10).map(\.handle) == ["caller10005", "caller10004", "caller10003"])
+        // Newest is the last recorded, whatever end time an app reported: the oldest recorded goes.
+        try lower.record(Self.entry("reported as older", .answered, endedAt: 100))
+        #expect(try lower.recents(limit: 10).map(\.handle) == ["reported as older", "caller10005", "caller10004"])
+        try lower.record(Self.entry("reported as the year 148,000", .answered, endedAt: 1 << 62))
+        try lower.record(Self.entry("the user's next call", .answered, endedAt: 200))
+        #expect(try lower.recents(limit: 10).map(\.handle) == ["the user's next call", "reported as the year 148,000", "reported as older"])
     }
 
     @Test("recording at the limit counts Recents only after a change it did not make: another program's deletes, our own clear; nothing more goes than the limit asks")

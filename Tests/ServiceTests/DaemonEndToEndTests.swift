@@ -195,20 +195,24 @@ struct DaemonEndToEndTests {
         #expect(!output.split(separator: "\n").contains { $0.hasPrefix("monkeycalld : [TelephonyService] critical") }, "\(output)")
     }
 
-    @Test("a second instance exits with a clear message; --replace takes over")
+    @Test("a second instance exits with a clear message; no app can take the name over; losing the bus is an error exit")
     func secondInstance() async throws {
         let first = try await RunningDaemon()
         let second = try await first.run(BuiltProducts.path("monkeycalld"), ["--address", first.bus.address])
         #expect(second.status != 0)
-        #expect(second.stderr.contains("already owned") && second.stderr.contains("--replace"), "\(second.stderr)")
+        #expect(second.stderr.contains("already owned") && second.stderr.contains("systemctl --user restart"), "\(second.stderr)")
 
-        let replacement = try ChildProcess(BuiltProducts.path("monkeycalld"), ["--address", first.bus.address, "--replace"],
-                                           environment: first.bus.environment)
-        #expect(await replacement.waitForOutput(containing: "serving \(Telephony1.busName)"))
-        #expect(await first.daemon.waitForExit() == 0)
-        #expect(first.daemon.output.contains("another instance took over"))
-        replacement.interrupt()
-        #expect(await replacement.waitForExit() == 0)
+        // An app that asks for the name with REPLACE_EXISTING gets nothing: the service never allows replacement.
+        let rogue = try Connection(address: first.bus.address)
+        #expect(try await rogue.requestName(Telephony1.busName, replace: true) == .exists)
+        #expect(try await rogue.nameOwner(Telephony1.busName) != rogue.uniqueName)
+        let ping = try await rogue.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Peer", member: "Ping")
+        #expect(ping.isEmpty && first.daemon.isRunning)
+
+        // Without its bus the service cannot serve: status 1, so that systemd's Restart=on-failure brings it back.
+        first.bus.stop()
+        #expect(await first.daemon.waitForExit() == 1, "\(first.daemon.output)")
+        #expect(first.daemon.output.contains("lost the connection to the bus"), "\(first.daemon.output)")
     }
 
     @Test("bad input from busctl gets the standard errors and the daemon stays up")

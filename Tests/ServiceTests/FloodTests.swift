@@ -54,7 +54,7 @@ struct FloodTests {
         #expect(refused.count == attempts - accepted)
         let message = refused.first?.message ?? ""
         #expect(refused.allSatisfy { $0.name == DBusError.Name.limitsExceeded }, "\(Set(refused.map(\.name)))")
-        #expect(message.contains("Provider Flood") && message.contains("20 at once") && message.contains("10 per second"), "\(message)")
+        #expect(message.contains("provider Flood") && message.contains("20 at once") && message.contains("10 per second"), "\(message)")
 
         // The desktop: three calls with a notification each (the quiet app's among them), one counting the rest.
         let left = accepted + 1 - 3

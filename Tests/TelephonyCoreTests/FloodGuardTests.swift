@@ -95,15 +95,39 @@ struct FloodGuardTests {
         for index in 0..<100 { try f.incoming(p, .n(index)) }
     }
 
-    @Test("a provider registered again starts with a full bucket")
-    func newRegistration() throws {
+    @Test("the bucket is the app's: registering again, or more providers, or more connections win nothing")
+    func perApp() throws {
         let f = Fixture(options: .init(limits: .init(incomingCallBurst: 1, incomingCallsPerSecond: 1)))
         let first = try f.register()
         try f.incoming(first, .n(1))
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(first, .n(2)) }
         f.board.invalidateProvider(first.id)
-        #expect(f.board.incomingCallBuckets.isEmpty)
-        let second = try f.register()
-        try f.incoming(second, .n(2))
+        let again = try f.register()
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(again, .n(2)) }
+        // A sandboxed app: all its providers, on any connection, share one bucket.
+        let sandboxed = try (0..<4).map { try f.board.registerProvider(owner: ":1.\(10 + $0)", appID: "org.example.Flood", configuration: .init(name: "Flood \($0)")) }
+        try f.incoming(sandboxed[0], .n(10))
+        for (index, provider) in sandboxed.enumerated() {
+            _ = expectErrorNamed("LimitsExceeded") { try f.incoming(provider, .n(11 + index)) }
+        }
+        // Another app, and a host app whose Name is that app's id, have their own.
+        try f.incoming(try f.register("Other", owner: ":1.20"), .n(20))
+        try f.incoming(try f.register("org.example.Flood", owner: ":1.21"), .n(21))
+        // A second later, one more for the app.
+        f.clock.advance(by: 1)
+        try f.incoming(sandboxed[3], .n(30))
+        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(sandboxed[1], .n(31)) }
+    }
+
+    @Test("the ringing share is the app's: more providers ring no more calls")
+    func ringingPerApp() throws {
+        let f = Fixture(options: .init(limits: .init(maximumRingingCallsPerApp: 2, incomingCallsPerSecond: 0)))
+        let a = try f.board.registerProvider(owner: ":1.10", appID: "org.example.Ring", configuration: .init(name: "A"))
+        let b = try f.board.registerProvider(owner: ":1.11", appID: "org.example.Ring", configuration: .init(name: "B"))
+        try f.incoming(a, .n(1))
+        try f.incoming(b, .n(2))
+        let refused = expectErrorNamed("LimitsExceeded") { try f.incoming(b, .n(3)) }
+        #expect(refused?.message.contains("2 ringing calls") == true, "\(String(describing: refused))")
+        try f.incoming(try f.register("Other"), .n(4))
     }
 }

@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func perProviderCallAndRingingLimits() throws {
-        let f = Fixture(options: .init(limits: .init(maximumCallsPerProvider: 3, maximumRingingCallsPerProvider: 2)))
+        let f = Fixture(options: .init(limits: .init(maximumCallsPerProvider: 3, maximumRingingCallsPerApp: 2)))
         let p = try f.register()
         let other = try f.register("Other", owner: ":1.2")
         try f.incoming(p, .n(1))
@@ -119,12 +119,13 @@ import Testing
         let (f, p) = try Fixture.oneCall()
         f.log.clear()
         f.clock.advance(by: 3)
-        try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .answeredElsewhere, at: 123)
+        let at = f.clock.now - 123  // a moment ago, after the call started
+        try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .answeredElsewhere, at: at)
         #expect(f.log.trace == ["changed:0000:ended", "removed:0000"])
         let ended = try #require(f.log.removed.first)
         #expect(ended.hasEnded)
         #expect(ended.endReason == .answeredElsewhere)
-        #expect(ended.endedAt == 123)
+        #expect(ended.endedAt == at)
         #expect(f.board.call(.n(1)) == nil)
         #expect(f.board.provider(p.id)?.callUUIDs == [])
         // The ring timeout was cancelled: nothing happens at 45 s.

@@ -43,7 +43,13 @@ import Testing
             ("MaximumCallGroups", { $0.maximumCallGroups = 0 }),
             ("MaximumCallsPerCallGroup", { $0.maximumCallsPerCallGroup = 0 }),
             ("SupportedHandleTypes", { $0.supportedHandleTypes = [] }),
-            ("IconData", { $0.iconData = [UInt8](repeating: 0, count: 256 * 1024 + 1) }),
+            ("IconData", { $0.iconData = png(width: 1, height: 1, bytes: 256 * 1024 + 1) }),
+            ("IconData", { $0.iconData = [UInt8](repeating: 0, count: 64) }),
+            ("IconData", { $0.iconData = png(width: 20_000, height: 20_000, bytes: 50_000) }),
+            ("IconData", { $0.iconData = png(width: 513, height: 1, bytes: 100) }),
+            ("IconData", { $0.iconData = png(width: 0, height: 0, bytes: 100) }),
+            ("Name", { $0.name = "a" + String(repeating: "\u{301}", count: 1_000_000) }),
+            ("Name", { $0.name = String(repeating: "👩‍👩‍👧‍👦", count: 11) }),
             ("URLSchemes", { $0.urlSchemes = ["1bad"] }),
             ("RingtoneSound", { $0.ringtoneSound = String(repeating: "a", count: 5000) }),
         ]
@@ -51,8 +57,38 @@ import Testing
             let error = expectErrorNamed("InvalidArgs") { try f.register("App", configure) }
             #expect(error?.message.contains(key) == true, "\(key): \(error?.message ?? "-")")
         }
-        try f.register("App") { $0.iconData = [UInt8](repeating: 0, count: 256 * 1024); $0.urlSchemes = ["monkeycall", "x-app+v1.2"] }
+        try f.register("App") { $0.iconData = png(width: 512, height: 512, bytes: 256 * 1024); $0.urlSchemes = ["monkeycall", "x-app+v1.2"] }
         #expect(f.board.providers.count == 1)
+    }
+
+    /// A PNG's signature and IHDR chunk claiming `width`×`height`, padded to `bytes`.
+    func png(width: UInt32, height: UInt32, bytes: Int) -> [UInt8] {
+        let be = { (value: UInt32) in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52] + be(width) + be(height)
+            + [8, 6, 0, 0, 0, 0, 0, 0, 0]
+        return header + [UInt8](repeating: 0, count: max(0, bytes - header.count))
+    }
+
+    @Test("a sandboxed app names its sound and icon by XDG name only; a host app may give paths")
+    func sandboxedAppsNameSoundsAndIcons() throws {
+        let f = Fixture()
+        for (key, value) in [("RingtoneSound", "/dev/zero"), ("IconName", "/tmp/fifo"), ("IconName", "file:///etc/passwd"),
+                             ("RingtoneSound", "../../x"), ("IconName", ".hidden"), ("IconName", "icône")] {
+            let error = expectErrorNamed("InvalidArgs") {
+                _ = try f.board.registerProvider(owner: ":1.5", appID: "org.example.App", configuration: {
+                    var config = ProviderConfiguration(name: "App")
+                    if key == "IconName" { config.iconName = value } else { config.ringtoneSound = value }
+                    return config
+                }())
+            }
+            #expect(error?.message.contains(key) == true, "\(key) \(value): \(error?.message ?? "-")")
+        }
+        var named = ProviderConfiguration(name: "App")
+        named.iconName = "org.example.App"
+        named.ringtoneSound = "phone-incoming-call"
+        _ = try f.board.registerProvider(owner: ":1.5", appID: "org.example.App", configuration: named)
+        try f.register("Host") { $0.iconName = "/usr/share/icons/hicolor/48x48/apps/host.png"; $0.ringtoneSound = "/usr/share/sounds/ring.oga" }
+        #expect(f.board.providers.count == 2)
     }
 
     @Test func limitsProvidersPerOwnerAndInTotal() throws {
@@ -76,7 +112,7 @@ import Testing
         #expect(limits.maximumProvidersPerOwner == 32)
         #expect(limits.maximumProviders == 10_000)
         #expect(limits.maximumCallsPerProvider == 1_000)
-        #expect(limits.maximumRingingCallsPerProvider == 100)
+        #expect(limits.maximumRingingCallsPerApp == 100)
         let options = SwitchboardOptions()
         #expect(options.actionTimeout == 10)
         #expect(options.ringTimeout == 45)

@@ -36,8 +36,9 @@ import Testing
     @Test func fulfilTimeIsUsedWhenGiven() throws {
         let (f, _) = try Fixture.oneCall()
         try f.request(.answer(.n(1)))
-        try f.fulfil("answer", .n(1), at: 42)
-        #expect(f.board.call(.n(1))?.connectedAt == 42)
+        let at = f.clock.now + 42
+        try f.fulfil("answer", .n(1), at: at)
+        #expect(f.board.call(.n(1))?.connectedAt == at)
     }
 
     @Test func endingTheActiveCallDeactivatesAudio() throws {
@@ -324,8 +325,9 @@ import Testing
         let f = Fixture()
         let p = try f.register()
         try f.request(.start(.n(1), handle: Handle(value: "bob")))
-        try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(1), at: 77)
-        #expect(f.board.call(.n(1))?.connectedAt == 77)
+        let at = f.clock.now + 77
+        try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(1), at: at)
+        #expect(f.board.call(.n(1))?.connectedAt == at)
         #expect(f.board.call(.n(1))?.state == .active)
         #expect(f.board.audioSessionHolder == p.id) // Active: audio even before the start is fulfilled.
     }
@@ -404,5 +406,36 @@ import Testing
         try f.fulfil("set-muted", .n(1))
         #expect(f.board.call(.n(1))?.muted == true)
         #expect(f.log.completions.count == 1)
+    }
+}
+
+@Suite("Times an app reports")
+struct ReportedTimeTests {
+    static let extremes: [UInt64] = [1, UInt64(Int64.max), UInt64(Int64.max) + 1, .max, 1 << 62]
+
+    @Test("outside [the call's start, now + 60 s] is InvalidArgs naming the argument; nothing changes and a pending action stays pending")
+    func outOfRange() throws {
+        let f = Fixture()
+        let p = try f.register()
+        try f.request(.start(.n(1), handle: Handle(value: "bob")))
+        let start = try #require(f.board.call(.n(1))?.startedAt)
+        f.clock.advance(by: 5)  // less than the action timeout
+        for time in Self.extremes + [start - 1, f.clock.now + 60_000_001] {
+            let connecting = expectErrorNamed("InvalidArgs") { try f.board.reportOutgoingCallStartedConnecting(provider: p.id, uuid: .n(1), at: time) }
+            #expect(connecting?.message.contains("at is \(time)") == true)
+            let connected = expectErrorNamed("InvalidArgs") { try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(1), at: time) }
+            #expect(connected?.message.contains("at is \(time)") == true)
+            let fulfil = expectErrorNamed("InvalidArgs") { try f.fulfil("start", .n(1), at: time) }
+            #expect(fulfil?.message.contains("Date is \(time)") == true)
+            let ended = expectErrorNamed("InvalidArgs") { try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .remoteEnded, at: time) }
+            #expect(ended?.message.contains("ended_at is \(time)") == true)
+        }
+        #expect(f.board.call(.n(1))?.state == .dialing)
+        #expect(f.pending("start", .n(1)) != nil, "a refused Date used up the action")
+        // The bounds themselves are taken.
+        try f.fulfil("start", .n(1), at: start)
+        try f.board.reportOutgoingCallConnected(provider: p.id, uuid: .n(1), at: f.clock.now + 60_000_000)
+        try f.board.reportCallEnded(provider: p.id, uuid: .n(1), reason: .remoteEnded, at: f.clock.now + 60_000_000)
+        #expect(f.board.call(.n(1)) == nil)
     }
 }

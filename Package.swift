@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "monkeycall-bench", targets: ["monkeycall-bench"]),
         .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
         .executable(name: "monkeycall-baresip", targets: ["monkeycall-baresip"]),
+        .executable(name: "monkeycall-fuzz", targets: ["monkeycall-fuzz"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -72,6 +73,8 @@ let package = Package(
         .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
+        // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).
+        .executableTarget(name: "monkeycall-fuzz", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),

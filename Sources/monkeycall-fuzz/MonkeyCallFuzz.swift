@@ -1,0 +1,378 @@
+import ArgumentParser
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// Fuzzes the whole D-Bus surface of a running monkeycalld as one app: every method and
+/// property of the contract (from the typed specs), with extreme and hostile values, on the
+/// caller's own live objects as well as others', many calls in flight. Run it on the host
+/// and inside a Flatpak-style sandbox. Prints a summary on stderr and one JSON line on stdout.
+@main
+struct MonkeyCallFuzz: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monkeycall-fuzz",
+        abstract: "Fuzzes every method and property of org.monkeycall.Telephony1 from one app, with many calls in flight."
+    )
+
+    @Option(help: "The bus address (default: the session bus).")
+    var address: String?
+
+    @Option(help: "The seed of the generator.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Calls to send.")
+    var calls: Int = 20_000
+
+    @Option(help: "Calls in flight at once.")
+    var inFlight: Int = 64
+
+    @Option(help: "Bus connections of this app (providers live as long as theirs).")
+    var connections: Int = 2
+
+    @Option(help: "How many of the last calls to keep, and print when the service dies.")
+    var ring: Int = 512
+
+    @Option(help: "Probe the bus with messages libdbus will not build (invalid UTF-8, nesting past 64) every this many calls; 0: never.")
+    var probeEvery: Int = 5_000
+
+    @Option(help: "A label for the result: host or the app id.")
+    var caller: String = "host"
+
+    @Flag(help: "Times only within the contract's window ([call start, now + 60 s], and 0): to look past a known trap on times, or to measure a tree that has one.")
+    var timesWithinContract = false
+
+    @Option(name: .customLong("foreign-path"), help: "Another app's object to aim at (repeatable).")
+    var foreignPaths: [String] = []
+
+    @Option(name: .customLong("foreign-call"), help: "Another app's call UUID to aim at (repeatable).")
+    var foreignCalls: [String] = []
+
+    func validate() throws {
+        guard calls > 0, (1...4096).contains(inFlight), (1...8).contains(connections), ring > 0 else {
+            throw ValidationError("--calls must be positive, --in-flight 1 to 4096, --connections 1 to 8, --ring positive")
+        }
+    }
+
+    func run() throws {
+        guard let address = address ?? Connection.sessionBusAddress else { throw ValidationError("no bus: give --address") }
+        let foreign = try foreignPaths.map { try ObjectPath($0) }
+        let run = try FuzzRun(address: address, seed: seed, calls: calls, inFlight: inFlight, connections: connections, ringSize: ring,
+                              probeEvery: probeEvery, caller: caller, foreignPaths: foreign, foreignCalls: foreignCalls,
+                              timesWithinContract: timesWithinContract)
+        let result = run.execute()
+        FileHandle.standardError.write(Data(run.summary(result).utf8))
+        let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+        FileHandle.standardOutput.write(Data(("MONKEYCALL-FUZZ-RESULT " + String(decoding: json, as: UTF8.self) + "\n").utf8))
+        if result["daemonGone"] as? Bool == true { throw ExitCode(2) }
+        if !((result["improper"] as? [String: Any]) ?? [:]).isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// One run: the connections, the pool, the generator and the loop that keeps calls in flight.
+final class FuzzRun: @unchecked Sendable {
+    let address: String
+    let calls: Int
+    let inFlight: Int
+    let probeEvery: Int
+    let caller: String
+    let pool: Pool
+    let recorder: Recorder
+    var generator: Generator
+    let links: [Connection]
+    private var subscriptions: [Subscription] = []
+    private var probes: [String: Int] = [:]
+    private let lostConnections = NSLock()
+    private var lost: [Int] = []
+    private var lostPrinted = false
+
+    static let replyTimeout: Duration = .seconds(25)
+
+    init(address: String, seed: UInt64, calls: Int, inFlight: Int, connections: Int, ringSize: Int, probeEvery: Int, caller: String,
+         foreignPaths: [ObjectPath], foreignCalls: [String], timesWithinContract: Bool) throws {
+        self.address = address
+        self.calls = calls
+        self.inFlight = inFlight
+        self.probeEvery = probeEvery
+        self.caller = caller
+        pool = Pool(foreignPaths: foreignPaths, foreignCalls: foreignCalls)
+        recorder = Recorder(ringSize: ringSize)
+        links = try (0..<connections).map { _ in try Connection(address: address) }
+        generator = Generator(seed: seed, surface: Surface(), pool: pool, connections: connections, host: caller == "host")
+        generator.timesWithinContract = timesWithinContract
+        generator.maker.boundedUInt64 = timesWithinContract
+        try subscribe()
+    }
+
+    /// The actions the service asks of this app's providers, objects appearing and going, and the service's name.
+    private func subscribe() throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = LockedBox<Error?>(nil)
+        let pool = self.pool, recorder = self.recorder
+        Task { [links] in
+            do {
+                for (index, link) in links.enumerated() {
+                    var made: [Subscription] = []
+                    made.append(try await link.subscribe(MatchRule(interface: Telephony1.Provider.interface, member: "PerformAction")) { message in
+                        guard let args = try? message.arguments(), args.count == 4, case .string(let id) = args[0], case .string(let kind) = args[1],
+                              case .string(let call) = args[2] else { return }
+                        pool.addAction(Pool.Action(uuid: id, kind: kind, call: call))
+                        // An outgoing call's start: the call is this app's.
+                        if kind == "start" { pool.addCall(call, provider: message.path, outgoing: true) }
+                    })
+                    made.append(try await link.subscribe(MatchRule(interface: Telephony1.Provider.interface, member: "TimedOutPerformingAction")) { message in
+                        if case .string(let id)? = try? message.arguments().first { pool.removeAction(id) }
+                    })
+                    made.append(try await link.subscribe(MatchRule(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved")) { message in
+                        guard case .objectPath(let path)? = try? message.arguments().first else { return }
+                        if Telephony1.providerID(from: path) != nil { pool.removeProvider(path) } else { pool.removeCall(path: path) }
+                    })
+                    made.append(try await link.subscribe(MatchRule(interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded")) { message in
+                        guard case .objectPath(let path)? = try? message.arguments().first else { return }
+                        pool.addForeign(path: path)
+                    })
+                    if index == 0 {
+                        made.append(try await link.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                                        member: "NameOwnerChanged", arg0: Telephony1.busName)) { message in
+                            if case .string(let owner)? = try? message.arguments().last, owner.isEmpty { recorder.daemonGone() }
+                        })
+                    }
+                    link.onDisconnect { [weak self] _ in self?.connectionLost(index) }
+                    self.subscriptions += made
+                }
+            } catch {
+                failure.value = error
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.value { throw error }
+    }
+
+    private func connectionLost(_ index: Int) {
+        lostConnections.withLock { lost.append(index) }
+        pool.removeConnection(index)
+    }
+
+    /// Sends the calls, `inFlight` at a time; returns the result.
+    func execute() -> [String: Any] {
+        let started = Date()
+        let slots = DispatchSemaphore(value: inFlight)
+        var sent = 0
+        var refused = 0
+        let pool = self.pool, recorder = self.recorder
+        probe()
+        while sent < calls && !recorder.isDaemonGone {
+            slots.wait()
+            if probeEvery > 0 && sent > 0 && sent % probeEvery == 0 { probe() }
+            let call = generator.next()
+            sent += 1
+            let number = recorder.sending(call)
+            let message: Message
+            do {
+                message = try Message.methodCall(destination: Telephony1.busName, path: call.path, interface: call.interface, member: call.member)
+                try message.append(call.arguments)
+            } catch {
+                // libdbus would not build it: nothing was sent.
+                refused += 1
+                recorder.answered(number, "not sent: \(DBusError(error).name)", message: DBusError(error).message)
+                slots.signal()
+                continue
+            }
+            links[call.connection].send(call: message, timeout: Self.replyTimeout) { result in
+                switch result {
+                case .success(let reply):
+                    recorder.answered(number, "reply")
+                    Self.apply(call, reply: (try? reply.arguments()) ?? [], to: pool)
+                case .failure(let error):
+                    let error = DBusError(error)
+                    recorder.answered(number, error.name, message: error.message)
+                    Self.apply(call, error: error.name, to: pool)
+                }
+                slots.signal()
+            }
+        }
+        // Every call answered (each has its timeout).
+        for _ in 0..<inFlight { slots.wait() }
+        // libdispatch traps when a semaphore goes with less than it started with.
+        for _ in 0..<inFlight { slots.signal() }
+        let seconds = Date().timeIntervalSince(started)
+        let alive = !recorder.isDaemonGone && ping()
+        return result(sent: sent, refused: refused, seconds: seconds, alive: alive)
+    }
+
+    // MARK: The pool from replies
+
+    static func apply(_ call: FuzzCall, reply: [DBusValue], to pool: Pool) {
+        switch call.effect {
+        case .registered(let connection):
+            if case .objectPath(let path)? = reply.first { pool.addProvider(path, connection: connection) }
+        case .reportedIncoming(let uuid, let provider): pool.addCall(uuid, provider: provider, outgoing: false)
+        case .startedCall(let provider):
+            if case .string(let uuid)? = reply.first { pool.addCall(uuid, provider: provider, outgoing: true) }
+        case .endedCall(let uuid): pool.removeCall(uuid)
+        case .spentAction(let uuid): pool.removeAction(uuid)
+        case .invalidated(let provider): pool.removeProvider(provider)
+        case .beganUpdate(let provider):
+            if case .objectPath(let update)? = reply.first { pool.addUpdate(update, provider: provider) }
+        case .closedUpdate(let update): pool.removeUpdate(update)
+        case .addedFavorite:
+            if case .uint64(let id)? = reply.first { pool.addFavorite(id) }
+        case .removedFavorite(let id): pool.removeFavorite(id)
+        case .listedRecents:
+            guard case .array(_, let entries)? = reply.first else { return }
+            pool.setRecents(entries.compactMap { if case .uint64(let id)? = $0.vardict?["Id"]?.unwrappedVariant { id } else { nil } })
+        case .listedObjects:
+            guard case .dictionary(_, _, let objects)? = reply.first else { return }
+            for (key, _) in objects {
+                if case .objectPath(let path) = key { pool.addForeign(path: path) }
+            }
+        case .none:
+            break
+        }
+        // Another app's call seen through the ObjectManager: its UUID from the path.
+        if call.member == "GetManagedObjects", case .dictionary(_, _, let objects)? = reply.first {
+            for (key, value) in objects {
+                guard case .objectPath(let path) = key, path.rawValue.hasPrefix(Telephony1.callRoot.rawValue + "/"),
+                      case .uuid(let uuid)? = value.callUUID else { continue }
+                pool.addForeign(call: uuid)
+            }
+        }
+    }
+
+    static func apply(_ call: FuzzCall, error: String, to pool: Pool) {
+        switch (call.effect, error) {
+        case (.spentAction(let uuid), APIError.unknownAction.rawValue): pool.removeAction(uuid)
+        case (.endedCall(let uuid), APIError.unknownCallUUID.rawValue): pool.removeCall(uuid)
+        default: break
+        }
+        guard error == DBusError.Name.unknownObject || error == DBusError.Name.accessDenied else { return }
+        // A pooled object that is gone (or was never ours to use).
+        if Telephony1.providerID(from: call.path) != nil, !call.path.rawValue.hasSuffix("/DirectoryUpdate") {
+            if error == DBusError.Name.unknownObject { pool.removeProvider(call.path) }
+        } else if call.path.rawValue.hasSuffix("/DirectoryUpdate") {
+            pool.removeUpdate(call.path)
+        } else if error == DBusError.Name.unknownObject {
+            pool.removeCall(path: call.path)
+        }
+    }
+
+    // MARK: Probes: messages libdbus will not build
+
+    /// A string that is not UTF-8, through a socket of our own; a message nested past the bus's
+    /// limit, on a connection of its own. Either way the sender is dropped, never the service.
+    private func probe() {
+        let invalid: [[UInt8]] = [[0x41, 0xFF, 0xFE], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], Array(repeating: 0xFF, count: 4096)]
+        let bytes = invalid[probes.values.reduce(0, +) % invalid.count]
+        let (outcome, detail) = RawWire.sendString(bytes: bytes, address: address, destination: Telephony1.busName, path: Telephony1.rootPath.rawValue,
+                                                   interface: Telephony1.CallDirectory.interface, member: "Identify")
+        probes["malformed UTF-8: \(outcome.rawValue)\(detail.isEmpty ? "" : " \(detail)")", default: 0] += 1
+
+        guard let throwaway = try? Connection(address: address) else {
+            probes["too deep: could not connect", default: 0] += 1
+            return
+        }
+        defer { throwaway.close() }
+        var deep: DBusValue = .string("x")
+        for _ in 0..<70 { deep = .variant(deep) }
+        let outcome2: String
+        do {
+            let message = try Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
+                                                 member: "RegisterProvider")
+            try message.append([.vardict(["Name": deep])])
+            let semaphore = DispatchSemaphore(value: 0)
+            let box = LockedBox("")
+            throwaway.send(call: message, timeout: Self.replyTimeout) { result in
+                switch result {
+                case .success: box.value = "reply"
+                case .failure(let error): box.value = DBusError(error).name
+                }
+                semaphore.signal()
+            }
+            semaphore.wait()
+            outcome2 = box.value == DBusError.Name.disconnected ? "dropped by the bus" : box.value
+        } catch {
+            outcome2 = "not built: \(DBusError(error).name)"
+        }
+        probes["70 nested variants: \(outcome2)", default: 0] += 1
+    }
+
+    /// The service answers Ping.
+    private func ping() -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = LockedBox(false)
+        guard let message = try? Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Peer",
+                                                    member: "Ping"), let link = links.first(where: { $0.isConnected }) ?? (try? Connection(address: address)) else { return false }
+        link.send(call: message, timeout: .seconds(20)) { result in
+            if case .success = result { box.value = true }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return box.value
+    }
+
+    // MARK: Results
+
+    private func result(sent: Int, refused: Int, seconds: Double, alive: Bool) -> [String: Any] {
+        let byName = recorder.byName
+        let improper = byName.filter { !Recorder.isProper($0.key) && !$0.key.hasPrefix("not sent") }
+        var result: [String: Any] = [
+            "caller": caller, "calls": sent, "answered": recorder.total, "notSent": refused, "seconds": (seconds * 100).rounded() / 100,
+            "callsPerSecond": Int(Double(sent) / max(seconds, 0.001)), "outcomes": byName, "improper": improper,
+            "improperExamples": recorder.improperExamples, "daemonGone": recorder.daemonGoneAfter != nil, "alive": alive,
+            "probes": probes, "slowest": recorder.slowest(8), "lostConnections": lostConnections.withLock { lost },
+            "pool": ["providers": pool.counts.providers, "calls": pool.counts.calls, "actions": pool.counts.actions, "updates": pool.counts.updates],
+        ]
+        if let after = recorder.daemonGoneAfter {
+            result["daemonGoneAfterCalls"] = after
+            let last = recorder.lastCalls
+            // The service died holding these: it had them and never answered.
+            let unanswered = last.filter { $0.outcome == DBusError.Name.noReply || $0.outcome == nil }
+            // Work it finishes after replying (a Recents write) dies later: the calls it took,
+            // with an extreme value (a time past 2^63, a huge string), are suspects too.
+            let extreme = last.filter { $0.outcome == "reply" && Recorder.isExtreme($0.call) }
+            result["unanswered"] = unanswered.map { "#\($0.number) \(Recorder.describe($0.call))" }
+            result["suspects"] = (extreme.reversed() + unanswered).map { "#\($0.number) \(Recorder.describe($0.call)) → \($0.outcome ?? "no answer")" }
+            result["lastCalls"] = last.map { "#\($0.number) \(Recorder.describe($0.call)) → \($0.outcome ?? "no answer")" }
+        }
+        return result
+    }
+
+    func summary(_ result: [String: Any]) -> String {
+        var lines = ["monkeycall-fuzz (\(caller)): \(result["calls"]!) calls in \(result["seconds"]!) s (\(result["callsPerSecond"]!)/s), daemon \(result["daemonGone"] as? Bool == true ? "GONE" : "alive")"]
+        let outcomes = (result["outcomes"] as? [String: Int] ?? [:]).sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+        lines += outcomes.map { "  \($0.value)\t\($0.key)" }
+        lines += (result["slowest"] as? [String] ?? []).map { "  slow: \($0)" }
+        lines += (result["probes"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "  probe \($0.value)\t\($0.key)" }
+        if let suspects = result["suspects"] as? [String] {
+            lines.append("the service died after \(result["daemonGoneAfterCalls"]!) calls; suspects (extreme values it accepted, latest first, then the calls it never answered):")
+            lines += suspects.map { "  \($0)" }
+            lines.append("the last calls sent:")
+            lines += (result["lastCalls"] as? [String] ?? []).map { "  \($0)" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A value shared with a callback.
+final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
+private enum CallUUIDValue { case uuid(String) }
+
+extension DBusValue {
+    /// The `UUID` property in a GetManagedObjects entry of a call: `{interface: {UUID: <s>}}`.
+    fileprivate var callUUID: CallUUIDValue? {
+        guard case .dictionary(_, _, let interfaces) = self else { return nil }
+        for (_, properties) in interfaces {
+            if case .string(let uuid)? = properties.vardict?["UUID"]?.unwrappedVariant { return .uuid(uuid) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,454 @@
+import DBus
+import Foundation
+import MonkeyCallAPI
+
+/// The D-Bus surface to fuzz, read from the typed specs (`Telephony1.interfaces`): every
+/// method of every interface, every property (Get, Set, GetAll), and the standard interfaces
+/// every object serves. Nothing here lists the API's members by hand.
+struct Surface {
+    enum Operation {
+        case method(MemberDescription)
+        case property(MemberDescription)
+        /// `org.freedesktop.DBus.*` on an object of the API: Introspect, Ping, GetManagedObjects.
+        case standard(interface: String, member: String)
+    }
+
+    /// Which object serves an API interface: by the interface's last name component.
+    enum ObjectKind: String { case root, provider, call, directoryUpdate }
+
+    let operations: [(operation: Operation, weight: Int)]
+    let methods: [String: MemberDescription]
+
+    init() {
+        var operations: [(Operation, Int)] = []
+        var methods: [String: MemberDescription] = [:]
+        for interface in Telephony1.interfaces {
+            for member in interface.members {
+                switch member.kind {
+                case .method:
+                    operations.append((.method(member), 3))
+                    methods["\(Self.shortName(member.interface)).\(member.name)"] = member
+                case .property:
+                    operations.append((.property(member), 1))
+                case .signal:
+                    break
+                }
+            }
+        }
+        for (interface, member) in [("org.freedesktop.DBus.Introspectable", "Introspect"), ("org.freedesktop.DBus.Peer", "Ping"),
+                                    ("org.freedesktop.DBus.Peer", "GetMachineId"), ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")] {
+            operations.append((.standard(interface: interface, member: member), 1))
+        }
+        self.operations = operations
+        self.methods = methods
+    }
+
+    /// `Provider` for `org.monkeycall.Telephony1.Provider`.
+    static func shortName(_ interface: String) -> String { String(interface.split(separator: ".").last ?? "") }
+
+    static func objectKind(of interface: String) -> ObjectKind {
+        switch shortName(interface) {
+        case "Provider": .provider
+        case "Call": .call
+        case "CallDirectoryUpdate": .directoryUpdate
+        default: .root
+        }
+    }
+
+    /// A method by `Interface.Member`; the fuzzer's lifecycle steps name the methods they drive.
+    func method(_ name: String) -> MemberDescription {
+        guard let member = methods[name] else { fatalError("the API has no method \(name): the fuzzer's lifecycle steps must follow it") }
+        return member
+    }
+}
+
+/// One call the fuzzer sends, and what its reply means for the pool.
+struct FuzzCall: Sendable {
+    enum Effect: Sendable {
+        case none
+        case registered(connection: Int)
+        case reportedIncoming(uuid: String, provider: ObjectPath)
+        case startedCall(provider: ObjectPath?)
+        case endedCall(uuid: String)
+        case spentAction(uuid: String)
+        case invalidated(provider: ObjectPath)
+        case beganUpdate(provider: ObjectPath)
+        case closedUpdate(update: ObjectPath)
+        case addedFavorite
+        case removedFavorite(id: UInt64)
+        case listedRecents
+        case listedObjects
+    }
+
+    var connection: Int
+    var path: ObjectPath
+    var interface: String
+    var member: String
+    var arguments: [DBusValue]
+    /// What the arguments aim at: "own live call", "foreign provider", …
+    var note: String
+    var effect: Effect = .none
+
+    var label: String { "\(Surface.shortName(interface)).\(member)" }
+}
+
+/// Makes the calls: picks an operation, a target object and arguments, from the pool of
+/// live objects often and from hostile values otherwise.
+struct Generator {
+    var maker: ValueMaker
+    let surface: Surface
+    let pool: Pool
+    let connections: Int
+    let host: Bool
+    /// Times only in [an hour ago, now + 59 s] and 0 (see `--times-within-contract`).
+    var timesWithinContract = false
+    private var snapshot: Pool.Snapshot
+    private var made = 0
+    private let weightTotal: Int
+
+    init(seed: UInt64, surface: Surface, pool: Pool, connections: Int, host: Bool) {
+        maker = ValueMaker(random: SplitMix64(seed: seed))
+        self.surface = surface
+        self.pool = pool
+        self.connections = connections
+        self.host = host
+        snapshot = pool.snapshot()
+        weightTotal = surface.operations.reduce(0) { $0 + $1.weight }
+    }
+
+    private mutating func chance(_ probability: Double) -> Bool { maker.random.chance(probability) }
+    private mutating func pick<C: Collection>(_ collection: C) -> C.Element? { maker.random.pick(collection) }
+
+    static func nowMicroseconds() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1_000_000) }
+
+    mutating func next() -> FuzzCall {
+        made += 1
+        snapshot = pool.snapshot()
+        if let step = lifecycleStep() { return step }
+        var roll = maker.random.int(0...(weightTotal - 1))
+        var chosen = surface.operations[0].operation
+        for (operation, weight) in surface.operations {
+            if roll < weight { chosen = operation; break }
+            roll -= weight
+        }
+        switch chosen {
+        case .method(let member): return call(member, good: 0.6)
+        case .property(let member): return property(member)
+        case .standard(let interface, let member):
+            let kind = pick([Surface.ObjectKind.root, .provider, .call, .directoryUpdate])!
+            let (path, connection, note) = target(kind)
+            return FuzzCall(connection: connection, path: path, interface: interface, member: member, arguments: [], note: note,
+                            effect: member == "GetManagedObjects" ? .listedObjects : .none)
+        }
+    }
+
+    // MARK: Lifecycles: own objects made, driven and ended, with extreme times
+
+    /// Keeps the pool alive and drives what it holds: a provider, ringing and outgoing calls,
+    /// actions to fulfil (with `Date` extremes), calls to connect and end (at extreme times).
+    private mutating func lifecycleStep() -> FuzzCall? {
+        let roll = maker.random.int(0...99)
+        if snapshot.providers.isEmpty {
+            return roll < 50 ? call(surface.method("Manager.RegisterProvider"), good: 0.97) : nil
+        }
+        switch roll {
+        case 0..<5 where snapshot.calls.count < 16:
+            return call(surface.method("Provider.ReportNewIncomingCall"), good: 0.95)
+        case 5..<8 where snapshot.calls.count < 16:
+            return call(surface.method("CallController.StartCall"), good: 0.95)
+        case 8..<14 where !snapshot.actions.isEmpty:
+            return call(surface.method(chance(0.8) ? "Provider.FulfillAction" : "Provider.FailAction"), good: 0.95)
+        case 14..<18 where !snapshot.calls.isEmpty:
+            return call(surface.method(pick(["Provider.ReportCallEnded", "Provider.ReportOutgoingCallConnected",
+                                             "Provider.ReportOutgoingCallStartedConnecting"])!), good: 0.95)
+        case 18..<20 where !snapshot.calls.isEmpty:
+            return call(surface.method(pick(["CallController.AnswerCall", "CallController.EndCall", "CallController.SetHeld"])!), good: 0.95)
+        case 20 where snapshot.updates.isEmpty:
+            return call(surface.method("Provider.BeginCallDirectoryUpdate"), good: 0.95)
+        case 21 where snapshot.providers.count < 3:
+            return call(surface.method("Manager.RegisterProvider"), good: 0.95)
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Methods
+
+    /// A call of `member` on an object that serves it (usually), with arguments that are good
+    /// with probability `good` each, else hostile; now and then the wrong arguments altogether.
+    mutating func call(_ member: MemberDescription, good: Double) -> FuzzCall {
+        let kind = Surface.objectKind(of: member.interface)
+        var (path, connection, note) = target(kind, member: member.name)
+        var arguments: [DBusValue] = []
+        var effect: FuzzCall.Effect = .none
+        let provider = snapshot.providers.first { $0.path == path }?.path ?? snapshot.providers.first?.path
+        for argument in member.inputs {
+            let (value, what) = self.argument(argument, member: member, path: path, good: good)
+            arguments.append(value)
+            if let what { note += ", \(argument.name): \(what)" }
+        }
+        // Wrong arguments: missing, extra, or of other types.
+        if chance(0.04) {
+            switch maker.random.int(0...2) {
+            case 0 where !arguments.isEmpty: arguments.removeLast(); note += ", an argument missing"
+            case 1: arguments.append(maker.anyValue(depth: 0)); note += ", an extra argument"
+            default:
+                arguments = member.inputs.map { pick(Hostile.wrongValues(for: $0.signature.rawValue))! }
+                note += ", arguments of the wrong types"
+            }
+        }
+        switch (Surface.shortName(member.interface), member.name) {
+        case ("Manager", "RegisterProvider"): effect = .registered(connection: connection)
+        case ("Provider", "ReportNewIncomingCall"):
+            if case .string(let uuid)? = arguments.first { effect = .reportedIncoming(uuid: uuid, provider: path) }
+        case ("CallController", "StartCall"): effect = .startedCall(provider: provider)
+        case ("Provider", "ReportCallEnded"):
+            if case .string(let uuid)? = arguments.first { effect = .endedCall(uuid: uuid) }
+        case ("Provider", "FulfillAction"), ("Provider", "FailAction"):
+            if case .string(let uuid)? = arguments.first { effect = .spentAction(uuid: uuid) }
+        case ("Provider", "Invalidate"): effect = .invalidated(provider: path)
+        case ("Provider", "BeginCallDirectoryUpdate"): effect = .beganUpdate(provider: path)
+        case ("CallDirectoryUpdate", "Complete"), ("CallDirectoryUpdate", "Cancel"): effect = .closedUpdate(update: path)
+        case ("Favorites", "Add"): effect = .addedFavorite
+        case ("Favorites", "Remove"):
+            if case .uint64(let id)? = arguments.first { effect = .removedFavorite(id: id) }
+        case ("Recents", "List"): effect = .listedRecents
+        default: break
+        }
+        // The connection that owns the provider acts for it, mostly.
+        if kind == .provider || kind == .directoryUpdate, let owner = snapshot.providers.first(where: { $0.path == path || Telephony1.directoryUpdatePath($0.path) == path }),
+           chance(0.9) {
+            connection = owner.connection
+        }
+        return FuzzCall(connection: connection, path: path, interface: member.interface, member: member.name, arguments: arguments, note: note, effect: effect)
+    }
+
+    /// An object of `kind` to call: own and live mostly, else another app's, a stale one or a made-up path.
+    private mutating func target(_ kind: Surface.ObjectKind, member: String = "") -> (ObjectPath, Int, String) {
+        let connection = maker.random.int(0...(connections - 1))
+        let roll = maker.random.int(0...99)
+        switch kind {
+        case .root:
+            if roll < 92 { return (Telephony1.rootPath, connection, "root") }
+        case .provider:
+            // Invalidate ends a provider, and registrations are rate-limited: only spare ones.
+            let own = member == "Invalidate" && snapshot.providers.count < 3 ? [] : snapshot.providers
+            if roll < 75, let provider = pick(own) { return (provider.path, provider.connection, "own provider") }
+            if roll < 87, let path = pick(snapshot.foreignPaths.filter { Telephony1.providerID(from: $0) != nil }) {
+                return (path, connection, "another app's provider")
+            }
+            if roll < 94 { return (Telephony1.providerPath(UInt64(maker.random.int(0...Int(snapshot.highestProvider) + 3))), connection, "a provider number") }
+        case .call:
+            if roll < 70, let call = pick(snapshot.calls) { return (Telephony1.callPath(call.uuid), connection, "own live call \(call.uuid)") }
+            if roll < 82, let uuid = pick(snapshot.foreignCalls) { return (Telephony1.callPath(uuid), connection, "another app's call \(uuid)") }
+            if roll < 88, let uuid = pick(snapshot.endedCalls) { return (Telephony1.callPath(uuid), connection, "own ended call \(uuid)") }
+        case .directoryUpdate:
+            if roll < 70, let update = pick(snapshot.updates) {
+                let owner = snapshot.providers.first { $0.path == update.provider }?.connection ?? connection
+                return (update.update, owner, "own open update")
+            }
+            if roll < 80, let provider = pick(snapshot.providers) { return (Telephony1.directoryUpdatePath(provider.path), provider.connection, "own provider's update path") }
+            if roll < 90, let path = pick(snapshot.foreignPaths.filter { Telephony1.providerID(from: $0) != nil }) {
+                return (Telephony1.directoryUpdatePath(path), connection, "another app's update path")
+            }
+        }
+        // Wrong objects: another kind's, another app's, or none at all.
+        if chance(0.5), let path = pick(snapshot.foreignPaths) { return (path, connection, "another app's object") }
+        return (pick(Hostile.paths)!, connection, "a made-up path")
+    }
+
+    // MARK: Arguments, by name and signature
+
+    private mutating func argument(_ argument: NamedArgument, member: MemberDescription, path: ObjectPath, good: Double) -> (DBusValue, String?) {
+        let isGood = chance(good)
+        let signature = argument.signature.rawValue
+        switch (argument.name, signature) {
+        case ("call_uuid", "s"), ("group_with", "s"):
+            let fresh = member.name == "ReportNewIncomingCall"
+            return uuidArgument(fresh: fresh, provider: path, good: isGood, empty: argument.name == "group_with")
+        case ("action_uuid", "s"):
+            if isGood, let action = pick(snapshot.actions) { return (.string(action.uuid), "pending \(action.kind) action of \(action.call)") }
+            if chance(0.4), let spent = pick(snapshot.spentActions) { return (.string(spent), "spent action") }
+            return (.string(chance(0.5) ? UUID().uuidString.lowercased() : maker.string()), "unknown action")
+        case ("id", "t"):
+            let ids = snapshot.favorites + snapshot.recents
+            if isGood, let id = pick(ids) { return (.uint64(id), nil) }
+            return (.uint64(maker.uint64()), nil)
+        case (_, "t"):
+            let time = self.time()
+            return (.uint64(time.value), time.name)
+        case ("reason", "s"):
+            return (.string(isGood ? pick(["failed", "remote-ended", "unanswered", "answered-elsewhere", "declined-elsewhere"])! : maker.string()), nil)
+        case ("handle", "s"), ("pattern", "s"):
+            return (.string(isGood ? goodHandle() : maker.string()), nil)
+        case ("handle_type", "s"):
+            return (.string(isGood ? pick(["generic", "phone-number", "email-address"])! : maker.string()), nil)
+        case ("url", "s"):
+            return (.string(isGood ? pick(["fuzz:alice", "fuzz://bob?video=1", "monkeycall:carol", "tel:+14085555555", "tel:911"])! : maker.string()), nil)
+        case ("scheme", "s"):
+            return (.string(isGood ? pick(["fuzz", "tel", "monkeycall"])! : maker.string()), nil)
+        case ("app", "s"), ("provider_name", "s"), ("name", "s"):
+            return (.string(isGood ? pick(["Fuzz", "Fuzz host", "org.example.Fuzzer", "Victim", ""])! : maker.string()), nil)
+        case ("digits", "s"):
+            return (.string(isGood ? pick(["1", "123#*", "0w9p", ""])! : maker.string()), nil)
+        case ("type", "s"):
+            return (.string(isGood ? pick(["single-tone", "soft-pause", "hard-pause"])! : maker.string()), nil)
+        case ("numbers", "ax"):
+            return numbers(good: isGood)
+        case ("labels", "as"):
+            let count = isGood ? maker.random.int(0...8) : pick([0, 1, 3, 100, 5000])!
+            return (.array(element: "s", (0..<count).map { i in .string(isGood ? "Label \(i)" : maker.string()) }), nil)
+        case ("actions", "a(sa{sv})"):
+            let count = isGood ? maker.random.int(1...2) : pick([0, 1, 3, 65])!
+            return (.array(element: "(sa{sv})", (0..<count).map { _ in action(good: isGood) }), nil)
+        case (let name, "a{sv}"):
+            let keys = OptionKeys.keys(forArgument: name)
+            var entries = maker.vardict(keys: keys, depth: 2, good: nil)
+            if isGood {
+                for key in keys.keys.sorted() where chance(key == "Name" ? 0.97 : key == "Handle" || key == "Date" ? 0.8 : 0.3) {
+                    entries[key] = goodOption(key) ?? maker.value(of: Substring(keys[key]!), depth: 2)
+                }
+                // A good configuration keeps its calls in Recents: the ends are written there.
+                if name == "configuration" { entries["IncludesCallsInRecents"] = .bool(true) }
+            } else {
+                for key in entries.keys where keys[key] != nil && chance(0.5) {
+                    entries[key] = maker.entryValue(key: key, type: keys[key], depth: 2, good: { _ in nil })
+                }
+            }
+            return (.vardict(entries), nil)
+        case (_, "b"):
+            // Settings lean to off: Do Not Disturb on would filter every incoming call.
+            return (.bool(chance(0.3)), nil)
+        case (_, "u"):
+            return (.uint32(isGood ? UInt32(maker.random.int(0...50)) : maker.integer(UInt32.self)), nil)
+        default:
+            return (maker.value(of: Substring(signature)), nil)
+        }
+    }
+
+    /// A call UUID: own and live (of this provider when there is one), another app's, an ended
+    /// one, a fresh one (for new calls), or not a UUID; in any letter case.
+    private mutating func uuidArgument(fresh: Bool, provider: ObjectPath, good: Bool, empty: Bool) -> (DBusValue, String) {
+        func cased(_ uuid: String, _ rng: inout SplitMix64) -> String { rng.chance(0.1) ? uuid.uppercased() : uuid }
+        if empty && chance(0.2) { return (.string(""), "empty") }
+        if fresh && good { return (.string(cased(UUID().uuidString.lowercased(), &maker.random)), "new call") }
+        if good || chance(0.5) {
+            let mine = snapshot.calls.filter { $0.provider == provider }
+            if let call = pick(mine.isEmpty ? snapshot.calls : mine) {
+                return (.string(cased(call.uuid, &maker.random)), "own live \(call.outgoing ? "outgoing" : "incoming") call")
+            }
+        }
+        switch maker.random.int(0...3) {
+        case 0: if let uuid = pick(snapshot.foreignCalls) { return (.string(uuid), "another app's call") }
+        case 1: if let uuid = pick(snapshot.endedCalls) { return (.string(uuid), "own ended call") }
+        case 2: return (.string(UUID().uuidString.lowercased()), "unknown UUID")
+        default: break
+        }
+        return (.string(maker.string()), "not a call's UUID")
+    }
+
+    /// A `t` time: "now" (0), around now, the edges of [call start, now + 60 s], or extremes.
+    private mutating func time() -> (value: UInt64, name: String) {
+        let now = Self.nowMicroseconds()
+        let choices: [((UInt64, String), Int)] = [
+            ((0, "0"), 20), ((now, "now"), 8), ((now - 3_600_000_000, "an hour ago"), 4), ((now + 59_000_000, "now+59s"), 4),
+            ((now + 61_000_000, "now+61s"), 4), ((now + 365 * 86_400_000_000, "now+1y"), 3), ((1, "1"), 4),
+            ((UInt64(Int64.max) - 1, "2^63-2"), 5), ((UInt64(Int64.max), "2^63-1"), 8), ((UInt64(Int64.max) + 1, "2^63"), 8),
+            ((UInt64.max - 1, "2^64-2"), 5), ((UInt64.max, "2^64-1"), 12), ((maker.random.next(), "random"), 8),
+        ]
+        let (value, name) = maker.random.pick(weighted: timesWithinContract ? Array(choices.prefix(4)) : choices)
+        return (value, "t \(name)")
+    }
+
+    private mutating func goodHandle() -> String {
+        switch maker.random.int(0...3) {
+        case 0: return "+1408555\(String(format: "%04d", maker.random.int(0...9999)))"
+        case 1: return "fuzz\(maker.random.int(0...999))@example.org"
+        default: return "fuzz-caller-\(maker.random.int(0...9999))"
+        }
+    }
+
+    private mutating func numbers(good: Bool) -> (DBusValue, String?) {
+        if good {
+            var number = Int64(maker.random.int(1...1_000_000_000))
+            let list: [DBusValue] = (0..<maker.random.int(0...20)).map { _ in
+                number += Int64(maker.random.int(1...1000))
+                return .int64(number)
+            }
+            return (.array(element: "x", list), "ascending")
+        }
+        switch maker.random.int(0...9) {
+        case 0: // Big and ascending: what a real block list sends, to the limit.
+            let start = Int64(maker.random.int(1...1_000_000))
+            return (.array(element: "x", (0..<20_000).map { .int64(start + Int64($0)) }), "20,000 ascending")
+        case 1..<4: return (.array(element: "x", Hostile.int64s.sorted().map { .int64($0) }), "extremes ascending")
+        default: return (.array(element: "x", (0..<maker.random.int(0...8)).map { _ in .int64(maker.int64()) }), "random")
+        }
+    }
+
+    /// One `(sa{sv})` action: a known kind with its keys (good values mostly), or anything.
+    private mutating func action(good: Bool) -> DBusValue {
+        let kinds = OptionKeys.actions.keys.sorted()
+        let kind = good || chance(0.7) ? pick(kinds)! : maker.string()
+        let keys = OptionKeys.actions[kind] ?? [:]
+        var args = maker.vardict(keys: keys, depth: 4, good: nil)
+        if good {
+            for key in keys.keys.sorted() where key == "CallUUID" || chance(0.5) { args[key] = goodOption(key, kind: kind) }
+        }
+        return .structure([.string(kind), .vardict(args)])
+    }
+
+    /// A good value for an option key: own objects, valid names, now-ish times (and extremes).
+    private mutating func goodOption(_ key: String, kind: String? = nil) -> DBusValue? {
+        switch key {
+        case "Name": return .string(host ? "Fuzz host \(maker.random.int(0...9))" : "Fuzz")
+        case "Handle": return .string(goodHandle())
+        case "HandleType": return .string(pick(["generic", "phone-number", "email-address"])!)
+        case "LocalizedCallerName": return .string(pick(["Alice", "Bob <b>", "Carol \u{202E}x"])!)
+        case "CallUUID":
+            if kind == "start" || (kind == nil && chance(0.5)) { return .string(UUID().uuidString.lowercased()) }
+            return pick(snapshot.calls).map { .string($0.uuid) } ?? .string(UUID().uuidString.lowercased())
+        case "GroupWith": return pick(snapshot.calls).map { .string($0.uuid) } ?? .string("")
+        case "Provider": return pick(snapshot.providers).map { .objectPath($0.path) }
+        case "Digits": return .string("12#")
+        case "Type": return .string("single-tone")
+        case "Date": return .uint64(time().value)
+        case "URLSchemes": return .array(element: "s", [.string("fuzz")])
+        case "SupportedHandleTypes": return .array(element: "s", ["generic", "phone-number", "email-address"].map { .string($0) })
+        case "IconData": return .array(element: "y", (chance(0.8) ? Hostile.tinyPNG : Hostile.hugePNGHeader).map { .byte($0) })
+        case "IconName", "RingtoneSound": return .string("phone-incoming-call")
+        case "DesktopEntry": return .string("org.example.Fuzzer")
+        case "MaximumCallGroups", "MaximumCallsPerCallGroup": return .uint32(UInt32(maker.random.int(1...5)))
+        case "IncludesCallsInRecents": return .bool(true)
+        default: return nil
+        }
+    }
+
+    // MARK: Properties
+
+    /// Get, Set (of the right type, mostly, writable or not) or GetAll, on the property's object.
+    mutating func property(_ member: MemberDescription) -> FuzzCall {
+        let kind = Surface.objectKind(of: member.interface)
+        let (path, connection, note) = target(kind)
+        let properties = "org.freedesktop.DBus.Properties"
+        let interfaceName: DBusValue = .string(chance(0.95) ? member.interface : maker.string())
+        let name: DBusValue = .string(chance(0.95) ? member.name : maker.string())
+        switch maker.random.int(0...9) {
+        case 0..<5:
+            return FuzzCall(connection: connection, path: path, interface: properties, member: "Get", arguments: [interfaceName, name], note: "\(member.name), \(note)")
+        case 5..<9:
+            let type = member.type?.rawValue ?? "s"
+            var value: DBusValue
+            switch maker.random.int(0...9) {
+            case 0..<5 where type == "b": value = .bool(chance(0.15))
+            case 0..<7: value = maker.value(of: Substring(type), depth: 1)
+            case 7..<9: value = pick(Hostile.wrongValues(for: type))!
+            default: value = Hostile.nestedVariants(maker.random.int(1...40), around: .bool(false))
+            }
+            return FuzzCall(connection: connection, path: path, interface: properties, member: "Set", arguments: [interfaceName, name, .variant(value)],
+                            note: "\(member.name) (\(member.access == .readwrite ? "writable" : "read-only")), \(note)")
+        default:
+            return FuzzCall(connection: connection, path: path, interface: properties, member: "GetAll", arguments: [interfaceName], note: note)
+        }
+    }
+}

@@ -18,6 +18,12 @@ struct SurfaceFuzzTests {
         ProcessInfo.processInfo.environment["MONKEYCALL_FUZZ_SURFACE_CALLS"].flatMap { Int($0) } ?? (FuzzSettings.long ? 500_000 : 10_000)
     }
 
+    /// `MONKEYCALL_FUZZ_SURFACE_ARGS`: more options for both fuzzers, e.g. `--times-within-contract`
+    /// to look past a known trap on times, or `--in-flight 16`.
+    static var extraArguments: [String] {
+        (ProcessInfo.processInfo.environment["MONKEYCALL_FUZZ_SURFACE_ARGS"] ?? "").split(separator: " ").map(String.init)
+    }
+
     /// monkeycalld's resident memory, at its peak, under both fuzzers with 64 calls in flight
     /// each. A debug build measured 160–170 MiB peak here (1 MiB strings and 20,000-number
     /// arrays in flight, SQLite's caches), 60 MiB after; 256 MiB leaves room for a busy machine
@@ -38,7 +44,7 @@ struct SurfaceFuzzTests {
         let calls = Self.callsPerCaller
         let fuzzer = BuiltProducts.path("monkeycall-fuzz")
         let common = ["--calls", "\(calls)", "--in-flight", "64", "--foreign-path", victim.path.rawValue, "--foreign-path", victimUpdate.rawValue,
-                      "--foreign-call", victimCall]
+                      "--foreign-call", victimCall] + Self.extraArguments
         let sampler = MemorySampler(pid: daemon.daemon.pid)
         let started = ContinuousClock.now
         let host = try ChildProcess(fuzzer, common + ["--address", daemon.bus.address, "--seed", "\(seed)", "--caller", "host"])
@@ -93,7 +99,8 @@ struct SurfaceFuzzTests {
                   + "\n" + probes.sorted { $0.key < $1.key }.map { "  probe \($0.value)\t\($0.key)" }.joined(separator: "\n"))
         }
         #expect(peak < Self.rssBound, "monkeycalld's RSS peaked at \(peak / 1_048_576) MiB (bound \(Self.rssBound / 1_048_576) MiB)")
-        print("surface fuzz: \(calls * 2) calls in \(elapsed) from two apps at once; monkeycalld peak RSS \(peak / 1_048_576) MiB")
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("surface fuzz: \(calls * 2) calls in \(String(format: "%.1f", seconds)) s from two apps at once; monkeycalld peak RSS \(peak / 1_048_576) MiB")
         try await daemon.expectAlive("the surface fuzzer")
     }
 

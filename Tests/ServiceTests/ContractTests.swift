@@ -101,7 +101,9 @@ struct NamesWrittenOnceTests {
         var found: [String] = []
         for case let url as URL in FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)! where url.pathExtension == "swift" {
             let relative = "Sources/" + url.path.dropFirst(sources.path.count + 1)
-            guard relative != specs else { continue }
+            // The surface fuzzer plays a hostile app: it writes option keys and members as such an app
+            // would (and calls them wrongly on purpose). Its method list still comes from the specs.
+            guard relative != specs, !relative.hasPrefix("Sources/monkeycall-fuzz/") else { continue }
             for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
                 guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
                 // Whole literals only: "Answer", not "Answer the call".

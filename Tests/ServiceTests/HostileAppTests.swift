@@ -43,7 +43,8 @@ struct HostileAppTests {
 
     @Test("times outside [the call's start, now + 60 s] are InvalidArgs naming the argument on every path; Recents keeps the order recorded (found on main: 2^64-1 trapped the daemon)")
     func times() async throws {
-        let daemon = try await RunningDaemon(["--recents-limit", "5"])
+        // An hour for actions: on a loaded machine the start action must not time out between the refused Dates.
+        let daemon = try await RunningDaemon(["--recents-limit", "5", "--action-timeout", "3600"])
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
         let user = try Connection(address: daemon.bus.address)
         let incoming = try await app.reportIncoming("alice")

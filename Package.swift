@@ -74,7 +74,9 @@ let package = Package(
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).
-        .executableTarget(name: "monkeycall-fuzz", dependencies: ["DBus", "MonkeyCallAPI", argumentParser]),
+        .executableTarget(name: "monkeycall-fuzz", dependencies: ["FuzzSupport", "DBus", "MonkeyCallAPI", argumentParser]),
+        // The seeded generator and hostile values that monkeycall-fuzz and FuzzTests share.
+        .target(name: "FuzzSupport", dependencies: ["DBus"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
@@ -84,7 +86,7 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
-        .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI"]),
+        .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),

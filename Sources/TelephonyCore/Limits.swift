@@ -9,6 +9,8 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var maximumProviders: Int = 10_000
     /// Live calls of one provider.
     public var maximumCallsPerProvider: Int = 1_000
+    /// Live calls of one app, over all its providers: more providers hold no more calls in memory.
+    public var maximumCallsPerApp: Int = 1_000
     /// Ringing calls of one app, over all its providers (see `Provider.appAccount`).
     public var maximumRingingCallsPerApp: Int = 100
     /// Actions in one transaction, counting the ones the system adds.

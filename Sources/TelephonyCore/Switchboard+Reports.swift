@@ -18,6 +18,7 @@ extension Switchboard {
             throw .limitsExceeded("Provider \(provider.name) (\(id)) already has \(live) calls; the limit is \(limits.maximumCallsPerProvider).")
         }
         let account = provider.appAccount
+        try admitCall(of: provider)
         let ringing = liveCalls.values.count { $0.appAccount == account && $0.state == .ringing }
         guard ringing < limits.maximumRingingCallsPerApp else {
             throw .limitsExceeded("The app of provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit for one app is \(limits.maximumRingingCallsPerApp).")
@@ -35,6 +36,17 @@ extension Switchboard {
             self?.ringTimedOut(uuid)
         }
         return call
+    }
+
+    /// One more live call for the provider's app, or `limitsExceeded`. `planned`: calls of the app
+    /// that a transaction being planned adds.
+    func admitCall(of provider: Provider, planned: Int = 0) throws(TelephonyError) {
+        let limit = options.limits.maximumCallsPerApp
+        let account = provider.appAccount
+        let live = liveCalls.values.count { $0.appAccount == account } + planned
+        guard live < limit else {
+            throw .limitsExceeded("The app of provider \(provider.name) (\(provider.id)) already has \(live) calls; the limit for one app is \(limit).")
+        }
     }
 
     /// The flood guard: takes a token from the app's bucket (all its providers share one, and it

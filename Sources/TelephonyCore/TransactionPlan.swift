@@ -146,6 +146,7 @@ extension Switchboard {
         guard count < limit else {
             throw .limitsExceeded("Provider \(provider.name) (\(provider.id)) already has \(count) calls; the limit is \(limit).")
         }
+        try admitCall(of: provider, planned: plan.newCalls.count { $0.appAccount == provider.appAccount })
         var call = Call(uuid: uuid, provider: provider.id, providerName: provider.name, handle: handle,
                         callerName: "", outgoing: true, state: .dialing, hasVideo: video, startedAt: clock.now)
         call.appAccount = provider.appAccount

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import FuzzSupport
 import MonkeyCallAPI
 
 /// The D-Bus surface to fuzz, read from the typed specs (`Telephony1.interfaces`): every

@@ -1,36 +1,5 @@
 import Foundation
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast generator whose whole
-/// state is one 64-bit word, so a seed printed on failure replays the run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// True with probability `chance` (0...1).
-    mutating func chance(_ chance: Double) -> Bool { Double.random(in: 0..<1, using: &self) < chance }
-
-    mutating func pick<C: Collection>(_ collection: C) -> C.Element? { collection.randomElement(using: &self) }
-
-    /// One of `weighted`'s elements, each as likely as its weight.
-    mutating func pick<T>(weighted: [(T, Int)]) -> T {
-        let total = weighted.reduce(0) { $0 + $1.1 }
-        var roll = Int.random(in: 0..<total, using: &self)
-        for (element, weight) in weighted {
-            if roll < weight { return element }
-            roll -= weight
-        }
-        return weighted[weighted.count - 1].0
-    }
-}
+@_exported import FuzzSupport
 
 /// What the fuzz and model tests run, from the environment:
 /// - `MONKEYCALL_FUZZ_SEED`: one seed or a comma-separated list (default: a short fixed set);

@@ -9,35 +9,12 @@ struct HostileValues {
 
     init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
-    /// Valid UTF-8 that looks wrong: control characters, markup, escapes,
-    /// bidirectional overrides, combining marks, mojibake, lengths at the API's bounds.
-    static let oddStrings: [String] = [
-        "", " ", "\t\n\r", "\u{1}\u{2}\u{7}\u{8}\u{1b}[31mred\u{1b}[0m", "\u{7f}\u{80}\u{9f}",
-        "<b>bold</b> &amp; <i>", "<a href=\"javascript:alert(1)\">x</a>", "]]><!-- -->", "&#0; &#xD800; &bogus;",
-        "'; DROP TABLE recents; --", "%s%s%n%x", "\\x00\\xff\\xfe", "\u{FFFD}\u{FFFD}", "Ã©Ã¨Ã¼", "\u{202E}lanigiro\u{202C}",
-        "e\u{301}\u{302}\u{303}\u{304}\u{305}", "👩‍👩‍👧‍👦🏳️‍🌈", "\u{200B}\u{200D}\u{FEFF}", "\u{10FFFF}\u{E000}",
-        "../../../../etc/passwd", "/dev/zero", "tel:+1-555-0123", "monkeycall://alice?video=1", "monkeycall:%00%ff%",
-        "+1 (408) 555-5555", "+44*", "*", "+", String(repeating: "9", count: 40),
-        String(repeating: "n", count: 64), String(repeating: "n", count: 65), String(repeating: "é", count: 64),
-        String(repeating: "x", count: 1024), String(repeating: "x", count: 1025), String(repeating: "x", count: 4097),
-        String(repeating: "<", count: 65_536),
-    ]
-
-    /// Strings that are not call UUIDs, or are ones nobody uses.
-    static let uuidLike: [String] = [
-        "", "not-a-uuid", "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
-        "{6F9619FF-8B86-D011-B42D-00C04FC964FF}", "6f9619ff8b86d011b42d00c04fc964ff", "6f9619ff-8b86-d011-b42d-00c04fc964f",
-        "6f9619ff-8b86-d011-b42d-00c04fc964fff", "6g9619ff-8b86-d011-b42d-00c04fc964ff", " 6f9619ff-8b86-d011-b42d-00c04fc964f",
-        "6f9619ff-8b86-d011-b42d-00c04fc964ff\n", "６f9619ff-8b86-d011-b42d-00c04fc964f", "6f9619ff_8b86_d011_b42d_00c04fc964ff",
-    ]
-
-    static let oddPaths: [ObjectPath] = [
-        "/", "/org", "/org/monkeycall/Telephony1", "/org/monkeycall/Telephony1/Provider", "/org/monkeycall/Telephony1/Provider/0",
-        "/org/monkeycall/Telephony1/Provider/18446744073709551615", "/org/monkeycall/Telephony1/Provider/99999999999999999999999",
-        "/org/monkeycall/Telephony1/Call/00000000000000000000000000000000", "/a/b_c/D9",
-    ]
-
-    static let oddSignatures: [Signature] = ["", "s", "a{sv}", "v", "(((((s)))))", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaas", "a{oa{sa{sv}}}"]
+    /// Valid UTF-8 that looks wrong, strings that are not call UUIDs, odd paths and signatures:
+    /// the lists monkeycall-fuzz uses too.
+    static let oddStrings = Hostile.strings
+    static let uuidLike = Hostile.uuidLike
+    static let oddPaths = Hostile.paths
+    static let oddSignatures = Hostile.signatures
 
     mutating func string() -> String {
         switch Int.random(in: 0..<10, using: &random) {
@@ -138,21 +115,9 @@ struct HostileValues {
         return types
     }
 
-    /// One value of each of a spread of types that are not `signature`.
-    static func wrongValues(for signature: String) -> [DBusValue] {
-        let spread: [DBusValue] = [
-            .byte(1), .bool(true), .int16(-1), .uint16(1), .int32(-1), .uint32(1), .int64(-1), .uint64(1), .double(1.5),
-            .string("x"), .objectPath("/x"), .signature("s"), .array(element: "s", [.string("x")]), .array(element: "y", [.byte(0)]),
-            .vardict(["Name": .string("x")]), .structure([.string("x"), .uint32(1)]), .variant(.string("x")),
-            .dictionary(key: "u", value: "s", [(key: .uint32(1), value: .string("x"))]),
-        ]
-        return spread.filter { $0.signature.rawValue != signature }
-    }
+    static func wrongValues(for signature: String) -> [DBusValue] { Hostile.wrongValues(for: signature) }
 
-    /// `inner` wrapped in `depth` variants.
-    static func nestedVariants(_ depth: Int, around inner: DBusValue) -> DBusValue {
-        (0..<depth).reduce(inner) { value, _ in .variant(value) }
-    }
+    static func nestedVariants(_ depth: Int, around inner: DBusValue) -> DBusValue { Hostile.nestedVariants(depth, around: inner) }
 
     /// `inner` wrapped in `depth` arrays (`aaa…s`).
     static func nestedArrays(_ depth: Int, around inner: DBusValue) -> DBusValue {

@@ -119,6 +119,24 @@ struct FloodGuardTests {
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(sandboxed[1], .n(31)) }
     }
 
+    @Test("live calls are bounded per app, incoming and outgoing: more providers hold no more")
+    func callsPerApp() throws {
+        var limits = SwitchboardLimits(incomingCallsPerSecond: 0)
+        limits.maximumCallsPerApp = 3
+        let f = Fixture(options: .init(limits: limits))
+        let a = try f.board.registerProvider(owner: ":1.10", appID: "org.example.Many", configuration: .init(name: "A"))
+        let b = try f.board.registerProvider(owner: ":1.11", appID: "org.example.Many", configuration: .init(name: "B"))
+        try f.incoming(a, .n(1))
+        try f.incoming(b, .n(2))
+        _ = try f.board.requestTransaction([.start(.n(3), handle: Handle(value: "bob"), provider: b.id)], requester: ":1.11", app: "org.example.Many")
+        let incoming = expectErrorNamed("LimitsExceeded") { try f.incoming(a, .n(4)) }
+        #expect(incoming?.message.contains("3 calls") == true, "\(String(describing: incoming))")
+        _ = expectErrorNamed("LimitsExceeded") {
+            _ = try f.board.requestTransaction([.start(.n(5), handle: Handle(value: "carol"), provider: a.id)], requester: ":1.10", app: "org.example.Many")
+        }
+        try f.incoming(try f.register("Other"), .n(6))
+    }
+
     @Test("the ringing share is the app's: more providers ring no more calls")
     func ringingPerApp() throws {
         let f = Fixture(options: .init(limits: .init(maximumRingingCallsPerApp: 2, incomingCallsPerSecond: 0)))

@@ -38,12 +38,27 @@ public struct AccessRequest: Sendable {
 public protocol AccessPolicy: AnyObject {
     /// Runs on the connection's queue; nil lets the call through, an error is its reply.
     func check(_ request: AccessRequest) -> DBusError?
-    /// Whether `GetManagedObjects` shows `caller` the object at `path`.
+    /// Whether `GetManagedObjects` and introspection show `caller` the object at `path`.
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool
     func identificationFailed(of name: String, _ error: any Error)
+    /// The connection an object belongs to: it hears the object's signals without subscribing.
+    /// Asked once, when the object is exported. nil: the service's own object (the root).
+    func owner(of path: ObjectPath) -> Caller?
+    /// Whether a subscriber hears a signal (of `interface`, for `PropertiesChanged` the interface
+    /// whose properties changed) about an object of `owner`.
+    func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool
 }
 
 extension AccessPolicy {
+    public func owner(of path: ObjectPath) -> Caller? { nil }
+
+    /// A host subscriber hears everything; a sandboxed one only of its own app's objects.
+    public func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool {
+        guard subscriber.app.isSandboxed else { return true }
+        guard let owner else { return false }
+        return owner.app == subscriber.app
+    }
+
     /// A caller could not be identified (it left meanwhile, or the bus or /proc would not say):
     /// its waiting calls were refused. For the log.
     public func identificationFailed(of name: String, _ error: any Error) {}

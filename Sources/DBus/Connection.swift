@@ -26,6 +26,8 @@ public final class Connection: @unchecked Sendable {
     var nameWatches = NameWatches()
     /// Who is behind each caller, and the policy that uses it (`setAccessPolicy`).
     var callers = CallerRegistry()
+    /// Who hears signals when there is an access policy.
+    var audience = SignalAudience()
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 

@@ -67,7 +67,7 @@ extension Connection {
             if let cached = object.served, cached.isManager == isManager { return cached.interfaces }
             // Built once per object (and again only if it becomes an object manager): calls are the hot path.
             var interfaces = object.interfaces
-            interfaces.append(StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" })
+            interfaces.append(StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" })
             interfaces.append(StandardInterfaces.peerInterface)
             interfaces.append(StandardInterfaces.properties(of: object))
             if isManager {
@@ -77,17 +77,30 @@ extension Connection {
             object.served = (isManager, interfaces)
             return interfaces
         }
-        let introspect = StandardInterfaces.introspectable { [weak self] in self?.introspectionXML(at: path) ?? "" }
+        let introspect = StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" }
         if path == .root || objects.hasDescendants(path) {
             return [introspect, StandardInterfaces.peerInterface]
         }
         return []
     }
 
-    func introspectionXML(at path: ObjectPath) -> String {
+    func introspectionXML(at path: ObjectPath, for call: MethodCall? = nil) -> String {
         let served = interfacesServed(at: path)
         return Introspection.document(interfaces: served.filter { $0.name != StandardInterfaces.introspectable } + served.filter { $0.name == StandardInterfaces.introspectable },
-                                      children: objects.children(of: path))
+                                      children: children(of: path, visibleTo: call?.caller))
+    }
+
+    /// The nodes below `path` that lead to an object `caller` may see: the service's own objects
+    /// (no owner) and those the access policy reveals to it. Another app's call is not even a name.
+    private func children(of path: ObjectPath, visibleTo caller: Caller?) -> [String] {
+        guard let caller, caller.app.isSandboxed, let policy = callers.policy else { return objects.children(of: path) }
+        var names = Set<String>()
+        let depth = path.elements.count
+        for (candidate, object) in objects.objects where candidate.isDescendant(of: path)
+        && (object.owner == nil || policy.reveals(candidate, to: caller)) {
+            names.insert(String(candidate.elements[depth]))
+        }
+        return names.sorted()
     }
 
     /// An `InvalidArgs` error naming the first argument that does not fit.

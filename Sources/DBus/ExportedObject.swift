@@ -6,6 +6,9 @@ public final class ExportedObject: @unchecked Sendable {
     private weak var connection: Connection?
     /// The interfaces served at the path, standard ones included; built on first use, on the queue.
     var served: (isManager: Bool, interfaces: [Interface])?
+    /// The connection the object belongs to, as the access policy said when it was exported: it
+    /// hears the object's signals, to the last one (after the object is gone from the policy's view).
+    var owner: Caller?
 
     init(path: ObjectPath, interfaces: [Interface], connection: Connection) {
         self.path = path
@@ -15,8 +18,8 @@ public final class ExportedObject: @unchecked Sendable {
 
     public func interface(_ name: String) -> Interface? { interfaces.first { $0.name == name } }
 
-    /// Emits a declared signal, to all or to one destination. The arguments
-    /// must match the declaration.
+    /// Emits a declared signal, to its audience (see `SignalAudience`) or to one destination. The
+    /// arguments must match the declaration.
     public func emit(_ signalName: String, on interfaceName: String, _ arguments: [DBusValue] = [], to destination: String? = nil) throws(DBusError) {
         guard let signal = interface(interfaceName)?.signal(signalName) else {
             throw DBusError.failed("\(path) does not declare signal \(interfaceName).\(signalName)")
@@ -25,7 +28,14 @@ public final class ExportedObject: @unchecked Sendable {
         guard signature == signal.signature else {
             throw DBusError.failed("signal \(signalName) takes '\(signal.signature)', not '\(signature)'")
         }
-        try connection?.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
+        guard let connection else { return }
+        if let destination {
+            try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
+        } else {
+            try connection.onQueueSync { () throws(DBusError) in
+                try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, owner: owner, concerning: interfaceName)
+            }
+        }
     }
 
     /// Emits `PropertiesChanged` for the named properties with their current values.
@@ -41,9 +51,11 @@ public final class ExportedObject: @unchecked Sendable {
             case .none: break
             }
         }
-        guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        try? connection?.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
-                             [.string(interfaceName), .vardict(changed), invalidated.dbusValue])
+        guard !changed.isEmpty || !invalidated.isEmpty, let connection else { return }
+        connection.onQueueSync {
+            try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+                                 [.string(interfaceName), .vardict(changed), invalidated.dbusValue], owner: owner, concerning: interfaceName)
+        }
     }
 
     /// Every readable property of an interface (`GetAll`).
@@ -87,6 +99,7 @@ extension Connection {
         try onQueueSync { () throws(DBusError) -> ExportedObject in
             guard objects.objects[path] == nil else { throw DBusError.failed("an object is already exported at \(path)") }
             let object = ExportedObject(path: path, interfaces: interfaces, connection: self)
+            object.owner = owner(of: path)
             objects.objects[path] = object
             for manager in objects.managers(above: path) {
                 var added: [(key: DBusValue, value: DBusValue)] = []
@@ -94,7 +107,7 @@ extension Connection {
                     added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface)) ?? .vardict([:])))
                 }
                 try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
-                          [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)])
+                          [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)], owner: object.owner, concerning: StandardInterfaces.objectManager)
             }
             return object
         }
@@ -106,7 +119,7 @@ extension Connection {
             guard let object = self.objects.objects.removeValue(forKey: path) else { return }
             for manager in self.objects.managers(above: path) {
                 try? self.emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
-                               [.objectPath(path), object.interfaces.map(\.name).dbusValue])
+                               [.objectPath(path), object.interfaces.map(\.name).dbusValue], owner: object.owner, concerning: StandardInterfaces.objectManager)
             }
         }
     }

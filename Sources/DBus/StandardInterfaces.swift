@@ -7,9 +7,10 @@ enum StandardInterfaces {
     static let properties = "org.freedesktop.DBus.Properties"
     static let objectManager = "org.freedesktop.DBus.ObjectManager"
 
-    static func introspectable(_ xml: @escaping () -> String) -> Interface {
+    /// `xml`: the document for the caller of the call (its child nodes are the ones it may see).
+    static func introspectable(_ xml: @escaping (MethodCall) -> String) -> Interface {
         Interface(introspectable) {
-            Method("Introspect", out: ["xml_data": "s"]) { _ in .values([.string(xml())]) }
+            Method("Introspect", out: ["xml_data": "s"]) { call in .values([.string(xml(call))]) }
         }
     }
 

@@ -41,3 +41,11 @@ extension Telephony1 {
         IntrospectionXML.document(header: overview, interfaces: interfaces)
     }
 }
+
+extension Connection {
+    /// `Manager.Subscribe`: from now on this connection hears the service's signals about the
+    /// objects it may see. Call it again after the service restarts.
+    public func subscribeToTelephony() async throws {
+        try await call(Telephony1.Manager.subscribe, destination: Telephony1.busName, path: Telephony1.rootPath)
+    }
+}

@@ -154,6 +154,21 @@ extension Telephony1 {
             gives it; "" forgets the choice (the next app to declare it claims it).
             """, errors: [DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.failed])
 
+        public static let subscribe = MethodSpec(interface, "Subscribe", doc: """
+            starts sending the caller the signals about providers, calls, Recents
+            and the user's settings (InterfacesAdded, InterfacesRemoved,
+            PropertiesChanged, EntryAdded). Nothing is broadcast: each goes
+            unicast to the connection that owns the object and to every
+            subscriber that may see it (a host app: everything; a sandboxed app:
+            its own providers and calls). Like org.freedesktop.systemd1.Manager's
+            Subscribe. Ends with Unsubscribe or when the connection leaves the
+            bus. A provider hears its own objects' signals without subscribing.
+            """, errors: [DBusError.Name.invalidArgs])
+
+        public static let unsubscribe = MethodSpec(interface, "Unsubscribe", doc: """
+            stops the signals Subscribe started.
+            """, errors: [DBusError.Name.invalidArgs])
+
         public static let version = PropertySpec(interface, "Version", String.self, doc: """
             the service's version string.
             """)
@@ -234,6 +249,8 @@ extension Telephony1 {
             openURL,
             listLinkHandlers,
             setLinkHandler,
+            subscribe,
+            unsubscribe,
             version,
             doNotDisturb,
             doNotDisturbAllowFavorites,

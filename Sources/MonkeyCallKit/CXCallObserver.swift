@@ -84,6 +84,9 @@ public final class CXCallObserver: @unchecked Sendable {
         guard let link else { return }
         link.connection.onQueue { self.refreshing += 1 }
         Task { [weak self] in
+            // The service sends its signals only to subscribers (and each app its own objects'):
+            // subscribed again whenever the service (re)starts, before the snapshot.
+            _ = try? await link.call(Telephony1.rootPath, Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)
             let reply = try? await link.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
             link.connection.onQueue { self?.applySnapshot(reply) }
         }

@@ -31,6 +31,10 @@ final class ManagerObject: ServiceObject {
             method(Manager.openURL) { manager, call, url in try manager.openURL(url, from: call.sender) }
             method(Manager.listLinkHandlers) { manager, _ in manager.context.linkClaims.handlers }
             method(Manager.setLinkHandler) { manager, _, scheme, app in try manager.context.linkClaims.choose(app, for: scheme) }
+            method(Manager.subscribe) { manager, call in
+                manager.context.connection.subscribe(call.caller ?? Caller(name: call.sender, app: .host))
+            }
+            method(Manager.unsubscribe) { manager, call in manager.context.connection.unsubscribe(call.sender) }
             Property(Manager.version) { Telephony1.version }
             screeningProperties()
         }

@@ -31,6 +31,13 @@ final class ServiceAccessPolicy: AccessPolicy {
         context?.logger.warning("the calls of \(name) were refused: it could not be identified (\(error))")
     }
 
+    /// A provider's objects (its own, its calls', its directory update's) belong to the connection
+    /// that registered it.
+    func owner(of path: ObjectPath) -> Caller? {
+        guard let context, let provider = context.provider(owning: path) else { return nil }
+        return Caller(name: provider.owner, app: context.connection.identifiedApp(of: provider.owner) ?? PeerApp(appID: provider.appID))
+    }
+
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool {
         guard caller.app.isSandboxed else { return true }
         return context?.appID(owning: path) == caller.app.appID
@@ -45,7 +52,8 @@ final class ServiceAccessPolicy: AccessPolicy {
             if request.isPropertyAccess {
                 return request.property == Telephony1.Manager.version.name ? nil : "read the user's Manager settings"
             }
-            return [Telephony1.Manager.registerProvider.name, Telephony1.Manager.openURL.name].contains(request.member) ? nil
+            return [Telephony1.Manager.registerProvider.name, Telephony1.Manager.openURL.name, Telephony1.Manager.subscribe.name,
+                    Telephony1.Manager.unsubscribe.name].contains(request.member) ? nil
                 : "choose which app opens links (\(request.member))"
         case Telephony1.CallController.interface:
             return nil  // its own providers' calls only: the core answers Error.Unentitled
@@ -69,18 +77,21 @@ extension ServiceContext {
     }
 
     /// The app a provider's or a call's object (or one below it) belongs to; nil for other paths.
-    func appID(owning path: ObjectPath) -> String? {
+    func appID(owning path: ObjectPath) -> String? { provider(owning: path)?.appID }
+
+    /// The provider whose object, or whose call's, is at `path` (or above it); nil for other paths.
+    func provider(owning path: ObjectPath) -> Provider? {
         // The element below /Provider or /Call names the provider or the call.
         let elements = path.elements
         let below = Telephony1.providerRoot.elements.count
         guard elements.count > below else { return nil }
         if path.isDescendant(of: Telephony1.providerRoot) {
             guard let number = UInt64(elements[below]) else { return nil }
-            return switchboard.provider(ProviderID(number))?.appID
+            return switchboard.provider(ProviderID(number))
         }
         if path.isDescendant(of: Telephony1.callRoot) {
             guard let uuid = UUID(hexDigits: elements[below]), let call = switchboard.call(uuid) else { return nil }
-            return switchboard.provider(call.provider)?.appID
+            return switchboard.provider(call.provider)
         }
         return nil
     }
@@ -93,5 +104,12 @@ extension UUID {
         let digits = Array(hexDigits)
         let text = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
         self.init(uuidString: text)
+    }
+}
+
+extension PeerApp {
+    /// The app an app id names (`snap.NAME`, a Flatpak id, or "" for a host app).
+    init(appID: String) {
+        if appID.isEmpty { self = .host } else if appID.hasPrefix("snap.") { self = .snap(name: String(appID.dropFirst(5))) } else { self = .flatpak(id: appID) }
     }
 }

@@ -41,6 +41,8 @@ struct Watch: AsyncParsableCommand {
         }
         client.connection.onDisconnect { _ in happening.finish() }
         var view = WatchView(json: json)
+        // The service sends its signals to subscribers only, so subscribe before the snapshot (and again when it restarts).
+        try await client.call(Telephony1.Manager.subscribe)
         view.snapshot(try await client.managedObjects())
         // On stderr, so that JSON consumers read only events: anything after this line is seen.
         FileHandle.standardError.write(Data("watching \(Telephony1.busName)\n".utf8))
@@ -50,6 +52,7 @@ struct Watch: AsyncParsableCommand {
             case .serviceStopped: view.serviceStopped()
             case .serviceStarted:
                 view.serviceStarted()
+                try? await client.call(Telephony1.Manager.subscribe)
                 if let objects = try? await client.managedObjects() { view.snapshot(objects) }
             }
         }

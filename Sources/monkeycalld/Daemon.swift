@@ -89,9 +89,14 @@ struct Daemon: ParsableCommand {
     /// directory update's buffers, blocks that size come from the heap and stay with the daemon
     /// once freed (15 MiB more after the quick bench's 400,000-entry updates, 73 MiB after the full bench's 20,000,000).
     /// Fixed thresholds keep what the daemon frees returnable, for a few mmap calls more.
+    /// glibc also gives each thread that allocates an arena of its own (up to 8 per core), and an
+    /// arena keeps what its thread freed in the middle of it: under the surface fuzzer's 1 MiB
+    /// strings five worker-thread arenas held 35 MiB each long after. Two arenas are plenty for a
+    /// daemon whose work is one queue.
     private static func keepFreedMemoryReturnable() {
         mallopt(M_MMAP_THRESHOLD, 128 * 1024)
         mallopt(M_TRIM_THRESHOLD, 128 * 1024)
+        mallopt(M_ARENA_MAX, 2)
     }
 
     func serve() async throws {

@@ -34,6 +34,7 @@ final class FuzzedDaemon: @unchecked Sendable {
             throw TestSupportError("monkeycalld did not take \(Telephony1.busName): \(daemon.output)")
         }
         started.cancel()
+        try await controller.subscribeToTelephony()
     }
 
     deinit {

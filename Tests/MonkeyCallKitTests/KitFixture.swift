@@ -43,6 +43,7 @@ final class KitFixture: @unchecked Sendable {
         let clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
         let service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock, logger: logger)
         try await service.start()
+        try await watcher.subscribeToTelephony()
         self.clock = clock
         self.service = service
     }

@@ -71,6 +71,7 @@ struct AppIdentityTests {
 
         let host = try Connection(address: daemon.bus.address)
         let added = try await SignalRecorder(host, MatchRule(interface: Telephony1.Recents.interface))
+        try await host.subscribeToTelephony()
         let ended = try await app.call(provider, Telephony1.Provider.interface, "ReportCallEnded", signature: "sst", [uuid, "unanswered", 0])
         #expect(ended.error == nil, "\(ended)")
         let announced = try #require(await added.next("EntryAdded", timeout: .seconds(10)))

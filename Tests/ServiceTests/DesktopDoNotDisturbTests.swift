@@ -45,8 +45,10 @@ struct DesktopDoNotDisturbTests {
 
     /// Records the Manager's PropertiesChanged, to wait for a new DoNotDisturbSource.
     static func sourceChanges(_ connection: Connection) async throws -> SignalRecorder {
-        try await SignalRecorder(connection, MatchRule(path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
-                                                        member: "PropertiesChanged", arg0: Telephony1.Manager.interface))
+        let recorder = try await SignalRecorder(connection, MatchRule(path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
+                                                                      member: "PropertiesChanged", arg0: Telephony1.Manager.interface))
+        try await connection.subscribeToTelephony()
+        return recorder
     }
 
     static func next(_ source: String, in changes: SignalRecorder) async -> Bool {

@@ -158,6 +158,7 @@ struct FaultTests {
         let daemon = try await RunningDaemon(bus: bus, ["--database", database])
         let watcher = try Connection(address: bus.address)
         let added = try await SignalRecorder(watcher, MatchRule(interface: Telephony1.Recents.interface, member: "EntryAdded"))
+        try await watcher.subscribeToTelephony()
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
         func call(_ handle: String) async throws -> String {
             let uuid = try await app.reportIncoming(handle)

@@ -163,6 +163,7 @@ struct RecentsTests {
         let daemon = try await RunningDaemon(bus: bus, ["--database", database, "--incoming-call-rate", "0"])
         let watcher = try Connection(address: bus.address)
         let added = try await SignalRecorder(watcher, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        try await watcher.subscribeToTelephony()
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: [:])
         // End calls in a loop from another task; kill the daemon in the middle of it.
         let ender = Task {

@@ -49,6 +49,8 @@ final class ServiceFixture: @unchecked Sendable {
         try await service.start()
         controller = try Connection(address: bus.address)
         controllerSignals = try await SignalRecorder(controller, MatchRule(interface: Telephony1.CallController.interface))
+        // The user's side watches everything, as `monkeycall watch` does.
+        try await controller.subscribeToTelephony()
     }
 
     // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).

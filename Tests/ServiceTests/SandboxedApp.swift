@@ -5,12 +5,16 @@ import MonkeyCallAPI
 import Testing
 
 /// A Python app inside a real bubblewrap sandbox (a tmpfs root, a bound `/.flatpak-info`, only the
-/// bus socket), as Flatpak runs one. The test drives it over the bus: its `Run` method makes one
-/// call to the service from inside the sandbox and answers with the outcome in JSON.
+/// bus socket), as Flatpak runs one; with `throughProxy`, behind Flatpak's own `xdg-dbus-proxy`
+/// (`--filter --talk=org.monkeycall.Telephony1`). The test drives it over the bus: its `Run` method
+/// makes one call to the service from inside the sandbox and answers with the outcome in JSON;
+/// `Heard` lists every signal it has received (it listens to all it can, as a curious app would).
 final class SandboxedApp: @unchecked Sendable {
     let appID: String
     let process: ChildProcess
-    /// The well-known name the agent takes, to be driven by.
+    /// The proxy between the app and the bus, with `throughProxy`.
+    let proxy: ChildProcess?
+    /// The well-known name the agent takes, to be driven by (one its app may own).
     let agentName: String
     private let driver: Connection
 
@@ -27,7 +31,17 @@ final class SandboxedApp: @unchecked Sendable {
             if isinstance(value, (int, float)): return value
             return str(value)
 
+        heard = []
+        def record(*args, **where):
+            heard.append({"interface": where.get("interface") or "", "member": where.get("member") or "",
+                          "path": where.get("path") or "", "args": plain(list(args))})
+        bus.add_signal_receiver(record, interface_keyword="interface", member_keyword="member", path_keyword="path")
+
         class Agent(dbus.service.Object):
+            @dbus.service.method("org.example.Agent", in_signature="", out_signature="s")
+            def Heard(self):
+                return json.dumps(heard)
+
             @dbus.service.method("org.example.Agent", in_signature="s", out_signature="s")
             def Run(self, request):
                 r = json.loads(request)
@@ -53,17 +67,46 @@ final class SandboxedApp: @unchecked Sendable {
         var isAccessDenied: Bool { error == DBusError.Name.accessDenied }
     }
 
-    init(appID: String, bus: PrivateBus) async throws {
+    init(appID: String, bus: PrivateBus, throughProxy: Bool = false) async throws {
         self.appID = appID
-        agentName = "org.example.Agent.A\(UUID().uuidString.prefix(8))"
-        process = try Sandbox.flatpak(appID: appID, bus: bus, executable: "/usr/bin/python3", ["-c", Self.agent, agentName])
+        agentName = "\(appID).Agent.A\(UUID().uuidString.prefix(8))"
+        var socket: String?
+        if throughProxy {
+            let started = try await Sandbox.proxy(appID: appID, bus: bus, talk: [Telephony1.busName])
+            (proxy, socket) = (started.process, started.socket)
+        } else {
+            proxy = nil
+        }
+        process = try Sandbox.flatpak(appID: appID, bus: bus, executable: "/usr/bin/python3", ["-c", Self.agent, agentName], socket: socket)
         driver = try Connection(address: bus.address)
         guard await process.waitForOutput(containing: "ready") else {
             throw TestSupportError("the sandboxed app did not start: \(process.output)")
         }
     }
 
-    deinit { process.kill() }
+    deinit {
+        process.kill()
+        proxy?.kill()
+    }
+
+    /// A signal the app heard.
+    struct Heard: CustomStringConvertible {
+        let interface: String, member: String, path: String, args: [Any]
+        var description: String { "\(interface).\(member) at \(path): \(args)" }
+        /// The whole signal as text, to search for what it must not tell.
+        var text: String { "\(description)" }
+    }
+
+    /// Every signal the app has heard so far, in order.
+    func heard() async throws -> [Heard] {
+        let reply = try await driver.call(destination: agentName, path: "/agent", interface: "org.example.Agent", member: "Heard", timeout: .seconds(30))
+        guard case .string(let json)? = reply.first,
+              let list = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] else {
+            throw TestSupportError("the agent answered \(reply)")
+        }
+        return list.map { Heard(interface: $0["interface"] as? String ?? "", member: $0["member"] as? String ?? "",
+                                path: $0["path"] as? String ?? "", args: $0["args"] as? [Any] ?? []) }
+    }
 
     /// Makes the call from inside the sandbox. `arguments`: JSON values in the order of `signature`.
     func call(_ path: ObjectPath, _ interface: String, _ member: String, signature: String = "", _ arguments: [Any] = []) async throws -> Outcome {

@@ -60,6 +60,8 @@ enum LifecycleFloor {
         let daemon = try await connection.nameOwner(Telephony1.busName) ?? Telephony1.busName
         let subscription = try await connection.subscribe(MatchRule(sender: daemon)) { received.append($0) }
         defer { subscription.cancel() }
+        // As app, controller and observer at once: everything the daemon sends for a lifecycle.
+        try await connection.subscribeToTelephony()
 
         let uuid = UUID().uuidString.lowercased()
         // What names this call: signals of the calls before it (Recents entries written late) are not its own.

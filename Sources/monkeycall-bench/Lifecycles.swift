@@ -22,9 +22,17 @@ enum Lifecycles {
     /// providers, one in flight per provider, after an unmeasured warm-up.
     /// `measuring` runs between the warm-up and the measured run; `tally`
     /// counts lifecycles as they complete (for a long run's progress).
-    static func measure(address: String, providerCount: Int, count: Int, tally: LifecycleTally = LifecycleTally(),
+    /// `subscribers`: other connections that called `Manager.Subscribe` for the whole run (observers
+    /// such as `monkeycall watch`): each gets a unicast copy of every signal.
+    static func measure(address: String, providerCount: Int, count: Int, subscribers: Int = 0, tally: LifecycleTally = LifecycleTally(),
                         measuring: () throws -> Void = {}) async throws -> LifecycleResult {
-        try await withRunners(address: address, providerCount: providerCount, name: "bench") { runner in
+        let observers = try await mapConcurrently(subscribers, limit: 16) { _ in
+            let observer = try Connection(address: address)
+            try await observer.subscribeToTelephony()
+            return observer
+        }
+        defer { observers.forEach { $0.close() } }
+        return try await withRunners(address: address, providerCount: providerCount, name: "bench") { runner in
             try await runner(LifecycleTally()).lifecycles(warmUp(providerCount))
             try measuring()
             let start = ContinuousClock.now
@@ -56,6 +64,8 @@ enum Lifecycles {
             controller.close()
             removals.cancel()
         }
+        // The service sends InterfacesRemoved only to the call's app and to subscribers.
+        try await controller.subscribeToTelephony()
         let providers = try await mapConcurrently(providerCount, limit: 16) { index in
             try await BenchProvider(address: address, name: "\(name)-\(index)", rendezvous: rendezvous)
         }

@@ -163,6 +163,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
 
+        progress("call lifecycles: \(oneByOne) over 1 provider with 50 subscribers, and \(oneByOne) with none, in alternating rounds")
+        let subscribers = try await SubscriberCost.measure(address: service.address, count: oneByOne, subscribers: 50)
+
         progress("notification latency: \(counts.notifications) incoming calls")
         let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications)
 
@@ -181,7 +184,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
-        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, subscribers: subscribers, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory)
     }
 

@@ -26,6 +26,7 @@ enum NotificationLatency {
         let entries = try await SignalRecorder(app, MatchRule(sender: Telephony1.busName, interface: Telephony1.Recents.interface,
                                                               member: Telephony1.Recents.entryAdded.name))
         defer { entries.cancel() }
+        try await app.subscribeToTelephony()  // Recents entries go to subscribers only
 
         let warmUp = 10
         var samples: [Double] = [], pings: [Double] = []

@@ -14,6 +14,7 @@ struct Report {
     let roundTrips: RoundTripResult
     let lifecycles: [LifecycleResult]
     let floor: FloorResult
+    let subscribers: SubscriberCost.Result
     let notifications: NotificationLatency.Result
     let recents: RecentsResult
     let directory: DirectoryResult
@@ -56,6 +57,7 @@ struct Report {
         lines += calls.render() + ["(µs each = wall time / count, one lifecycle in flight per provider; ratio = µs each / Ping median;",
                                    " 1 provider and the floor in alternating rounds of 25)", Self.floorRatio(lifecycles[0], floor), ""]
 
+        lines += subscribers.render() + [""]
         lines += Self.renderNotifications(notifications) + [""]
 
         var history = Table(["recents", "count", "median µs", "p99 µs", "ratio"])

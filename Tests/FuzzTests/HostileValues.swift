@@ -130,27 +130,3 @@ struct HostileValues {
     }
 }
 
-/// Every key of every option dictionary (`a{sv}`) the API defines, with its
-/// type, by the method that takes it (`dbus/org.monkeycall.Telephony1.xml`).
-enum OptionKeys {
-    static let configuration: [String: String] = [
-        "Name": "s", "MaximumCallGroups": "u", "MaximumCallsPerCallGroup": "u", "SupportsVideo": "b", "SupportedHandleTypes": "as",
-        "IncludesCallsInRecents": "b", "RingtoneSound": "s", "IconName": "s", "IconData": "ay", "URLSchemes": "as", "DesktopEntry": "s",
-    ]
-    static let update: [String: String] = [
-        "Handle": "s", "HandleType": "s", "LocalizedCallerName": "s", "SupportsHolding": "b", "SupportsGrouping": "b",
-        "SupportsUngrouping": "b", "SupportsDTMF": "b", "HasVideo": "b",
-    ]
-    static let actionInfo: [String: String] = ["Date": "t"]
-    static let startOptions: [String: String] = ["HandleType": "s", "Video": "b", "Provider": "o", "CallUUID": "s"]
-    /// `RequestTransaction`'s action kinds and their keys.
-    static let actions: [String: [String: String]] = [
-        "start": ["CallUUID": "s", "Handle": "s", "HandleType": "s", "Video": "b", "ContactIdentifier": "s", "Provider": "o"],
-        "answer": ["CallUUID": "s"], "end": ["CallUUID": "s"],
-        "set-held": ["CallUUID": "s", "OnHold": "b"], "set-muted": ["CallUUID": "s", "Muted": "b"],
-        "set-group": ["CallUUID": "s", "GroupWith": "s"], "play-dtmf": ["CallUUID": "s", "Digits": "s", "Type": "s"],
-    ]
-
-    static let allNames: [String] = Array(Set(configuration.keys).union(update.keys).union(actionInfo.keys).union(startOptions.keys)
-        .union(actions.values.flatMap(\.keys))).sorted()
-}

@@ -64,12 +64,7 @@ final class AppActivation: @unchecked Sendable {
 
     /// `DBusActivatable=true` in the `[Desktop Entry]` group.
     static func isDBusActivatable(_ file: String) -> Bool {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return false }
-        var inEntry = false
-        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if line.hasPrefix("[") { inEntry = line == "[Desktop Entry]" } else if inEntry, line.replacingOccurrences(of: " ", with: "") == "DBusActivatable=true" { return true }
-        }
-        return false
+        DesktopEntry.value("DBusActivatable", inFile: file) == "true"
     }
 
     /// The Desktop Entry spec's object path for an app id: "/" then dots as slashes, dashes as underscores.

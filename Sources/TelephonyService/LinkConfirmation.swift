@@ -51,8 +51,10 @@ final class LinkConfirmation {
         }
         let timeout = context.switchboard.clock.schedule(after: Double(Self.expiry)) { [weak self] in self?.finish(uuid, placing: false) }
         pending[uuid] = Pending(start: start, requester: requester, asker: asker, timeout: timeout)
-        var notification = DesktopNotification(key: "link-" + uuid.apiString, appName: provider.name,
-                                               summary: "Call \(handle.value) with \(provider.name)?", body: "A link asks to call \(handle.value).")
+        let app = AppNames.label(of: provider)
+        var notification = DesktopNotification(key: "link-" + uuid.apiString, appName: app,
+                                               summary: "Call \(handle.value) with \(app)?",
+                                               body: "A link asks to call \(handle.value)." + AppNames.chosenNameNote(of: provider))
         notification.category = "call"
         notification.urgency = .critical
         notification.resident = true

@@ -151,7 +151,9 @@ struct AppIdentityTests {
         let app = try await SandboxedApp(appID: "org.example.PyPhone", bus: daemon.bus)
         let provider = try await app.registerProvider(name: "PyPhone")
         try await completeDirectory(app, provider, labels: [(14085550123, "Pizza Place")])
-        let asked = try #require(await server.notified.next(where: { $0.summary == "PyPhone wants to identify and block callers" }))
+        // No desktop file exported for it: the prompt names the app by its id; its chosen Name only in the body.
+        let asked = try #require(await server.notified.next(where: { $0.summary == "org.example.PyPhone wants to identify and block callers" }))
+        #expect(asked.body.contains("PyPhone"), "\(asked.body)")
         #expect(asked.actions == ["enable-directory", "Enable", "not-now", "Not now"], "\(asked.actions)")
         let host = try Connection(address: daemon.bus.address)
         func directories() async throws -> [DBusValue] {
@@ -174,6 +176,30 @@ struct AppIdentityTests {
         try await completeDirectory(app, provider, labels: [(14085550123, "Pizza Palace")])
         #expect(await server.notified.next(timeout: .milliseconds(500), where: { $0.summary.contains("wants to identify") }) == nil)
         #expect(try await identify() == [.string("Pizza Palace"), .bool(false)])
+    }
+
+    @Test("prompts name a sandboxed app by its exported desktop file's Name and its app id, never by the Name it chose (found on main: \"Alpha wants to identify and block callers\")")
+    func promptsNameTheRealApp() async throws {
+        let bus = try await PrivateBus.start()
+        // Where `flatpak install --user` exports the app's desktop file.
+        let exports = bus.directory.appendingPathComponent("data/flatpak/exports/share/applications")
+        try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Mallory Phone\nExec=mallory\n[Desktop Action x]\nName=Other\n"
+            .write(to: exports.appendingPathComponent("org.example.Mallory.desktop"), atomically: true, encoding: .utf8)
+        let daemon = try await RunningDaemon(bus: bus, owningBus: true)
+        let server = try await NotificationServer(address: bus.address)
+        let app = try await SandboxedApp(appID: "org.example.Mallory", bus: bus)
+        let provider = try await app.registerProvider(name: "Alpha", ["URLSchemes": ["monkeycall"]])
+        try await completeDirectory(app, provider, labels: [(14085550123, "Pizza Place")])
+        let asked = try #require(await server.notified.next(where: { $0.summary.contains("wants to identify") }))
+        #expect(asked.summary == "Mallory Phone (org.example.Mallory) wants to identify and block callers", "\(asked.summary)")
+        #expect(asked.body.contains("\u{201C}Alpha\u{201D}"), "\(asked.body)")
+        // The link question too.
+        let link = try await app.root(Telephony1.Manager.interface, "OpenURL", signature: "s", ["monkeycall:bob"])
+        #expect(link.error == nil, "\(link)")
+        let question = try #require(await server.notified.next(where: { $0.summary.hasPrefix("Call bob") }))
+        #expect(question.summary == "Call bob with Mallory Phone (org.example.Mallory)?", "\(question.summary)")
+        _ = daemon
     }
 
     @Test("directories saved before directories needed the user's consent (no flag) stay enabled")

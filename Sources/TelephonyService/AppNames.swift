@@ -1,0 +1,75 @@
+import Foundation
+import TelephonyCore
+
+/// What the user knows an app by. A sandboxed app chooses its provider `Name` itself ("Bank",
+/// "Alpha"), so a prompt about it names it by the desktop file its store exported — Flatpak's
+/// `exports/share/applications/APPID.desktop` (per user and system-wide) or Snap's
+/// `NAME_APP.desktop` — else by its app id; the chosen Name appears only beside that.
+enum AppNames {
+    /// How a prompt names the app behind `provider`: a host app by its Name; a sandboxed one as
+    /// "Desktop Name (app.id)", or its app id when no desktop file names it.
+    static func label(of provider: Provider) -> String {
+        guard provider.isSandboxed else { return provider.name }
+        guard let name = exportedName(appID: provider.appID), name != provider.appID else { return provider.appID }
+        return "\(name) (\(provider.appID))"
+    }
+
+    /// "It calls itself Alpha." when the provider's chosen Name differs from what `label` shows.
+    static func chosenNameNote(of provider: Provider) -> String {
+        guard provider.isSandboxed, !label(of: provider).hasPrefix(provider.name + " (") else { return "" }
+        return " It registered as \u{201C}\(provider.name)\u{201D}."
+    }
+
+    /// The folders the stores export desktop files to, the user's own first.
+    static var exportFolders: [String] {
+        let environment = ProcessInfo.processInfo.environment
+        let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+        return [home + "/flatpak/exports/share/applications", "/var/lib/flatpak/exports/share/applications", "/var/lib/snapd/desktop/applications"]
+    }
+
+    /// The `Name` of the app's exported desktop file, cleaned and at most 64 characters.
+    static func exportedName(appID: String) -> String? {
+        // A Snap's files are NAME_APP.desktop; a Flatpak's APPID.desktop.
+        let isSnap = appID.hasPrefix("snap.")
+        for folder in exportFolders {
+            let files: [String]
+            if isSnap {
+                let prefix = String(appID.dropFirst(5)) + "_"
+                files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".desktop") }.sorted()
+            } else {
+                files = [appID + ".desktop"]
+            }
+            for file in files {
+                guard let name = DesktopEntry.value("Name", inFile: folder + "/" + file) else { continue }
+                let clean = String(name.unicodeScalars.filter { $0.properties.generalCategory != .control && !$0.properties.isBidiControl }.map(Character.init)).prefix(64)
+                if !clean.trimmingCharacters(in: .whitespaces).isEmpty { return String(clean) }
+            }
+        }
+        return nil
+    }
+}
+
+/// A key of a desktop file's `[Desktop Entry]` group (the unlocalised one).
+enum DesktopEntry {
+    /// Files past this size are not read: a desktop file is a few KiB.
+    static let maximumBytes = 64 * 1024
+
+    static func value(_ key: String, inFile file: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
+              attributes[.type] as? FileAttributeType == .typeRegular,
+              (attributes[.size] as? Int ?? .max) <= maximumBytes,
+              let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        var inEntry = false
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("[") {
+                inEntry = line == "[Desktop Entry]"
+                continue
+            }
+            guard inEntry, let equals = line.firstIndex(of: "=") else { continue }
+            if line[..<equals].trimmingCharacters(in: .whitespaces) == key {
+                return line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+}

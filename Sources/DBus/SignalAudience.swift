@@ -26,9 +26,6 @@ extension Connection {
         onQueueSync { audience.subscribers.removeValue(forKey: name)?.watch.cancel() }
     }
 
-    /// How many connections are subscribed (for the log and the bench).
-    public var subscriberCount: Int { onQueueSync { audience.subscribers.count } }
-
     /// The connections that hear a signal about an object owned by `owner` (nil: the service's
     /// own, such as the root), of `interface`; nil when there is no policy (broadcast).
     func recipients(owner: Caller?, interface: String) -> [String]? {

@@ -85,6 +85,8 @@ struct NamesWrittenOnceTests {
         // The link question's buttons, text for a person.
         "Sources/TelephonyService/LinkConfirmation.swift Call": "a button label",
         "Sources/TelephonyService/LinkConfirmation.swift Cancel": "a button label",
+        // A desktop file's key, not the API's Name.
+        "Sources/TelephonyService/AppNames.swift Name": "a desktop file key",
         // The pure layers cannot see the specs (no D-Bus there): their messages name the key or method.
         "Sources/TelephonyCore/Switchboard+Reports.swift Handle": "an error message's key name",
         "Sources/TelephonyCore/TransactionPlan.swift Handle": "an error message's key name",

@@ -99,6 +99,7 @@ enum QueuePhase {
             if case .string(let uuid)? = (try? message.arguments())?.first?.vardict?[Telephony1.Key.callUUID] { arrivals.add(uuid) }
         }
         defer { subscription.cancel() }
+        try await watcher.subscribeToTelephony()  // Recents entries go to subscribers only
         let app = try Connection(address: service.address)
         defer { app.close() }
         let path = try await app.registerProvider("Probe")

@@ -53,6 +53,7 @@ enum RecentsPhase {
         let (added, entry) = AsyncStream<Void>.makeStream()
         let subscription = try await connection.subscribe(Telephony1.Recents.entryAdded.matchRule) { _ in entry.yield() }
         defer { subscription.cancel() }
+        try await connection.subscribeToTelephony()  // Recents entries go to subscribers only
         let start = ContinuousClock.now
         for index in 0..<recordings {
             let uuid = UUID().uuidString.lowercased()

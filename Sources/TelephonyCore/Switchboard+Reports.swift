@@ -108,7 +108,8 @@ extension Switchboard {
         let now = clock.now
         guard time != 0 else { return now }
         let earliest = call?.startedAt ?? 0
-        let latest = now.addingReportingOverflow(SwitchboardLimits.reportedTimeLeeway).overflow ? UInt64.max : now + SwitchboardLimits.reportedTimeLeeway
+        let (sum, overflow) = now.addingReportingOverflow(SwitchboardLimits.reportedTimeLeeway)
+        let latest = overflow ? UInt64.max : sum
         guard time >= earliest && time <= latest else {
             throw .invalidArguments("\(argument) is \(time) µs since the epoch; it must be 0 (now) or between the call's start (\(earliest)) "
                 + "and 60 s from now (\(latest)).")

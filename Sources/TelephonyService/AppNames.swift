@@ -14,9 +14,10 @@ enum AppNames {
         return "\(name) (\(provider.appID))"
     }
 
-    /// "It calls itself Alpha." when the provider's chosen Name differs from what `label` shows.
-    static func chosenNameNote(of provider: Provider) -> String {
-        guard provider.isSandboxed, !label(of: provider).hasPrefix(provider.name + " (") else { return "" }
+    /// " It registered as “Alpha”." when the provider's chosen Name is not what `label` (its label,
+    /// read once by the caller: it may read a file) shows.
+    static func chosenNameNote(of provider: Provider, label: String) -> String {
+        guard provider.isSandboxed, !label.hasPrefix(provider.name + " (") else { return "" }
         return " It registered as \u{201C}\(provider.name)\u{201D}."
     }
 

@@ -21,10 +21,11 @@ extension DirectoryInterfaces {
         logger.info("call directory of \(key) is off until the user enables it")
         guard let notifier else { return }
         // Named as the user knows the app (a sandboxed app's chosen Name is only a claim).
-        var notification = DesktopNotification(key: Self.directoryConsentPrefix + key, appName: AppNames.label(of: provider),
-                                               summary: "\(AppNames.label(of: provider)) wants to identify and block callers",
+        let app = AppNames.label(of: provider)
+        var notification = DesktopNotification(key: Self.directoryConsentPrefix + key, appName: app,
+                                               summary: "\(app) wants to identify and block callers",
                                                body: "Its call directory names callers and blocks numbers on your calls."
-                                                   + AppNames.chosenNameNote(of: provider) + " You can change this later with monkeycall directory.")
+                                                   + AppNames.chosenNameNote(of: provider, label: app) + " You can change this later with monkeycall directory.")
         notification.actions = [.init("enable-directory", "Enable"), .init("not-now", "Not now")]
         notification.desktopEntry = provider.configuration.desktopEntry
         notifier.post(notification) { [weak self] event in

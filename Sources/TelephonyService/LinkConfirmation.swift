@@ -54,7 +54,7 @@ final class LinkConfirmation {
         let app = AppNames.label(of: provider)
         var notification = DesktopNotification(key: "link-" + uuid.apiString, appName: app,
                                                summary: "Call \(handle.value) with \(app)?",
-                                               body: "A link asks to call \(handle.value)." + AppNames.chosenNameNote(of: provider))
+                                               body: "A link asks to call \(handle.value)." + AppNames.chosenNameNote(of: provider, label: app))
         notification.category = "call"
         notification.urgency = .critical
         notification.resident = true

@@ -131,9 +131,7 @@ public final class DirectoryStore {
         let removed = directories.removeValue(forKey: providerName)
         enabledFlags[providerName] = nil
         problems[file] = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let flags = try? encoder.encode(enabledFlags) else { throw .storageFailed("Cannot encode the enabled flags.") }
+        guard let flags = try? Self.encode(enabledFlags) else { throw .storageFailed("Cannot encode the enabled flags.") }
         return DirectoryRemoval(path: "\(folder)/\(file)", folder: folder, flags: flags, removed: removed)
     }
 
@@ -161,25 +159,31 @@ public final class DirectoryStore {
         enabledFlags[providerName] ?? enabledByDefault
     }
 
-    /// Whether the user (or the first completion, which asks the user) has decided about the directory.
-    public func hasEnabledFlag(providerName: String) -> Bool {
-        enabledFlags[providerName] != nil
-    }
-
     /// The saved state of a store opened before directories started disabled: every directory on
-    /// disk that has no flag was enabled by the old default, and stays enabled. Returns their names.
+    /// disk that has no flag was enabled by the old default, and stays enabled. Runs once: it then
+    /// marks the folder (`migratedFileName`), so that no directory found unflagged later (which
+    /// this version never leaves: `beginCompletion`) is taken for one enabled before. Returns
+    /// the names it enabled.
     public func keepUnflaggedDirectoriesEnabled() throws(DirectoryError) -> [String] {
+        let marker = "\(folder)/\(Self.migratedFileName)"
+        guard !FileManager.default.fileExists(atPath: marker) else { return [] }
         let unflagged = directories.keys.filter { enabledFlags[$0] == nil }.sorted()
-        guard !unflagged.isEmpty else { return [] }
-        for name in unflagged { enabledFlags[name] = true }
-        do throws(DirectoryError) {
-            try saveFlags()
-        } catch {
-            for name in unflagged { enabledFlags[name] = nil }
-            throw error
+        if !unflagged.isEmpty {
+            for name in unflagged { enabledFlags[name] = true }
+            do throws(DirectoryError) {
+                try saveFlags()
+            } catch {
+                for name in unflagged { enabledFlags[name] = nil }
+                throw error
+            }
         }
+        // After the flags: a crash between the two runs this again, which then finds nothing unflagged.
+        try AtomicFile.write(Data("directories saved before consent existed were kept enabled\n".utf8), to: marker)
         return unflagged
     }
+
+    /// Marks a folder whose directories from before consent have been kept enabled.
+    static let migratedFileName = "consent-migrated"
 
     public func setEnabled(_ enabled: Bool, providerName: String) throws(DirectoryError) {
         let write = try changeEnabled(enabled, providerName: providerName)
@@ -199,9 +203,7 @@ public final class DirectoryStore {
         try Self.checkName(providerName)
         let before = enabledFlags[providerName]
         enabledFlags[providerName] = enabled
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(enabledFlags) else {
+        guard let data = try? Self.encode(enabledFlags) else {
             enabledFlags[providerName] = before
             throw .storageFailed("Cannot encode the enabled flags.")
         }
@@ -248,6 +250,12 @@ public final class DirectoryStore {
             if let label = intactDirectory(name)?.label(for: number) { return label }
         }
         return nil
+    }
+
+    /// The label one app's directory gives a number, when the user enabled it.
+    public func label(for number: Int64, inDirectoryOf providerName: String) -> String? {
+        guard isEnabled(providerName: providerName) else { return nil }
+        return intactDirectory(providerName)?.label(for: number)
     }
 
     /// The provider's directory unless its file changed under the store. A changed
@@ -305,12 +313,27 @@ public final class DirectoryStore {
     /// saves it on any thread (the store's state is not touched); `finishCompletion`, on the
     /// owner's executor again, makes the result the provider's directory. Until then the
     /// directory answers as it was, and a new update of the provider is `currentlyLoading`.
+    ///
+    /// An app's first directory, when directories start disabled, is saved with its "off" flag:
+    /// the flags are written first, then the directory, in the same `run()`, so that no crash or
+    /// full disk leaves a directory without its flag (which an older version's start-up took for
+    /// one enabled before consent). `DirectoryCompletion.asksUser` then says the user is to be asked.
     public func beginCompletion(providerName: String) throws(DirectoryError) -> DirectoryCompletion {
         guard let update = openUpdates.removeValue(forKey: providerName) else {
             throw .invalidArguments("No directory update of \(providerName) is open.")
         }
+        var flags: Data?
+        if !enabledByDefault, enabledFlags[providerName] == nil {
+            enabledFlags[providerName] = false
+            flags = try? Self.encode(enabledFlags)
+            if flags == nil {
+                enabledFlags[providerName] = nil
+                update.cancel()
+                throw .storageFailed("Cannot encode the enabled flags.")
+            }
+        }
         completing.insert(providerName)
-        return DirectoryCompletion(providerName: providerName, update: update, current: intactDirectory(providerName), folder: folder)
+        return DirectoryCompletion(providerName: providerName, update: update, current: intactDirectory(providerName), folder: folder, flags: flags)
     }
 
     /// Installs what `run()` made, or reports its error (the directory is then unchanged).
@@ -320,6 +343,10 @@ public final class DirectoryStore {
     public func finishCompletion(_ completion: DirectoryCompletion, _ result: Result<Directory, DirectoryError>)
         throws(DirectoryError) -> (installed: Directory, replaced: Directory?) {
         completing.remove(completion.providerName)
+        // Failed: the next completion asks again (the flag may be on disk, off, which means the same).
+        if case .failure = result, completion.asksUser, enabledFlags[completion.providerName] == false {
+            enabledFlags[completion.providerName] = nil
+        }
         let directory = try result.get()
         let replaced = directories.updateValue(directory, forKey: completion.providerName)
         problems[DirectoryFile.fileName(for: completion.providerName)] = nil
@@ -344,12 +371,16 @@ public final class DirectoryStore {
     }
 
     private func saveFlags() throws(DirectoryError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        guard let data = try? encoder.encode(enabledFlags) else {
+        guard let data = try? Self.encode(enabledFlags) else {
             throw .storageFailed("Cannot encode the enabled flags.")
         }
         try Self.writeFlags(data, folder: folder)
+    }
+
+    static func encode(_ flags: [String: Bool]) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return try encoder.encode(flags)
     }
 
     static func writeFlags(_ data: Data, folder: String) throws(DirectoryError) {
@@ -365,12 +396,17 @@ public final class DirectoryCompletion: @unchecked Sendable {
     /// The directory the update applies to, when the store had it; else it is read from its file.
     private var current: Directory?
     private let folder: String
+    /// The enabled flags with the app's new "off" one, written before the directory (nil: unchanged).
+    private let flags: Data?
+    /// The app's first directory, saved off: the user is to be asked whether to enable it.
+    public var asksUser: Bool { flags != nil }
 
-    init(providerName: String, update: DirectoryUpdate, current: Directory?, folder: String) {
+    init(providerName: String, update: DirectoryUpdate, current: Directory?, folder: String, flags: Data?) {
         self.providerName = providerName
         self.update = update
         self.current = current
         self.folder = folder
+        self.flags = flags
     }
 
     /// Applies the update and saves the result (temporary file, fsync, rename); returns it
@@ -394,6 +430,7 @@ public final class DirectoryCompletion: @unchecked Sendable {
             base = .empty
         }
         let next = try base.applying(update)
+        if let flags { try DirectoryStore.writeFlags(flags, folder: folder) }
         try DirectoryFile.save(next.storage, providerName: providerName, folder: folder, fileName: file)
         return (try? DirectoryFile.load(path: "\(folder)/\(file)"))?.directory ?? next
     }

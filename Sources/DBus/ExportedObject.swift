@@ -33,37 +33,38 @@ public final class ExportedObject: @unchecked Sendable {
             try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
         } else {
             try connection.onQueueSync { () throws(DBusError) in
-                try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, owner: owner, concerning: interfaceName)
+                try connection.emit(path: path, interface: interfaceName, member: signalName, owner: owner, concerning: interfaceName) { _ in arguments }
             }
         }
     }
 
-    /// Emits `PropertiesChanged` for the named properties with their current values.
+    /// Emits `PropertiesChanged` for the named properties with their current values (as each
+    /// recipient may see them, for a property that varies by reader).
     public func propertiesChanged(_ names: [String], on interfaceName: String) {
         guard let interface = interface(interfaceName) else { return }
-        var changed: [String: DBusValue] = [:]
-        var invalidated: [String] = []
-        for name in names {
-            guard let property = interface.property(name) else { continue }
-            switch property.changeSignal {
-            case .value: changed[name] = try? property.getter()
-            case .invalidates: invalidated.append(name)
-            case .none: break
-            }
+        let properties = names.compactMap { interface.property($0) }.filter { $0.changeSignal != .none }
+        guard !properties.isEmpty, let connection else { return }
+        let invalidated = properties.filter { $0.changeSignal == .invalidates }.map(\.name)
+        func arguments(_ reader: Caller?) -> [DBusValue] {
+            var changed: [String: DBusValue] = [:]
+            for property in properties where property.changeSignal == .value { changed[property.name] = try? property.getter(reader) }
+            return [.string(interfaceName), .vardict(changed), invalidated.dbusValue]
         }
-        guard !changed.isEmpty || !invalidated.isEmpty, let connection else { return }
         connection.onQueueSync {
-            try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
-                                 [.string(interfaceName), .vardict(changed), invalidated.dbusValue], owner: owner, concerning: interfaceName)
+            try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged", owner: owner,
+                                 concerning: interfaceName, variesByReader: properties.contains(where: \.variesByReader), arguments)
         }
     }
 
-    /// Every readable property of an interface (`GetAll`).
-    func allProperties(of interface: Interface) throws -> DBusValue {
+    /// Every readable property of an interface (`GetAll`), as `reader` may see them.
+    func allProperties(of interface: Interface, for reader: Caller?) throws -> DBusValue {
         var values: [String: DBusValue] = [:]
-        for property in interface.properties { values[property.name] = try property.getter() }
+        for property in interface.properties { values[property.name] = try property.getter(reader) }
         return .vardict(values)
     }
+
+    /// Whether a reader may see any of the object's properties differently from another.
+    var variesByReader: Bool { interfaces.contains { $0.properties.contains(where: \.variesByReader) } }
 }
 
 /// The objects a connection serves; lives on the connection's queue.
@@ -102,12 +103,14 @@ extension Connection {
             object.owner = owner(of: path)
             objects.objects[path] = object
             for manager in objects.managers(above: path) {
-                var added: [(key: DBusValue, value: DBusValue)] = []
-                for interface in interfaces {
-                    added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface)) ?? .vardict([:])))
+                try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded", owner: object.owner,
+                          concerning: StandardInterfaces.objectManager, variesByReader: object.variesByReader) { reader in
+                    var added: [(key: DBusValue, value: DBusValue)] = []
+                    for interface in interfaces {
+                        added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface, for: reader)) ?? .vardict([:])))
+                    }
+                    return [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)]
                 }
-                try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
-                          [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)], owner: object.owner, concerning: StandardInterfaces.objectManager)
             }
             return object
         }
@@ -119,7 +122,9 @@ extension Connection {
             guard let object = self.objects.objects.removeValue(forKey: path) else { return }
             for manager in self.objects.managers(above: path) {
                 try? self.emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
-                               [.objectPath(path), object.interfaces.map(\.name).dbusValue], owner: object.owner, concerning: StandardInterfaces.objectManager)
+                               owner: object.owner, concerning: StandardInterfaces.objectManager) { _ in
+                    [.objectPath(path), object.interfaces.map(\.name).dbusValue]
+                }
             }
         }
     }

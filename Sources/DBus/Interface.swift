@@ -91,8 +91,12 @@ public struct Property {
     public let name: String
     public let signature: Signature
     public let changeSignal: ChangeSignal
-    let getter: () throws -> DBusValue
+    /// The value as `reader` may see it (nil: no reader known, such as the service itself).
+    let getter: (_ reader: Caller?) throws -> DBusValue
     let setter: ((DBusValue, MethodCall) throws -> Void)?
+    /// Whether readers may see different values (`init(_:_:changeSignal:set:perReader:)`):
+    /// a signal carrying it is then built for each recipient.
+    let variesByReader: Bool
 
     public var access: Access { setter == nil ? .read : .readwrite }
 
@@ -100,6 +104,19 @@ public struct Property {
     /// checked against `signature`.
     public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value,
                 set: ((DBusValue, MethodCall) throws -> Void)? = nil, get: @escaping () throws -> DBusValue) {
+        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: false) { _ in try get() }
+    }
+
+    /// A property whose value depends on who reads it: `get` receives the reader (the caller of
+    /// `Get`, `GetAll` or `GetManagedObjects`, or the recipient of a signal) as the access policy
+    /// identified it, nil when there is no policy.
+    public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value,
+                set: ((DBusValue, MethodCall) throws -> Void)? = nil, perReader get: @escaping (Caller?) throws -> DBusValue) {
+        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: true, get: get)
+    }
+
+    private init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal,
+                 set: ((DBusValue, MethodCall) throws -> Void)?, variesByReader: Bool, get: @escaping (Caller?) throws -> DBusValue) {
         precondition(Names.isValidMember(name), "invalid property name '\(name)'")
         precondition(signature.isSingleCompleteType, "a property has exactly one complete type")
         self.name = name
@@ -107,6 +124,7 @@ public struct Property {
         self.changeSignal = changeSignal
         self.getter = get
         self.setter = set
+        self.variesByReader = variesByReader
     }
 }
 

@@ -28,15 +28,15 @@ extension Connection {
 
     /// The connections that hear a signal about an object owned by `owner` (nil: the service's
     /// own, such as the root), of `interface`; nil when there is no policy (broadcast).
-    func recipients(owner: Caller?, interface: String) -> [String]? {
+    func recipients(owner: Caller?, interface: String) -> [Caller]? {
         guard let policy = callers.policy else { return nil }
-        var names: [String] = []
-        if let owner { names.append(owner.name) }
+        var recipients: [Caller] = []
+        if let owner { recipients.append(owner) }
         for (name, subscriber) in audience.subscribers where name != owner?.name
         && policy.mayHear(interface: interface, about: owner, subscriber.caller) {
-            names.append(name)
+            recipients.append(subscriber.caller)
         }
-        return names
+        return recipients
     }
 
     /// The owner the policy names for the object at `path` (nil without a policy).
@@ -45,15 +45,17 @@ extension Connection {
     }
 
     /// Sends a signal about an object to its audience: broadcast without a policy, else a unicast
-    /// copy to each recipient. On the queue.
-    func emit(path: ObjectPath, interface: String, member: String, _ arguments: [DBusValue],
-              owner: Caller?, concerning signalInterface: String) throws(DBusError) {
+    /// copy to each recipient. `arguments` gives them as a reader sees them (nil: no reader known);
+    /// unless `variesByReader`, they are built once for all. On the queue.
+    func emit(path: ObjectPath, interface: String, member: String, owner: Caller?, concerning signalInterface: String,
+              variesByReader: Bool = false, _ arguments: (_ reader: Caller?) -> [DBusValue]) throws(DBusError) {
         guard let recipients = recipients(owner: owner, interface: signalInterface) else {
-            try emit(path: path, interface: interface, member: member, arguments)
+            try emit(path: path, interface: interface, member: member, arguments(nil))
             return
         }
+        let shared = variesByReader ? nil : arguments(nil)
         for recipient in recipients {
-            try emit(path: path, interface: interface, member: member, arguments, destination: recipient)
+            try emit(path: path, interface: interface, member: member, shared ?? arguments(recipient), destination: recipient.name)
         }
     }
 }

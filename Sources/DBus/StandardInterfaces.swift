@@ -41,12 +41,12 @@ enum StandardInterfaces {
         return Interface(properties) {
             Method("Get", in: ["interface_name": "s", "property_name": "s"], out: ["value": "v"]) { call in
                 let (interfaceName, name) = try call.decode(String.self, String.self)
-                return .values([.variant(try findProperty(call, interfaceName, name).getter())])
+                return .values([.variant(try findProperty(call, interfaceName, name).getter(call.caller))])
             }
             Method("GetAll", in: ["interface_name": "s"], out: ["properties": "a{sv}"]) { call in
                 let interfaceName = try call.decode(String.self)
                 let interface = try find(call, interfaceName)
-                return .values([try object?.allProperties(of: interface) ?? .vardict([:])])
+                return .values([try object?.allProperties(of: interface, for: call.caller) ?? .vardict([:])])
             }
             Method("Set", in: ["interface_name": "s", "property_name": "s", "value": "v"]) { call in
                 let (interfaceName, name, value) = try call.decode(String.self, String.self, DBusValue.self)
@@ -57,9 +57,9 @@ enum StandardInterfaces {
                 guard value.signature == property.signature else {
                     throw DBusError.invalidArgs("property \(interfaceName).\(name) is of type '\(property.signature)', not '\(value.signature)'")
                 }
-                let before = try? property.getter()
+                let before = try? property.getter(nil)
                 try setter(value, call)
-                if before != (try? property.getter()) { object?.propertiesChanged([name], on: interfaceName) }
+                if before != (try? property.getter(nil)) { object?.propertiesChanged([name], on: interfaceName) }
                 return call.repliesLater ? .later : .empty
             }
             Signal("PropertiesChanged", ["interface_name": "s", "changed_properties": "a{sv}", "invalidated_properties": "as"])
@@ -75,7 +75,7 @@ enum StandardInterfaces {
                 where objectPath.isDescendant(of: path) && reveals(objectPath, call) {
                     var interfaces: [(key: DBusValue, value: DBusValue)] = []
                     for interface in object.interfaces {
-                        interfaces.append((key: .string(interface.name), value: try object.allProperties(of: interface)))
+                        interfaces.append((key: .string(interface.name), value: try object.allProperties(of: interface, for: call.caller)))
                     }
                     result.append((key: .objectPath(objectPath), value: .dictionary(key: "s", value: "a{sv}", interfaces)))
                 }

@@ -49,6 +49,8 @@ public struct Call: Hashable, Sendable, Identifiable {
     public let providerName: String
     /// The provider's `appAccount`: what the call counts against in per-app limits and shares.
     public internal(set) var appAccount: String = ""
+    /// The provider's `appKey`: whose directory and routing the call belongs to.
+    public internal(set) var appKey: String = ""
     public internal(set) var handle: Handle
     public internal(set) var callerName: String
     public let outgoing: Bool

@@ -183,7 +183,14 @@ public struct Provider: Hashable, Sendable, Identifiable {
     /// What the app's own state is keyed by (directories, URL schemes, routing): the app id of a
     /// sandboxed app, which no other app can claim; the chosen `Name` of a host app, trusted as
     /// far as the session bus is.
-    public var appKey: String { appID.isEmpty ? name : appID }
+    public var appKey: String { Self.appKey(appID: appID, name: name) }
+
+    /// A host Name that looks like an app id (reverse-DNS, or `snap.NAME`: it has a dot) is marked
+    /// as a host's, `host:NAME`, so that it never shares a sandboxed app's key; no app id has a colon.
+    public static func appKey(appID: String, name: String) -> String {
+        if !appID.isEmpty { return appID }
+        return name.contains(".") ? "host:" + name : name
+    }
     public var isSandboxed: Bool { !appID.isEmpty }
     /// What the per-app limits (flood guard, ringing share, registrations) are counted against: the
     /// sandboxed app's id, else the host app's Name, marked as a host's so that a host Name never

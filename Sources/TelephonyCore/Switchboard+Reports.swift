@@ -30,6 +30,7 @@ extension Switchboard {
             handle: Handle(type: .generic, value: ""), callerName: "",
             outgoing: false, state: .ringing, hasVideo: false, startedAt: clock.now)
         call.appAccount = account
+        call.appKey = provider.appKey
         call.apply(update)
         addCall(call)
         ringTimers[uuid] = clock.schedule(after: options.ringTimeout) { [weak self] in

@@ -150,6 +150,7 @@ extension Switchboard {
         var call = Call(uuid: uuid, provider: provider.id, providerName: provider.name, handle: handle,
                         callerName: "", outgoing: true, state: .dialing, hasVideo: video, startedAt: clock.now)
         call.appAccount = provider.appAccount
+        call.appKey = provider.appKey
         plan.newCalls.append(call)
         plan.overlay[uuid] = call
         plan.groupChecks.append((provider.id, "starting call \(uuid.lowercased)"))

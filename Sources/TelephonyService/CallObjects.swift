@@ -11,6 +11,8 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
     private let controller: CallControllerInterface
     /// The properties each live call last published: property reads and change diffs use them as they are.
     private var published: [UUID: [String: DBusValue]] = [:]
+    /// The `CallerName` a sandboxed app reads back of its own call (`ServiceContext.callerNameForOwningApp`).
+    private var namesForOwningApp: [UUID: String] = [:]
     private var objects: [UUID: ExportedObject] = [:]
 
     init(context: ServiceContext, controller: CallControllerInterface) {
@@ -22,15 +24,21 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
         switch event {
         case .callAdded(let call):
             published[call.uuid] = Encode.properties(of: call, callerName: context.callerName(of: call))
+            namesForOwningApp[call.uuid] = context.callerNameForOwningApp(of: call)
             export(call)
         case .callChanged(let call):
             let before = published[call.uuid] ?? [:]
             let after = Encode.properties(of: call, callerName: context.callerName(of: call))
             published[call.uuid] = after
-            let changed = after.keys.filter { before[$0] != after[$0] }.sorted()
-            objects[call.uuid]?.propertiesChanged(changed, on: Telephony1.Call.interface)
+            var changed = Set(after.keys.filter { before[$0] != after[$0] })
+            let nameForOwningApp = context.callerNameForOwningApp(of: call)
+            if namesForOwningApp.updateValue(nameForOwningApp, forKey: call.uuid) != nameForOwningApp {
+                changed.insert(Telephony1.Call.callerName.name)
+            }
+            objects[call.uuid]?.propertiesChanged(changed.sorted(), on: Telephony1.Call.interface)
         case .callRemoved(let call):
             published[call.uuid] = nil
+            namesForOwningApp[call.uuid] = nil
             objects[call.uuid] = nil
             context.connection.unexport(Telephony1.callPath(call.uuid.apiString))
         default:
@@ -56,11 +64,15 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             method(API.playDTMF) { calls, call, digits in
                 _ = try calls.controller.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
             }
-            // Read as last published (`Encode.properties`), whatever their types.
+            // Read as last published (`Encode.properties`), whatever their types. A sandboxed
+            // reader (only ever the app that owns the call) reads back no name of the user's.
             for member in API.spec.members where member.kind == .property {
-                property(member.name, member.type!) { calls in
+                property(member.name, member.type!) { calls, reader in
                     guard let value = calls.published[uuid]?[member.name] else {
                         throw DBusError.unknownObject("call \(uuid.apiString) has ended")
+                    }
+                    if member.name == API.callerName.name, reader?.app.isSandboxed == true {
+                        return .string(calls.namesForOwningApp[uuid] ?? "")
                     }
                     return value
                 }

@@ -9,16 +9,11 @@ import TelephonyCore
 extension DirectoryInterfaces {
     static let directoryConsentPrefix = "directory-"
 
-    /// After a Complete: an app the user has not decided about yet is asked about once.
+    /// After an app's first Complete, which saved its directory off with it (`beginCompletion`):
+    /// the user is asked, once.
     func askToEnableDirectory(of provider: Provider) {
         let key = provider.appKey
-        let screening = context.screening, logger = context.logger
-        guard let directories = screening.directories, !directories.hasEnabledFlag(providerName: key) else { return }
-        // Saved as off at once: the question is asked once, and a restart does not take the silence for a yes.
-        screening.setDirectoryEnabled(false, providerName: key) { result in
-            if case .failure(let error) = result { logger.error("cannot save the call directory flag of \(key): \(error.message)") }
-        }
-        logger.info("call directory of \(key) is off until the user enables it")
+        context.logger.info("call directory of \(key) is off until the user enables it")
         guard let notifier else { return }
         // Named as the user knows the app (a sandboxed app's chosen Name is only a claim).
         let app = AppNames.label(of: provider)

@@ -78,10 +78,10 @@ extension DirectoryInterfaces {
                 owner.context.connection.unexport(Self.updatePath(provider.id))
                 owner.context.screening.completeDirectory(of: name) { [weak owner] result in
                     switch result {
-                    case .success:
+                    case .success(let asksUser):
                         owner?.context.logger.info("call directory of '\(name)' updated")
                         reply.send()
-                        owner?.askToEnableDirectory(of: provider)
+                        if asksUser { owner?.askToEnableDirectory(of: provider) }
                     case .failure(let error):
                         reply.fail(error.dbusError)
                     }

@@ -33,10 +33,11 @@ extension ServiceObject {
     }
 
     /// A property whose type is known only as a signature (a call's, read as last published).
-    func property(_ name: String, _ signature: Signature, get: @escaping (Self) throws -> DBusValue) -> Property {
-        Property(name, signature) { [weak self] in
+    /// `get` receives the reader: a property whose value depends on who reads it.
+    func property(_ name: String, _ signature: Signature, get: @escaping (Self, _ reader: Caller?) throws -> DBusValue) -> Property {
+        Property(name, signature, perReader: { [weak self] reader in
             guard let self else { throw stopping }
-            return try get(self)
-        }
+            return try get(self, reader)
+        })
     }
 }

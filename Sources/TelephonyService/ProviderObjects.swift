@@ -109,7 +109,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         let favorite = context.favoriteNames[handle.value]
         let verdict = context.screening.screen(handle.value, isFavorite: favorite != nil, isKnown: context.history?.knows(handle: handle.value) == true,
                                                now: context.switchboard.clock.now)
-        let name = update.localizedCallerName ?? favorite ?? context.screening.label(for: handle.value) ?? ""
+        let name = context.callerName(of: handle, supplied: update.localizedCallerName)
         switch verdict {
         case .ring:
             return

@@ -121,7 +121,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
             }
             methodReplyingLater(API.callBack) { recents, reply, id in
                 try recents.call(reply, id, "recent call") { history, id in
-                    try history.recent(id: id).map { ($0.handle, $0.handleType, $0.appID.isEmpty ? $0.providerName : $0.appID) }
+                    try history.recent(id: id).map { ($0.handle, $0.handleType, Provider.appKey(appID: $0.appID, name: $0.providerName)) }
                 }
             }
             property(API.missedCount) { recents in UInt32(clamping: recents.context.history?.missedCount ?? 0) }

@@ -222,14 +222,16 @@ final class Screening: @unchecked Sendable {
     // MARK: Directory writes, on `storage`
 
     /// Applies the provider's open update and saves it on `storage`; `done` runs on the service
-    /// queue once it is the provider's directory (or with the error, the directory unchanged).
-    func completeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
-        writeDirectory(then: done, { store throws(DirectoryError) in try store.beginCompletion(providerName: providerName) }) { [self] completion, result in
+    /// queue once it is the provider's directory (or with the error, the directory unchanged),
+    /// with whether it is the app's first, saved off, about which the user is to be asked.
+    func completeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Bool, DirectoryError>) -> Void) {
+        writeDirectory(then: { done($0.map { false }) },
+                       { store throws(DirectoryError) in try store.beginCompletion(providerName: providerName) }) { [self] completion, result in
             do throws(DirectoryError) {
                 guard let (_, replaced) = try directories?.finishCompletion(completion, result) else { return }
                 // Unmapping the old file is work too.
                 if let replaced { storage.async { withExtendedLifetime(replaced) {} } }
-                done(.success(()))
+                done(.success(completion.asksUser))
             } catch {
                 done(.failure(error))
             }
@@ -289,6 +291,12 @@ final class Screening: @unchecked Sendable {
     /// The directories' name for a caller.
     func label(for handle: String) -> String? {
         directories?.identify(handle: handle).label
+    }
+
+    /// The name one app's own directory gives a caller, when the user enabled it.
+    func label(for handle: String, inDirectoryOf appKey: String) -> String? {
+        guard let number = PhoneNumber.normalize(handle) else { return nil }
+        return directories?.label(for: number, inDirectoryOf: appKey)
     }
 
     var doNotDisturbSource: DoNotDisturbSource {

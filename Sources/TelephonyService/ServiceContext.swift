@@ -35,10 +35,22 @@ final class ServiceContext: @unchecked Sendable {
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
 
-    /// The name to show: the provider's, else a favorite's, else the call directories' label.
-    func callerName(of call: Call) -> String {
+    /// The name the user sees and host apps read: the user's own names first (a favorite), else
+    /// the name the app supplied, else an enabled call directory's label.
+    func callerName(of call: Call) -> String { callerName(of: call.handle, supplied: call.callerName) }
+
+    func callerName(of handle: Handle, supplied: String?) -> String {
+        if let favorite = favoriteNames[handle.value] { return favorite }
+        if let supplied, !supplied.isEmpty { return supplied }
+        return screening.label(for: handle.value) ?? ""
+    }
+
+    /// The name the app that owns a call reads back when it is sandboxed: only what it supplied or
+    /// its own directory gave, never the user's names or another app's directory (which it could
+    /// otherwise read out by reporting a call from any number).
+    func callerNameForOwningApp(of call: Call) -> String {
         if !call.callerName.isEmpty { return call.callerName }
-        return favoriteNames[call.handle.value] ?? screening.label(for: call.handle.value) ?? ""
+        return screening.label(for: call.handle.value, inDirectoryOf: call.appKey) ?? ""
     }
 
     /// Emits `PropertiesChanged` on the root object.

@@ -59,6 +59,65 @@ struct AppIdentityTests {
         #expect(try await bank.nextAction("start")?.args["Handle"] == .string("+15550001"))
     }
 
+    @Test("a sandboxed app reads back of its own call's CallerName only what it supplied or its own directory gave: never the user's favorite or another app's label, by Get, GetAll, GetManagedObjects or a signal; the user reads the full name (found on main: \"Mum\" and \"Real Bank\" read back)")
+    func callerNameReadBack() async throws {
+        let daemon = try await RunningDaemon()
+        let user = try Connection(address: daemon.bus.address)
+        func root(_ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+            try await user.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: interface, member: member, arguments)
+        }
+        let bank = try await TestProvider(bus: daemon.bus, name: "Bank", configuration: [:])
+        try await completeRealBankDirectory(bank)
+        try await root(Self.directory, "SetDirectoryEnabled", [.string("Bank"), .bool(true)])
+        _ = try await root(Telephony1.Favorites.interface, "Add", [.string("+15550001"), .string("phone-number"), .string("Mum"), .string("Bank")])
+
+        let spy = try await SandboxedApp(appID: "org.example.Mallory", bus: daemon.bus, throughProxy: true)
+        let own = try await spy.registerProvider(name: "Mallory")
+        try await completeDirectory(spy, own, labels: [(15550004, "Pizza Place")])
+        try await root(Self.directory, "SetDirectoryEnabled", [.string("org.example.Mallory"), .bool(true)])
+        let favorite = try await spy.reportIncoming(own, "+15550001")
+        let labelled = try await spy.reportIncoming(own, "+14085550100")
+        let supplied = try await spy.reportIncoming(own, "+15550003", update: ["LocalizedCallerName": "Own Name"])
+        let ownLabel = try await spy.reportIncoming(own, "+15550004")
+        let expected = [(favorite, "", "Mum"), (labelled, "", "Real Bank"), (supplied, "Own Name", "Own Name"), (ownLabel, "Pizza Place", "Pizza Place")]
+        for (uuid, appReads, userReads) in expected {
+            let path = Telephony1.callPath(uuid)
+            let got = try await spy.get(path, Telephony1.Call.interface, "CallerName")
+            #expect(got.result as? String == appReads, "Get: \(got)")
+            let all = try await spy.call(path, "org.freedesktop.DBus.Properties", "GetAll", signature: "s", [Telephony1.Call.interface])
+            #expect((all.result as? [String: Any])?["CallerName"] as? String == appReads, "GetAll: \(all)")
+            let userGot = try await user.call(destination: Telephony1.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                              member: "Get", [.string(Telephony1.Call.interface), .string("CallerName")])
+            #expect(userGot == [.variant(.string(userReads))], "the user reads \(userGot)")
+        }
+        let managed = try await spy.root("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        let heard = try await spy.heard()
+        for secret in ["Mum", "Real Bank"] {
+            #expect(!"\(managed)".contains(secret), "GetManagedObjects told \(secret)")
+            #expect(!heard.contains { $0.text.contains(secret) }, "a signal told \(secret): \(heard)")
+        }
+        #expect(heard.contains { $0.member == "InterfacesAdded" && $0.text.contains("Pizza Place") }, "\(heard)")
+    }
+
+    @Test("a host app whose Name looks like an app id keeps state apart from that sandboxed app: its own directory and link claim, under host:NAME (found on main: one shared key)")
+    func hostNameLikeAppID() async throws {
+        let daemon = try await RunningDaemon()
+        let user = try Connection(address: daemon.bus.address)
+        let host = try await TestProvider(bus: daemon.bus, name: "org.example.Mallory", configuration: ["URLSchemes": ["sip"].dbusValue])
+        try await completeRealBankDirectory(host)
+        let app = try await SandboxedApp(appID: "org.example.Mallory", bus: daemon.bus)
+        let provider = try await app.registerProvider(name: "Mallory", ["URLSchemes": ["sip"]])
+        try await completeDirectory(app, provider, labels: [(14085550100, "Scam Bank")])
+        let listed = try await user.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.directory, member: "ListDirectories")
+        #expect(listed == [.array(element: "(sbtt)", [
+            .structure([.string("host:org.example.Mallory"), .bool(false), .uint64(0), .uint64(1)]),
+            .structure([.string("org.example.Mallory"), .bool(false), .uint64(0), .uint64(1)]),
+        ])], "\(listed)")
+        let links = try await user.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
+                                        member: "ListLinkHandlers")
+        #expect(links == [.dictionary(key: "s", value: "s", [(key: .string("sip"), value: .string("host:org.example.Mallory"))])], "\(links)")
+    }
+
     @Test("a sandboxed provider: AppId in its Recents entries and EntryAdded; its notifications carry its app id as desktop-entry, whatever it claims")
     func recentsAndNotifications() async throws {
         let daemon = try await RunningDaemon()
@@ -210,12 +269,41 @@ struct AppIdentityTests {
             try await completeRealBankDirectory(try await fixture.provider("Bank"))
             await fixture.service.settleStorage()
         }
-        // As the version before saved it: a directory, and no flag for it.
+        // As the version before saved it: a directory, no flag for it, and no mark of the migration.
         try FileManager.default.removeItem(atPath: data + "/directories/enabled.json")
+        try FileManager.default.removeItem(atPath: data + "/directories/consent-migrated")
         let fixture = try await ServiceFixture { $0.dataDirectory = data }
         #expect(try await fixture.root(Self.directory, "ListDirectories")
                 == [.array(element: "(sbtt)", [.structure([.string("Bank"), .bool(true), .uint64(0), .uint64(1)])])])
         #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string("Real Bank"), .bool(false)])
+    }
+
+    @Test("consent is atomic: a first Complete whose \"off\" flag cannot be written saves nothing and says so, and the next start enables nothing (found on main: Complete succeeded without the flag, and the next start enabled the directory)")
+    func consentIsAtomic() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("consent-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        do {
+            let fixture = try await ServiceFixture { $0.dataDirectory = data }
+            // The flags cannot be replaced: a folder (not empty) stands where they go, as a full disk would refuse them.
+            try FileManager.default.createDirectory(atPath: data + "/directories/enabled.json/in-the-way", withIntermediateDirectories: true)
+            let bank = try await fixture.provider("Bank")
+            guard case .objectPath(let path)? = try await bank.call("BeginCallDirectoryUpdate", [.bool(false)]).first else {
+                throw TestSupportError("no directory update")
+            }
+            _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "AddIdentificationEntries",
+                                               [[Int64(14085550100)].dbusValue, ["Real Bank"].dbusValue])
+            await #expect(throws: DBusError.self) {
+                _ = try await bank.connection.call(destination: Telephony1.busName, path: path, interface: Self.update, member: "Complete")
+            }
+            #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string(""), .bool(false)])
+            await fixture.service.settleStorage()
+        }
+        // The disk has room again; the service starts anew.
+        try FileManager.default.removeItem(atPath: data + "/directories/enabled.json")
+        let fixture = try await ServiceFixture { $0.dataDirectory = data }
+        #expect(try await fixture.root(Self.directory, "Identify", [.string("+14085550100")]) == [.string(""), .bool(false)])
+        let listed = try await fixture.root(Self.directory, "ListDirectories")
+        #expect(!"\(listed)".contains("true"), "\(listed)")
     }
 
     @Test("monkeycall links shows which app opens each scheme and chooses another, for good")

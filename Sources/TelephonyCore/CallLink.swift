@@ -8,6 +8,9 @@ public struct CallLink: Equatable, Sendable {
     public var video: Bool
 
     public static let maximumLength = 2048
+    /// Schemes that many apps take: declaring one claims nothing (no app may hold the user's
+    /// phone links by registering first); they go to the app the user chose, else the user is asked.
+    public static let sharedSchemes: Set<String> = ["tel", "sip", "sips", "callto"]
 
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case tooLong(Int), noScheme, unsupportedScheme(String), malformedEncoding, controlCharacter, emptyHandle, invalidNumber(String)

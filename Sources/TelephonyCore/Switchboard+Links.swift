@@ -1,17 +1,40 @@
+/// Where a link goes (`Switchboard.route`).
+public enum LinkRoute: Equatable, Sendable {
+    /// To this app's newest provider, once the user confirms.
+    case app(Provider)
+    /// The user chooses among these apps (newest first, one provider each, at most
+    /// `LinkRoute.maximumChoices`).
+    case choose([Provider])
+    /// Nobody can take it; `holder`: the app that handles the scheme and is not running.
+    case none(holder: String?)
+
+    public static let maximumChoices = 3
+}
+
 extension Switchboard {
-    /// The provider a link goes to: the newest of the app `handler` (the app key that claimed the
-    /// scheme) that declared the link's scheme in its URL schemes; when that app is not running,
-    /// the newest that declared it; for `tel:` without one, the newest that takes phone numbers.
-    public func provider(for link: CallLink, handledBy handler: String? = nil) -> Provider? {
-        let newestFirst = orderedProviders.reversed()
-        let declaring = newestFirst.filter { $0.configuration.urlSchemes.contains { $0.lowercased() == link.scheme } }
-        if let handler, let chosen = declaring.first(where: { $0.appKey == handler }) {
-            return chosen
+    /// Which app a link goes to. `holder`: the app key that holds the link's scheme (the first
+    /// app that declared an app's own scheme, or the user's choice). The holder's newest
+    /// provider when it runs; else, because a scheme never changes hands without the user,
+    /// the one app that can take it (the user confirms it by name) or a choice among several.
+    public func route(_ link: CallLink, holder: String?) -> LinkRoute {
+        let candidates = linkCandidates(for: link)
+        if let holder, let held = candidates.first(where: { $0.appKey == holder }) { return .app(held) }
+        switch candidates.count {
+        case 0: return .none(holder: holder)
+        case 1: return .app(candidates[0])
+        default: return .choose(Array(candidates.prefix(LinkRoute.maximumChoices)))
         }
-        if let declared = declaring.first {
-            return declared
+    }
+
+    /// The apps that can take a link, newest first, each by its newest provider: those that
+    /// declared its scheme in their URL schemes, and for `tel:` those that take phone numbers.
+    public func linkCandidates(for link: CallLink) -> [Provider] {
+        var seen: Set<String> = []
+        return orderedProviders.reversed().filter { provider in
+            let configuration = provider.configuration
+            let takes = configuration.urlSchemes.contains { $0.lowercased() == link.scheme }
+                || (link.scheme == "tel" && configuration.supportedHandleTypes.contains(.phoneNumber))
+            return takes && seen.insert(provider.appKey).inserted
         }
-        guard link.scheme == "tel" else { return nil }
-        return newestFirst.first { $0.configuration.supportedHandleTypes.contains(.phoneNumber) }
     }
 }

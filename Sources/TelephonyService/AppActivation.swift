@@ -4,14 +4,19 @@ import Logging
 import MonkeyCallAPI
 import TelephonyCore
 
-/// CallKit's in-call app button: brings a call's app forward through its desktop entry, and tells
-/// the provider (`DidRequestShowApp`) so that it can show that call. A D-Bus-activatable app
-/// (`DBusActivatable=true`) gets `org.freedesktop.Application.Activate`; any other app's desktop
-/// file is launched (`gio launch`), which for a running single-instance app raises its window.
-/// The desktop file is read and the app launched off the service's queue.
+/// CallKit's in-call app button: brings a call's app forward, and tells the provider
+/// (`DidRequestShowApp`) so that it can show that call.
+/// - A sandboxed app gets `org.freedesktop.Application.Activate` on its app id, a bus name only it
+///   may own; when nothing owns it, its store runs it (`flatpak run APPID`, `snap run NAME`). Never
+///   a desktop file: the one in `~/.local/share/applications` may be written by any app with
+///   home access.
+/// - A host app's desktop file: `Activate` for a D-Bus-activatable one (`DBusActivatable=true`),
+///   else it is launched (`gio launch`), which for a running single-instance app raises its window.
+/// Programs start outside the daemon (`ProgramLauncher`). Desktop files are read and programs
+/// started off the service's queue.
 final class AppActivation: @unchecked Sendable {
     static let applicationInterface = "org.freedesktop.Application"
-    /// Where desktop files are looked up and `gio launch` waited for: off the service queue, and a
+    /// Where desktop files are looked up and programs started: off the service queue, and a
     /// serial queue rather than a global one (see `SerialTaskExecutor` for why that matters when idle).
     private static let desktopFiles = DispatchQueue(label: "org.monkeycall.activation", qos: .utility)
 
@@ -30,26 +35,49 @@ final class AppActivation: @unchecked Sendable {
         } catch {
             context.logger.error("cannot send \(Telephony1.Provider.didRequestShowApp.name) to provider \(provider.id): \(error)")
         }
+        if provider.isSandboxed {
+            showSandboxedApp(provider.appID)
+            return
+        }
         let entry = provider.configuration.desktopEntry
         guard !entry.isEmpty else { return }
         let id = entry.hasSuffix(".desktop") ? String(entry.dropLast(".desktop".count)) : entry
-        let connection = context.connection, logger = context.logger
-        Self.desktopFiles.async {
+        let logger = context.logger
+        Self.desktopFiles.async { [self] in
             guard let file = Self.desktopFile(id) else {
                 logger.warning("cannot bring \(provider.name) forward: no desktop file \(id).desktop in the applications folders")
                 return
             }
             if Self.isDBusActivatable(file) {
-                Task(executorPreference: SerialTaskExecutor.shared) {
-                    do {
-                        _ = try await connection.call(destination: id, path: try Self.objectPath(of: id), interface: Self.applicationInterface,
-                                                      member: "Activate", [.vardict([:])], timeout: .seconds(5))
-                    } catch {
-                        logger.warning("cannot activate \(id): \(error)")
-                    }
-                }
+                activate(id) { _ in }
             } else {
-                Self.launch(file, logger: logger)
+                ProgramLauncher.start(["gio", "launch", file], as: id, logger: logger)
+            }
+        }
+    }
+
+    /// `Activate` on the app id; when that fails (nothing owns the name, nor can the bus start it),
+    /// the app's store runs it.
+    private func showSandboxedApp(_ appID: String) {
+        let logger = context.logger
+        activate(appID) { activated in
+            guard !activated else { return }
+            let command = appID.hasPrefix("snap.") ? ["snap", "run", String(appID.dropFirst(5))] : ["flatpak", "run", appID]
+            Self.desktopFiles.async { ProgramLauncher.start(command, as: appID, logger: logger) }
+        }
+    }
+
+    /// Calls `org.freedesktop.Application.Activate` on the bus name `id`; `done` says whether it answered.
+    private func activate(_ id: String, done: @escaping @Sendable (Bool) -> Void) {
+        let connection = context.connection, logger = context.logger
+        Task(executorPreference: SerialTaskExecutor.shared) {
+            do {
+                _ = try await connection.call(destination: id, path: try Self.objectPath(of: id), interface: Self.applicationInterface,
+                                              member: "Activate", [.vardict([:])], timeout: .seconds(5))
+                done(true)
+            } catch {
+                logger.info("cannot activate \(id) over the bus: \(error)")
+                done(false)
             }
         }
     }
@@ -72,20 +100,52 @@ final class AppActivation: @unchecked Sendable {
         try ObjectPath("/" + id.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_"))
     }
 
-    private static func launch(_ file: String, logger: Logger) {
+}
+
+/// Starts a program outside the daemon: as a transient service of the systemd user manager
+/// (`systemd-run --user`), which spawns it, so that it inherits none of the daemon's confinement
+/// (its unit has no network and a read-only home, and mount namespaces and seccomp filters pass
+/// to every child, whatever its cgroup) and is not stopped with the daemon. `ExitType=cgroup`
+/// keeps the unit while the program lives when its starter (`gio launch`) exits at once. Without
+/// a systemd user manager (no `systemd-run`, or it fails), the daemon runs unconfined anyway:
+/// the program is its child.
+enum ProgramLauncher {
+    static func start(_ command: [String], as appID: String, logger: Logger) {
+        let unit = "app-monkeycall-" + String(appID.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == ".") ? Character($0) : "_" }).prefix(100)
+            + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let systemdRun = ["systemd-run", "--user", "--quiet", "--collect", "--unit=\(unit)", "--property=ExitType=cgroup", "--"]
+        if run(systemdRun + command, waiting: true, logger: logger) == 0 {
+            logger.info("started \(command.joined(separator: " ")) as \(unit).service")
+            return
+        }
+        _ = run(command, waiting: command.first == "gio", logger: logger)
+    }
+
+    /// Runs `command` found on `PATH`; waits for it only when `waiting` (its exit status), else
+    /// leaves it running (nil). nil also when it cannot be run.
+    @discardableResult
+    private static func run(_ command: [String], waiting: Bool, logger: Logger) -> Int32? {
+        guard let name = command.first, let executable = find(name) else {
+            logger.info("\(command.first ?? "") is not installed")
+            return nil
+        }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gio")
-        process.arguments = ["launch", file]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = Array(command.dropFirst())
         do {
             try process.run()
-            process.waitUntilExit()
-            if process.terminationStatus != 0 {
-                logger.warning("gio launch \(file) failed with status \(process.terminationStatus)")
-            } else {
-                logger.info("launched \(file)")
-            }
         } catch {
-            logger.warning("cannot launch \(file): \(error)")
+            logger.warning("cannot run \(command.joined(separator: " ")): \(error)")
+            return nil
         }
+        guard waiting else { return nil }
+        process.waitUntilExit()
+        if process.terminationStatus != 0 { logger.warning("\(command.joined(separator: " ")) failed with status \(process.terminationStatus)") }
+        return process.terminationStatus
+    }
+
+    static func find(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }

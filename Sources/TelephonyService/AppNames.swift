@@ -9,9 +9,13 @@ enum AppNames {
     /// How a prompt names the app behind `provider`: a host app by its Name; a sandboxed one as
     /// "Desktop Name (app.id)", or its app id when no desktop file names it.
     static func label(of provider: Provider) -> String {
-        guard provider.isSandboxed else { return provider.name }
-        guard let name = exportedName(appID: provider.appID), name != provider.appID else { return provider.appID }
-        return "\(name) (\(provider.appID))"
+        provider.isSandboxed ? label(appID: provider.appID) : provider.name
+    }
+
+    /// A sandboxed app as "Desktop Name (app.id)", or its app id when no desktop file names it.
+    static func label(appID: String) -> String {
+        guard let name = exportedName(appID: appID), name != appID else { return appID }
+        return "\(name) (\(appID))"
     }
 
     /// " It registered as “Alpha”." when the provider's chosen Name is not what `label` (its label,

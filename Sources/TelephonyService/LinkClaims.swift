@@ -4,10 +4,12 @@ import Logging
 import MonkeyCallAPI
 import TelephonyCore
 
-/// Which app opens the links of each scheme: the first app (by app key) that declares a scheme
-/// in its URLSchemes claims it; a later app that declares it too does not take it (that is
-/// logged), unless the user chooses it (`SetLinkHandler`, `monkeycall links`). Saved in
-/// `links.json` of the data folder, written off the service queue.
+/// Which app opens the links of each scheme: the first app (by app key) that declares an app's
+/// own scheme (`monkeycall`) in its URLSchemes claims it; a later app that declares it too does
+/// not take it (that is logged), unless the user chooses it (`SetLinkHandler`, `monkeycall links`,
+/// or a choice in a link's question). Shared schemes (`tel`, `sip`, `callto`: `CallLink.sharedSchemes`)
+/// are held only by the user's choice. Saved in `links.json` of the data folder, written off the
+/// service queue.
 final class LinkClaims {
     private(set) var handlers: [String: String] = [:]
     private let path: String?
@@ -28,7 +30,7 @@ final class LinkClaims {
     /// A provider was registered: the schemes it declares that nobody claimed are its app's.
     func claim(_ provider: Provider) {
         var changed = false
-        for scheme in Set(provider.configuration.urlSchemes.map { $0.lowercased() }) {
+        for scheme in Set(provider.configuration.urlSchemes.map { $0.lowercased() }) where !CallLink.sharedSchemes.contains(scheme) {
             switch handlers[scheme] {
             case nil:
                 handlers[scheme] = provider.appKey

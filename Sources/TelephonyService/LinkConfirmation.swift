@@ -5,17 +5,30 @@ import MonkeyCallAPI
 import TelephonyCore
 
 /// Links ask first, as iOS does for every `tel:` link: `OpenURL` posts "Call bob with PyPhone?"
-/// with Call and Cancel, and the provider gets its start action only after Call. Cancel, a
-/// dismissal or 60 s without an answer (on the service's clock, whatever the server does with the
-/// notification's own timeout) start nothing. Lives on the service's queue.
+/// with Call and Cancel, and the provider gets its start action only after Call. When several apps
+/// could take the link and the user has chosen none, it asks "Call bob with which app?" with one
+/// button per app, and remembers the choice for the scheme. The question names the app that asked
+/// when it is not the app that will call. Cancel, a dismissal or 60 s without an answer (on the
+/// service's clock, whatever the server does with the notification's own timeout) start nothing.
+/// Lives on the service's queue.
 final class LinkConfirmation {
     static let expiry = 60
     /// Questions one app may have waiting: a link flood from one app must not bury the user's screen.
     static let maximumWaitingPerApp = 3
+    /// The action of the button that calls with the app at this index of the choices.
+    static func callAction(_ index: Int) -> String { index == 0 ? "call" : "call-\(index)" }
+
+    /// A link to place, and the UUID its call will have.
+    struct Link {
+        let uuid: UUID
+        let link: CallLink
+    }
 
     /// A link waiting for the user's word.
     private struct Pending {
-        let start: ActionRequest
+        let link: CallLink
+        /// The apps the user may call with: one to confirm, or several to choose from.
+        let choices: [Provider]
         let requester: String
         /// The app that asked: a sandboxed app's id, else the host connection.
         let asker: String
@@ -34,11 +47,12 @@ final class LinkConfirmation {
         self.controller = controller
     }
 
-    /// Asks the user whether to place `start` (a start action for `uuid` at `provider`).
-    func ask(_ start: ActionRequest, uuid: UUID, handle: Handle, provider: Provider, requester: String) throws {
+    /// Asks the user whether to place `request` with `choices[0]`, or with which of `choices`.
+    func ask(_ request: Link, choices: [Provider], requester: String) throws {
+        let (uuid, handle) = (request.uuid, request.link.handle.value)
         guard let board, board.hasServer else {
-            throw APIError.cannotAsk("there is no notification server to ask whether to call \(handle.value) with \(provider.name); "
-                                     + "to call without asking, use monkeycall dial \(handle.value) (or CallController.StartCall)")
+            throw APIError.cannotAsk("there is no notification server to ask whether to call \(handle) with \(choices.map(\.name).joined(separator: " or ")); "
+                                     + "to call without asking, use monkeycall dial \(handle) (or CallController.StartCall)")
         }
         // Checked now, so that a link that could never be placed fails at once rather than after Call.
         guard context.switchboard.call(uuid) == nil else { throw APIError.callUUIDAlreadyExists("call \(uuid.apiString) already exists") }
@@ -49,35 +63,61 @@ final class LinkConfirmation {
             throw DBusError.limitsExceeded("\(appID.isEmpty ? "this connection" : appID) already has \(waiting) links waiting for the user's answer; "
                                            + "the limit is \(Self.maximumWaitingPerApp)")
         }
-        let timeout = context.switchboard.clock.schedule(after: Double(Self.expiry)) { [weak self] in self?.finish(uuid, placing: false) }
-        pending[uuid] = Pending(start: start, requester: requester, asker: asker, timeout: timeout)
-        let app = AppNames.label(of: provider)
-        var notification = DesktopNotification(key: "link-" + uuid.apiString, appName: app,
-                                               summary: "Call \(handle.value) with \(app)?",
-                                               body: "A link asks to call \(handle.value)." + AppNames.chosenNameNote(of: provider, label: app))
+        let timeout = context.switchboard.clock.schedule(after: Double(Self.expiry)) { [weak self] in self?.finish(uuid, choosing: nil) }
+        pending[uuid] = Pending(link: request.link, choices: choices, requester: requester, asker: asker, timeout: timeout)
+        board.post(question(request.link, choices: choices, askedBy: appID, key: Self.key(uuid)), by: self) { [weak self] event in
+            var chosen: Int?
+            if case .action(let action) = event { chosen = choices.indices.first { Self.callAction($0) == action } }
+            self?.finish(uuid, choosing: chosen)
+        }
+    }
+
+    static func key(_ uuid: UUID) -> String { "link-" + uuid.apiString }
+
+    /// The question: "Call bob with APP?" (Call, Cancel), or "Call bob with which app?" (a button
+    /// per app, Cancel). A sandboxed asker that is not the app that will call is named in the body.
+    private func question(_ link: CallLink, choices: [Provider], askedBy appID: String, key: String) -> DesktopNotification {
+        let handle = link.handle.value
+        let labels = choices.map { AppNames.label(of: $0) }
+        let asker = !appID.isEmpty && !(choices.count == 1 && choices[0].appID == appID) ? AppNames.label(appID: appID) : nil
+        let opening = asker.map { "\($0) asks to call \(handle)." } ?? "A link asks to call \(handle)."
+        var notification: DesktopNotification
+        if choices.count == 1, let provider = choices.first {
+            notification = DesktopNotification(key: key, appName: labels[0], summary: "Call \(handle) with \(labels[0])?",
+                                               body: opening + AppNames.chosenNameNote(of: provider, label: labels[0]))
+            notification.iconName = provider.configuration.iconName
+            notification.imagePNG = provider.configuration.iconData
+            notification.desktopEntry = provider.configuration.desktopEntry
+            notification.actions = [.init(Self.callAction(0), "Call"), .init("cancel", "Cancel")]
+        } else {
+            notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: "Call \(handle) with which app?",
+                                               body: opening + " The app you choose opens \(link.scheme): links from now on; change it with monkeycall links.")
+            notification.actions = labels.indices.map { .init(Self.callAction($0), labels[$0]) } + [.init("cancel", "Cancel")]
+        }
         notification.category = "call"
         notification.urgency = .critical
         notification.resident = true
         notification.namesAppInText = true
         notification.expiry = .seconds(Self.expiry)
-        notification.iconName = provider.configuration.iconName
-        notification.imagePNG = provider.configuration.iconData
-        notification.desktopEntry = provider.configuration.desktopEntry
-        notification.actions = [.init("call", "Call"), .init("cancel", "Cancel")]
-        board.post(notification, by: self) { [weak self] event in self?.finish(uuid, placing: event == .action("call")) }
+        return notification
     }
 
-    /// The user answered (or not, in time): the link is placed or forgotten, and its question goes.
-    private func finish(_ uuid: UUID, placing: Bool) {
+    /// The user answered (or not, in time): the link is placed with the chosen app (a choice among
+    /// several is remembered for the scheme) or forgotten, and its question goes.
+    private func finish(_ uuid: UUID, choosing index: Int?) {
         guard let link = pending.removeValue(forKey: uuid) else { return }
         link.timeout.cancel()
-        board?.withdraw("link-" + uuid.apiString, by: self)
-        guard placing else {
+        board?.withdraw(Self.key(uuid), by: self)
+        guard let index else {
             context.logger.info("link to call \(uuid.apiString) not placed: cancelled, dismissed or unanswered")
             return
         }
+        let provider = link.choices[index]
+        if link.choices.count > 1 {
+            try? context.linkClaims.choose(provider.appKey, for: link.link.scheme)
+        }
         do {
-            _ = try controller.request([link.start], from: link.requester)
+            _ = try controller.request([.start(uuid, handle: link.link.handle, video: link.link.video, provider: provider.id)], from: link.requester)
         } catch {
             context.logger.warning("link confirmed but the call could not start: \(error)")
         }

@@ -48,15 +48,20 @@ final class ManagerObject: ServiceObject {
         } catch {
             throw APIError.invalidURL(error.description)
         }
-        guard let provider = context.switchboard.provider(for: link, handledBy: context.linkClaims.handlers[link.scheme]) else {
+        let choices: [Provider]
+        switch context.switchboard.route(link, holder: context.linkClaims.handlers[link.scheme]) {
+        case .app(let provider): choices = [provider]
+        case .choose(let providers): choices = providers
+        case .none(let holder?):
+            throw APIError.noProvider("\(holder) opens \(link.scheme): links and is not running; start it, or choose another app with monkeycall links \(link.scheme) APP")
+        case .none(nil):
             let wanted = link.scheme == "tel" ? "takes phone numbers or declares URLSchemes [\"tel\"]" : "declares URLSchemes [\"\(link.scheme)\"]"
             throw APIError.noProvider("no app for \(link.scheme): links is running (none \(wanted))")
         }
         let uuid = UUID()
         // Not kept to the opener's own providers: a link is for whichever app handles its scheme.
-        try links.ask(.start(uuid, handle: link.handle, video: link.video, provider: provider.id), uuid: uuid, handle: link.handle,
-                      provider: provider, requester: requester)
-        context.logger.info("link \(link.scheme): to \(provider.name), asking first")
+        try links.ask(LinkConfirmation.Link(uuid: uuid, link: link), choices: choices, requester: requester)
+        context.logger.info("link \(link.scheme): to \(choices.map(\.appKey).joined(separator: " or ")), asking first")
         return uuid.apiString
     }
 

@@ -103,10 +103,10 @@ struct AppIdentityTests {
     func hostNameLikeAppID() async throws {
         let daemon = try await RunningDaemon()
         let user = try Connection(address: daemon.bus.address)
-        let host = try await TestProvider(bus: daemon.bus, name: "org.example.Mallory", configuration: ["URLSchemes": ["sip"].dbusValue])
+        let host = try await TestProvider(bus: daemon.bus, name: "org.example.Mallory", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
         try await completeRealBankDirectory(host)
         let app = try await SandboxedApp(appID: "org.example.Mallory", bus: daemon.bus)
-        let provider = try await app.registerProvider(name: "Mallory", ["URLSchemes": ["sip"]])
+        let provider = try await app.registerProvider(name: "Mallory", ["URLSchemes": ["monkeycall"]])
         try await completeDirectory(app, provider, labels: [(14085550100, "Scam Bank")])
         let listed = try await user.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Self.directory, member: "ListDirectories")
         #expect(listed == [.array(element: "(sbtt)", [
@@ -115,7 +115,7 @@ struct AppIdentityTests {
         ])], "\(listed)")
         let links = try await user.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
                                         member: "ListLinkHandlers")
-        #expect(links == [.dictionary(key: "s", value: "s", [(key: .string("sip"), value: .string("host:org.example.Mallory"))])], "\(links)")
+        #expect(links == [.dictionary(key: "s", value: "s", [(key: .string("monkeycall"), value: .string("host:org.example.Mallory"))])], "\(links)")
     }
 
     @Test("a sandboxed provider: AppId in its Recents entries and EntryAdded; its notifications carry its app id as desktop-entry, whatever it claims")
@@ -259,6 +259,20 @@ struct AppIdentityTests {
         let question = try #require(await server.notified.next(where: { $0.summary.hasPrefix("Call bob") }))
         #expect(question.summary == "Call bob with Mallory Phone (org.example.Mallory)?", "\(question.summary)")
         _ = daemon
+    }
+
+    @Test("a link's question names the sandboxed app that asked when another app will call (found on main: only the app that will call was named)")
+    func linkQuestionNamesTheAsker() async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let acme = try await TestProvider(bus: daemon.bus, name: "Acme", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
+        let app = try await SandboxedApp(appID: "org.example.Mallory", bus: daemon.bus)
+        let opened = try await app.root(Telephony1.Manager.interface, "OpenURL", signature: "s", ["monkeycall:bob"])
+        #expect(opened.error == nil, "\(opened)")
+        let question = try #require(await server.notified.next(where: { $0.summary.hasPrefix("Call bob") }))
+        #expect(question.summary == "Call bob with Acme?", "\(question.summary)")
+        #expect(question.body.hasPrefix("org.example.Mallory asks to call bob."), "\(question.body)")
+        _ = acme
     }
 
     @Test("directories saved before directories needed the user's consent (no flag) stay enabled")

@@ -230,4 +230,58 @@ struct CallControlsTests {
         #expect(await launches.next("Launched") != nil, "the desktop file was not launched: \(daemon.daemon.output)")
         _ = daemon
     }
+
+    @Test("Open APP for a sandboxed app: Activate on its app id's bus name when it owns it; else flatpak run APPID as a systemd user service (outside the daemon's unit); never the desktop file in the app-writable applications folder (found on main: gio launch of that file, as the daemon's child)", .enabled(if: Sandbox.isAvailable, "bubblewrap is not installed"))
+    func showSandboxedApp() async throws {
+        let bus = try await PrivateBus.start()
+        let data = bus.directory.appendingPathComponent("data")
+        let applications = data.appendingPathComponent("applications")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        let signal = { (member: String) in "dbus-send \"--bus=\(bus.address)\" --type=signal /org/example/Launches org.example.Launches.\(member)" }
+        // What an app with home access could write: it must never run.
+        try "[Desktop Entry]\nType=Application\nName=Mallory\nExec=\(signal("DesktopFile"))\n"
+            .write(to: applications.appendingPathComponent("org.example.Mallory.desktop"), atomically: true, encoding: .utf8)
+        // Stand-ins for the systemd user manager's systemd-run and for flatpak (no user manager
+        // or Flatpak app here): each says on the bus how it was called; systemd-run then runs the command.
+        let bin = bus.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        for (name, body) in [("systemd-run", "\(signal("SystemdRun")) string:\"$*\"\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"),
+                             ("flatpak", "\(signal("Flatpak")) string:\"$*\"\n")] {
+            let file = bin.appendingPathComponent(name)
+            try ("#!/bin/sh\n" + body).write(to: file, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+        }
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let daemon = try await RunningDaemon(bus: bus, environment: ["XDG_DATA_HOME": data.path, "PATH": path])
+        let server = try await NotificationServer(address: bus.address)
+        let watcher = try Connection(address: bus.address)
+        let launches = try await SignalRecorder(watcher, MatchRule(interface: "org.example.Launches"))
+
+        let app = try await SandboxedApp(appID: "org.example.Mallory", bus: bus)
+        let provider = try await app.registerProvider(name: "Mallory")
+        _ = try await app.reportIncoming(provider, "bob")
+        let ringing = try #require(await server.notified.next { $0.body.hasPrefix("bob") })
+        try server.invoke(ringing.id, "default")
+        // Nothing owns org.example.Mallory: Flatpak runs the app, started by the user manager.
+        let systemdRun = try #require(await launches.next("SystemdRun", timeout: .seconds(20)), "\(daemon.daemon.output)")
+        let arguments = String(describing: try systemdRun.arguments())
+        #expect(arguments.contains("--user") && arguments.contains("-- flatpak run org.example.Mallory"), "\(arguments)")
+        #expect(try #require(await launches.next("Flatpak")).arguments() == [.string("run org.example.Mallory")])
+
+        // Running, the app owns its app id's name: Activate reaches it.
+        let activated = EventBuffer<[DBusValue]>()
+        let owner = try Connection(address: bus.address)
+        try owner.export("/org/example/Mallory", [Interface("org.freedesktop.Application") {
+            Method("Activate", in: ["platform_data": "a{sv}"]) { call in
+                activated.append((try? call.message.arguments()) ?? [])
+                return .empty
+            }
+        }])
+        #expect(try await owner.requestName("org.example.Mallory") == .primaryOwner)
+        _ = try await app.reportIncoming(provider, "carol")
+        let second = try #require(await server.notified.next { $0.body.hasPrefix("carol") })
+        try server.invoke(second.id, "default")
+        #expect(await activated.next() != nil, "Activate was not called")
+        #expect(await launches.next("DesktopFile", timeout: .milliseconds(300)) == nil, "the app-writable desktop file was run")
+    }
 }

@@ -64,6 +64,49 @@ struct LinkTests {
         #expect(await server.closed.next() == question.id)
     }
 
+    @Test("tel: with two apps and no choice asks which, one button per app; the choice is remembered; declaring tel: claims nothing (found on main: the first app to declare tel held it for good)")
+    func telAsksWhichApp() async throws {
+        let fixture = try await ServiceFixture(notifications: true)
+        let server = try #require(fixture.notificationServer)
+        let first = try await fixture.provider("First", ["URLSchemes": ["tel", "sip"].dbusValue])
+        let phone = try await fixture.provider("Phone", ["SupportedHandleTypes": ["phone-number"].dbusValue])
+        #expect(try await fixture.root(Telephony1.Manager.interface, "ListLinkHandlers") == [.dictionary(key: "s", value: "s", [])])
+        let uuid = try await openURL(fixture, "tel:+1-201-555-0123")
+        let question = try #require(await server.notified.next())
+        #expect(question.summary == "Call +12015550123 with which app?", "\(question.summary)")
+        #expect(question.actions == ["call", "Phone", "call-1", "First", "cancel", "Cancel"], "\(question.actions)")
+        try server.invoke(question.id, "call-1")
+        let start = try #require(await first.nextAction("start"))
+        #expect(start.call == uuid)
+        // Chosen: the next tel: link only confirms, with that app.
+        #expect(try await fixture.root(Telephony1.Manager.interface, "ListLinkHandlers")
+                == [.dictionary(key: "s", value: "s", [(key: .string("tel"), value: .string("First"))])])
+        let again = try await openURL(fixture, "tel:+1-201-555-0124")
+        let confirmed = try await server.confirmLink()
+        #expect(confirmed.summary == "Call +12015550124 with First?", "\(confirmed.summary)")
+        #expect(try await first.nextAction("start")?.call == again)
+        _ = phone
+    }
+
+    @Test("a scheme's holder keeps it while it runs, whoever declares it later; when it is gone, another app is only reached through the user's answer and the scheme stays the holder's")
+    func schemesNeverChangeHands() async throws {
+        let fixture = try await ServiceFixture(notifications: true)
+        let server = try #require(fixture.notificationServer)
+        var holder: TestProvider? = try await fixture.provider("Holder", ["URLSchemes": ["monkeycall"].dbusValue])
+        let later = try await fixture.provider("Later", ["URLSchemes": ["monkeycall"].dbusValue])
+        _ = try await openURL(fixture, "monkeycall:bob")
+        #expect(try await server.confirmLink().summary == "Call bob with Holder?")
+        #expect(try await holder?.nextAction("start") != nil)
+        holder = nil
+        let handlers: [DBusValue] = [.dictionary(key: "s", value: "s", [(key: .string("monkeycall"), value: .string("Holder"))])]
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await fixture.managedPaths().count > 1, ContinuousClock.now < deadline { await Task.yield() }
+        _ = try await openURL(fixture, "monkeycall:carol")
+        #expect(try await server.confirmLink().summary == "Call carol with Later?")
+        #expect(try await later.nextAction("start") != nil)
+        #expect(try await fixture.root(Telephony1.Manager.interface, "ListLinkHandlers") == handlers)
+    }
+
     /// Opens a link and presses Call: its start action is the next one the app gets, which shows that
     /// no start action for an earlier link came before it.
     func nextStartIsFor(_ fixture: ServiceFixture, _ app: TestProvider, _ server: NotificationServer) async throws {

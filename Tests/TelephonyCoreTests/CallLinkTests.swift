@@ -64,21 +64,31 @@ struct CallLinkTests {
     }
 }
 
-@Suite("Links go to the app that declared their scheme")
+@Suite("Links go to the app that holds their scheme, else the user chooses")
 struct CallLinkRoutingTests {
     @Test func routing() throws {
         let f = Fixture()
         let link = try CallLink(parsing: "monkeycall:alice")
         let tel = try CallLink(parsing: "tel:+15551234")
-        #expect(f.board.provider(for: link) == nil)
+        #expect(f.board.route(link, holder: nil) == .none(holder: nil))
         let textOnly = try f.register("Chat") { $0.supportedHandleTypes = [.generic] }
-        #expect(f.board.provider(for: tel) == nil)
+        #expect(f.board.route(tel, holder: nil) == .none(holder: nil))
         let phone = try f.register("Phone", owner: ":1.2")
-        #expect(f.board.provider(for: tel)?.id == phone.id)
-        #expect(f.board.provider(for: link) == nil)
+        #expect(f.board.route(tel, holder: nil) == .app(phone))
+        #expect(f.board.route(link, holder: "Gone") == .none(holder: "Gone"))
         let monkey = try f.register("Monkey", owner: ":1.3") { $0.urlSchemes = ["MonkeyCall", "tel"] }
-        #expect(f.board.provider(for: link)?.id == monkey.id)
-        #expect(f.board.provider(for: tel)?.id == monkey.id)
+        #expect(f.board.route(link, holder: nil) == .app(monkey))
+        // Two apps take tel: and the user chose neither: the user chooses, newest first.
+        #expect(f.board.route(tel, holder: nil) == .choose([monkey, phone]))
+        // The holder keeps its scheme while it runs, whoever declares it later.
+        #expect(f.board.route(tel, holder: "Phone") == .app(phone))
+        let later = try f.register("Later", owner: ":1.4") { $0.urlSchemes = ["monkeycall"] }
+        #expect(f.board.route(link, holder: "Monkey") == .app(monkey))
+        #expect(f.board.route(link, holder: nil) == .choose([later, monkey]))
+        // One choice per app (its newest provider), at most three.
+        let second = try f.register("Phone", owner: ":1.2")
+        let fourth = try f.register("Fourth", owner: ":1.5")
+        #expect(f.board.route(tel, holder: nil) == .choose([fourth, second, later]))
         _ = textOnly
     }
 }

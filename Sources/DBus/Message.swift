@@ -65,6 +65,13 @@ public final class Message: @unchecked Sendable {
     public var replySerial: UInt32 { dbus_message_get_reply_serial(pointer) }
     public var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
 
+    /// A copy that may be changed and sent on its own (libdbus copies the marshalled body as
+    /// bytes: cheaper than marshalling the values again).
+    func copy() throws(DBusError) -> Message {
+        guard let pointer = dbus_message_copy(pointer) else { throw DBusError.noMemory }
+        return Message(taking: pointer)
+    }
+
     public func setDestination(_ destination: String) throws(DBusError) {
         try Names.validateBusName(destination)
         guard dbus_message_set_destination(pointer, destination) != 0 else { throw DBusError.noMemory }

@@ -53,9 +53,19 @@ extension Connection {
             try emit(path: path, interface: interface, member: member, arguments(nil))
             return
         }
-        let shared = variesByReader ? nil : arguments(nil)
+        if variesByReader {
+            for recipient in recipients {
+                try emit(path: path, interface: interface, member: member, arguments(recipient), destination: recipient.name)
+            }
+            return
+        }
+        // Marshalled once; each recipient gets a copy addressed to it.
+        let message = try Message.signal(path: path, interface: interface, member: member)
+        try message.append(arguments(nil))
         for recipient in recipients {
-            try emit(path: path, interface: interface, member: member, shared ?? arguments(recipient), destination: recipient.name)
+            let copy = try message.copy()
+            try copy.setDestination(recipient.name)
+            send(copy)
         }
     }
 }

@@ -10,8 +10,8 @@ import MonkeyCallAPI
 public final class CXCallController: @unchecked Sendable {
     /// The calls of every provider, and their changes.
     public let callObserver: CXCallObserver
-    let link: ServiceLink?
-    let linkError: CXError?
+    let serviceConnection: ServiceConnection?
+    let connectionError: CXError?
     private let completionQueue: DispatchQueue
 
     /// A controller on the session bus; completions run on a private queue.
@@ -27,17 +27,17 @@ public final class CXCallController: @unchecked Sendable {
     /// A controller on the bus at `busAddress` (nil: the session bus).
     public convenience init(queue: DispatchQueue?, busAddress: String?) {
         do {
-            self.init(link: try ServiceLink.shared(address: busAddress), error: nil, queue: queue)
+            self.init(serviceConnection: try ServiceConnection.shared(address: busAddress), error: nil, queue: queue)
         } catch {
-            self.init(link: nil, error: CXError(code: .noBus, name: error.name, message: error.message), queue: queue)
+            self.init(serviceConnection: nil, error: CXError(code: .noBus, name: error.name, message: error.message), queue: queue)
         }
     }
 
-    init(link: ServiceLink?, error: CXError?, queue: DispatchQueue?) {
-        self.link = link
-        self.linkError = error
+    init(serviceConnection: ServiceConnection?, error: CXError?, queue: DispatchQueue?) {
+        self.serviceConnection = serviceConnection
+        self.connectionError = error
         self.completionQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.controller")
-        self.callObserver = CXCallObserver(link: link)
+        self.callObserver = CXCallObserver(serviceConnection: serviceConnection)
     }
 
     /// Requests `transaction`; `completion` runs on the controller's queue with nil once it is accepted.
@@ -55,11 +55,11 @@ public final class CXCallController: @unchecked Sendable {
 
     /// Requests `transaction`; returns once the service accepted it.
     public func request(_ transaction: CXTransaction) async throws {
-        guard let link else { throw linkError ?? CXError.serviceNotRunning }
-        await link.registrationsSettled()
+        guard let serviceConnection else { throw connectionError ?? CXError.serviceNotRunning }
+        await serviceConnection.registrationsSettled()
         let actions = transaction.actions.map(ActionCoding.value)
         do {
-            let id = try await link.connection.call(Telephony1.CallController.requestTransaction, destination: Telephony1.busName,
+            let id = try await serviceConnection.connection.call(Telephony1.CallController.requestTransaction, destination: Telephony1.busName,
                                                     path: Telephony1.rootPath, actions)
             if let uuid = UUID(uuidString: id) {
                 transaction.uuid = uuid

@@ -11,13 +11,13 @@ public protocol CXCallObserverDelegate: AnyObject {
 /// (CallKit's `CXCallObserver`). When the service goes away its calls are
 /// reported as ended.
 public final class CXCallObserver: @unchecked Sendable {
-    let link: ServiceLink?
+    let serviceConnection: ServiceConnection?
     private let lock = NSLock()
     private var snapshot: [CXCall] = []
     private weak var delegateObject: (any CXCallObserverDelegate)?
     private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.observer.delegate")
 
-    // On the link's queue:
+    // On the service connection's queue:
     private var properties: [ObjectPath: [String: DBusValue]] = [:]
     private var known: [UUID: CXCall] = [:]
     private var order: [UUID] = []
@@ -27,20 +27,20 @@ public final class CXCallObserver: @unchecked Sendable {
 
     /// Observes the calls on the session bus.
     public convenience init() {
-        self.init(link: try? ServiceLink.shared(address: nil))
+        self.init(serviceConnection: try? ServiceConnection.shared(address: nil))
     }
 
     /// Observes the calls on the bus at `busAddress`.
     public convenience init(busAddress: String) {
-        self.init(link: try? ServiceLink.shared(address: busAddress))
+        self.init(serviceConnection: try? ServiceConnection.shared(address: busAddress))
     }
 
-    init(link: ServiceLink?) {
-        self.link = link
+    init(serviceConnection: ServiceConnection?) {
+        self.serviceConnection = serviceConnection
         start()
     }
 
-    deinit { link?.removeOwnerListener(self) }
+    deinit { serviceConnection?.removeOwnerListener(self) }
 
     /// The live calls, in the order they appeared; an ended call is reported once and leaves the list.
     public var calls: [CXCall] { lock.withLock { snapshot } }
@@ -54,26 +54,26 @@ public final class CXCallObserver: @unchecked Sendable {
     }
 
     private func start() {
-        guard let link else { return }
+        guard let serviceConnection else { return }
         Task { [weak self] in
-            await link.ready()
+            await serviceConnection.ready()
             let callRoot = Telephony1.callRoot
             let changes = MatchRule(sender: Telephony1.busName, pathNamespace: callRoot,
                                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let objects = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager")
             var subscriptions: [Subscription] = []
-            if let subscription = try? await link.connection.subscribe(changes, handler: { [weak self] in self?.handle($0) }) {
+            if let subscription = try? await serviceConnection.connection.subscribe(changes, handler: { [weak self] in self?.handle($0) }) {
                 subscriptions.append(subscription)
             }
-            if let subscription = try? await link.connection.subscribe(objects, handler: { [weak self] in self?.handle($0) }) {
+            if let subscription = try? await serviceConnection.connection.subscribe(objects, handler: { [weak self] in self?.handle($0) }) {
                 subscriptions.append(subscription)
             }
             guard let self else { return }
-            link.addOwnerListener(self) { [weak self] _, new in
+            serviceConnection.addOwnerListener(self) { [weak self] _, new in
                 self?.serviceGone()
                 if !new.isEmpty { self?.refresh() }
             }
-            link.connection.onQueue { self.subscriptions = subscriptions }
+            serviceConnection.connection.onQueue { self.subscriptions = subscriptions }
             self.refresh()
         }
     }
@@ -81,14 +81,14 @@ public final class CXCallObserver: @unchecked Sendable {
     /// Reads every call from the ObjectManager. Signals that come meanwhile
     /// are held back and applied on top of the snapshot, in order.
     private func refresh() {
-        guard let link else { return }
-        link.connection.onQueue { self.refreshing += 1 }
+        guard let serviceConnection else { return }
+        serviceConnection.connection.onQueue { self.refreshing += 1 }
         Task { [weak self] in
             // The service sends its signals only to subscribers (and each app its own objects'):
             // subscribed again whenever the service (re)starts, before the snapshot.
-            _ = try? await link.call(Telephony1.rootPath, Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)
-            let reply = try? await link.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-            link.connection.onQueue { self?.applySnapshot(reply) }
+            _ = try? await serviceConnection.call(Telephony1.rootPath, Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)
+            let reply = try? await serviceConnection.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+            serviceConnection.connection.onQueue { self?.applySnapshot(reply) }
         }
     }
 

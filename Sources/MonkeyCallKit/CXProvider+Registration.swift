@@ -5,21 +5,21 @@ import MonkeyCallAPI
 /// Registering with the service, and again whenever it comes back.
 extension CXProvider {
     func start() {
-        guard let link else { return }
+        guard let serviceConnection else { return }
         Task { [weak self] in
-            await link.ready()
+            await serviceConnection.ready()
             guard let self else { return }
-            let subscription = try? await link.connection.subscribe(MatchRule(interface: Telephony1.Provider.interface)) { [weak self] message in
+            let subscription = try? await serviceConnection.connection.subscribe(MatchRule(interface: Telephony1.Provider.interface)) { [weak self] message in
                 self?.receive(message)
             }
             let removals = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath,
                                      interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved")
-            let removalSubscription = try? await link.connection.subscribe(removals) { [weak self] message in
+            let removalSubscription = try? await serviceConnection.connection.subscribe(removals) { [weak self] message in
                 guard case .objectPath(let path)? = try? message.arguments().first else { return }
                 self?.objectRemoved(path)
             }
-            link.addOwnerListener(self) { [weak self] old, new in self?.ownerChanged(from: old, to: new) }
-            link.connection.onQueue {
+            serviceConnection.addOwnerListener(self) { [weak self] old, new in self?.ownerChanged(from: old, to: new) }
+            serviceConnection.connection.onQueue {
                 guard !self.isInvalidating else { return self.setRegistering(false) }
                 self.signalSubscription = subscription
                 self.removalSubscription = removalSubscription
@@ -30,13 +30,13 @@ extension CXProvider {
 
     /// On the queue.
     func register() {
-        guard let link else { return }
+        guard let serviceConnection else { return }
         state = .registering
         setRegistering(true)
         retryRegistration = false
         // The reply is taken on the connection's queue, not in a Task: an app whose tasks keep Swift
         // concurrency's threads busy would otherwise hold up its own registration.
-        link.connection.call(Telephony1.Manager.registerProvider, destination: Telephony1.busName,
+        serviceConnection.connection.call(Telephony1.Manager.registerProvider, destination: Telephony1.busName,
                              path: Telephony1.rootPath, configuration.entries) { [weak self] result in
             switch result {
             case .success(let path): self?.registered(at: path)
@@ -117,9 +117,9 @@ extension CXProvider {
 
     /// The provider's object path, once registered; throws when the service is not running.
     func registeredPath() async throws -> ObjectPath {
-        guard let link else { throw linkError ?? CXError.serviceNotRunning }
+        guard let serviceConnection else { throw connectionError ?? CXError.serviceNotRunning }
         return try await withCheckedThrowingContinuation { continuation in
-            link.connection.onQueue {
+            serviceConnection.connection.onQueue {
                 switch self.state {
                 case .registered(let path): continuation.resume(returning: path)
                 case .starting, .registering: self.pathWaiters.append(continuation)

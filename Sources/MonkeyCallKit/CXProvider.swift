@@ -16,8 +16,8 @@ public final class CXProvider: @unchecked Sendable {
     /// The configuration the provider registers with (also on every re-registration).
     public let configuration: CXProviderConfiguration
 
-    let link: ServiceLink?
-    let linkError: CXError?
+    let serviceConnection: ServiceConnection?
+    let connectionError: CXError?
 
     private let delegateLock = NSLock()
     private weak var delegateObject: (any CXProviderDelegate)?
@@ -26,7 +26,7 @@ public final class CXProvider: @unchecked Sendable {
     /// registration is quicker than the app's `setDelegate`): the next delegate hears it.
     private var beganUnheard = false
 
-    // On the link's queue:
+    // On the service connection's queue:
     enum State {
         case starting, registering, registered(ObjectPath), unavailable(CXError), invalidated
     }
@@ -40,7 +40,7 @@ public final class CXProvider: @unchecked Sendable {
     /// Actions handed to the app and not complete yet, by action UUID.
     var pendingActions: [UUID: CXCallAction] = [:]
     var signalSubscription: Subscription?
-    /// Whether the link counts this provider among those registering.
+    /// Whether the service connection counts this provider among those registering.
     var countsAsRegistering = false
     var removalSubscription: Subscription?
 
@@ -61,16 +61,16 @@ public final class CXProvider: @unchecked Sendable {
     /// Registers a provider with the service on the bus at `busAddress` (nil: the session bus).
     public convenience init(configuration: CXProviderConfiguration, busAddress: String?) {
         do {
-            self.init(configuration: configuration, link: try ServiceLink.shared(address: busAddress), error: nil)
+            self.init(configuration: configuration, serviceConnection: try ServiceConnection.shared(address: busAddress), error: nil)
         } catch {
-            self.init(configuration: configuration, link: nil, error: CXError(code: .noBus, name: error.name, message: error.message))
+            self.init(configuration: configuration, serviceConnection: nil, error: CXError(code: .noBus, name: error.name, message: error.message))
         }
     }
 
-    init(configuration: CXProviderConfiguration, link: ServiceLink?, error: CXError? = nil) {
+    init(configuration: CXProviderConfiguration, serviceConnection: ServiceConnection?, error: CXError? = nil) {
         self.configuration = configuration
-        self.link = link
-        self.linkError = error
+        self.serviceConnection = serviceConnection
+        self.connectionError = error
         let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
         jobs = continuation
         worker = Task { [weak self] in
@@ -91,9 +91,9 @@ public final class CXProvider: @unchecked Sendable {
     }
 
     deinit {
-        if countsAsRegistering { link?.endRegistering() }
+        if countsAsRegistering { serviceConnection?.endRegistering() }
         jobs.finish()
-        link?.removeOwnerListener(self)
+        serviceConnection?.removeOwnerListener(self)
     }
 
     // MARK: Delegate
@@ -170,12 +170,12 @@ public final class CXProvider: @unchecked Sendable {
 
     /// Ends the provider's calls as failed and removes it from the service; it does nothing more.
     public func invalidate() {
-        guard let link else { return }
-        link.connection.onQueue {
+        guard let serviceConnection else { return }
+        serviceConnection.connection.onQueue {
             guard !self.isInvalidating else { return }
             self.isInvalidating = true
             if case .starting = self.state { self.setRegistering(false) }
-            self.link?.removeOwnerListener(self)
+            self.serviceConnection?.removeOwnerListener(self)
             self.signalSubscription?.cancel()
             self.signalSubscription = nil
             self.removalSubscription?.cancel()
@@ -183,13 +183,13 @@ public final class CXProvider: @unchecked Sendable {
         }
         submit(API.invalidate) { [weak self] _ in
             guard let self else { return }
-            link.connection.onQueue { self.becomeInvalidated() }
+            serviceConnection.connection.onQueue { self.becomeInvalidated() }
         }
     }
 
     /// The transactions whose actions the app has not completed yet.
     public var pendingTransactions: [CXTransaction] {
-        guard let link else { return [] }
+        guard let serviceConnection else { return [] }
         let collect = { () -> [CXTransaction] in
             var byTransaction: [UUID: [CXAction]] = [:]
             for action in self.pendingActions.values where !action.isComplete {
@@ -197,16 +197,16 @@ public final class CXProvider: @unchecked Sendable {
             }
             return byTransaction.map { CXTransaction(uuid: $0.key, actions: $0.value) }
         }
-        if link.connection.isOnQueue { return collect() }
+        if serviceConnection.connection.isOnQueue { return collect() }
         let box = Unchecked(collect)
-        return link.queue.sync { box.value() }
+        return serviceConnection.queue.sync { box.value() }
     }
 
-    /// Tells the link whether this provider is on its way to being registered.
+    /// Tells the service connection whether this provider is on its way to being registered.
     func setRegistering(_ registering: Bool) {
         guard registering != countsAsRegistering else { return }
         countsAsRegistering = registering
-        if registering { link?.beginRegistering() } else { link?.endRegistering() }
+        if registering { serviceConnection?.beginRegistering() } else { serviceConnection?.endRegistering() }
     }
 
     // MARK: Jobs
@@ -223,9 +223,9 @@ public final class CXProvider: @unchecked Sendable {
 
     private func run(_ job: Job) async {
         do {
-            guard let link else { throw linkError ?? CXError.serviceNotRunning }
+            guard let serviceConnection else { throw connectionError ?? CXError.serviceNotRunning }
             let path = try await registeredPath()
-            job.completion(.success(try await link.call(path, API.interface, job.member, job.arguments)))
+            job.completion(.success(try await serviceConnection.call(path, API.interface, job.member, job.arguments)))
         } catch {
             job.completion(.failure(error))
         }
@@ -234,7 +234,7 @@ public final class CXProvider: @unchecked Sendable {
 
 extension CXProvider: ActionPerformer {
     func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
-        link?.connection.onQueue { self.pendingActions[action.uuid] = nil }
+        serviceConnection?.connection.onQueue { self.pendingActions[action.uuid] = nil }
         let info: [String: DBusValue] = date.map { [Telephony1.Key.date: .uint64(APIValue.time($0))] } ?? [:]
         submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(action.uuid), info)
     }

@@ -70,7 +70,7 @@ struct DemoEndToEndTests {
         #expect(calls.stdout.contains("active\tincoming\tMonkeyCall\tbob"), "\(calls.stdout)")
     }
 
-    @Test("a monkeycall: link places a call; after monkeycalld restarts the demo drops its calls and is ready again")
+    @Test("a monkeycall: serviceConnection places a call; after monkeycalld restarts the demo drops its calls and is ready again")
     func openURLAndRestart() async throws {
         let setup = try await DemoSetup(["--open-url", "monkeycall://carol", "--connect-after", "0.1", "--connected-after", "0.1"])
         #expect(await setup.demo.waitForOutput(containing: "Starting an outgoing call to carol"), "\(setup.demo.output)")

@@ -13,8 +13,8 @@ import Testing
 final class KitFixture: @unchecked Sendable {
     let bus: PrivateBus
     private(set) var service: TelephonyService?
-    /// One process's link: providers and controllers made here share it, as in an app.
-    let link: ServiceLink
+    /// One process's service connection: providers and controllers made here share it, as in an app.
+    let serviceConnection: ServiceConnection
     /// Every change to every call's properties since the fixture started.
     private var callChanges: SignalRecorder!
     private let watcher: Connection
@@ -25,7 +25,7 @@ final class KitFixture: @unchecked Sendable {
     /// `manualClock`: the service's time stands still until `advanceClock(by:)`.
     init(actionTimeout: Double = 10, manualClock: Bool = false, startService: Bool = true) async throws {
         bus = try await PrivateBus.start()
-        link = try ServiceLink(address: bus.address)
+        serviceConnection = try ServiceConnection(address: bus.address)
         watcher = try Connection(address: bus.address)
         callChanges = try await SignalRecorder(watcher,
                                                MatchRule(pathNamespace: Telephony1.rootPath.appending("Call"), interface: "org.freedesktop.DBus.Properties",
@@ -67,7 +67,7 @@ final class KitFixture: @unchecked Sendable {
                   configure: (CXProviderConfiguration) -> Void = { _ in }) async throws -> (CXProvider, RecordingDelegate) {
         let configuration = CXProviderConfiguration(localizedName: name)
         configure(configuration)
-        let provider = CXProvider(configuration: configuration, link: link)
+        let provider = CXProvider(configuration: configuration, serviceConnection: serviceConnection)
         let delegate = RecordingDelegate(queue: queue)
         provider.setDelegate(delegate, queue: queue)
         if service != nil {
@@ -87,12 +87,12 @@ final class KitFixture: @unchecked Sendable {
 
     /// A controller in this process, or with `ownConnection`, as another process would have it.
     func controller(ownConnection: Bool = false) throws -> CXCallController {
-        CXCallController(link: ownConnection ? try ServiceLink(address: bus.address) : link, error: nil, queue: nil)
+        CXCallController(serviceConnection: ownConnection ? try ServiceConnection(address: bus.address) : serviceConnection, error: nil, queue: nil)
     }
 
     /// A property of a call, read straight from the service.
     func callProperty(_ uuid: UUID, _ name: String) async throws -> DBusValue? {
-        let reply = try await link.call(Telephony1.callPath(uuid.uuidString), "org.freedesktop.DBus.Properties", "Get",
+        let reply = try await serviceConnection.call(Telephony1.callPath(uuid.uuidString), "org.freedesktop.DBus.Properties", "Get",
                                         [.string(Telephony1.Call.interface), .string(name)])
         return reply.first?.unwrappedVariant
     }

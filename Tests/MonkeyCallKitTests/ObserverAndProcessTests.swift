@@ -20,7 +20,7 @@ struct ObserverAndProcessTests {
         try await provider.reportNewIncomingCall(with: uuid, update: update)
         let ringing = try #require(await recorder.next(uuid) { !$0.hasConnected })
         #expect(!ringing.isOutgoing && !ringing.hasEnded && !ringing.isOnHold)
-        let late = CXCallObserver(link: fixture.link)
+        let late = CXCallObserver(serviceConnection: fixture.serviceConnection)
         let lateRecorder = RecordingObserver()
         late.setDelegate(lateRecorder, queue: nil)
         #expect(await lateRecorder.next(uuid) { _ in true } != nil)
@@ -61,7 +61,7 @@ struct ObserverAndProcessTests {
     @Test("a call started right after the provider was created goes to that provider")
     func requestRightAfterCreation() async throws {
         let fixture = try await KitFixture()
-        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Eager"), link: fixture.link)
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Eager"), serviceConnection: fixture.serviceConnection)
         let delegate = RecordingDelegate(queue: nil)
         provider.setDelegate(delegate, queue: nil)
         let controller = try fixture.controller()

@@ -135,7 +135,7 @@ struct ProviderCallbackTests {
             func providerDidBegin(_ provider: CXProvider) { began.append(true) }
         }
         let fixture = try await KitFixture(actionTimeout: 30)
-        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Minimal"), link: fixture.link)
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Minimal"), serviceConnection: fixture.serviceConnection)
         let delegate = Minimal()
         provider.setDelegate(delegate, queue: nil)
         #expect(await delegate.began.next() != nil)

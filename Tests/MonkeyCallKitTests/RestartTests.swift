@@ -23,7 +23,7 @@ final class RestartTests {
     func lateDelegateHearsBegin() async throws {
         let daemon = try await startDaemon()
         defer { daemon.kill() }
-        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Late"), link: try ServiceLink(address: bus.address))
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Late"), serviceConnection: try ServiceConnection(address: bus.address))
         // Time for the registration to finish first, as on a loaded machine it did
         // between the two lines of `killAndRestart` below, and the event was lost.
         try await Task.sleep(for: .seconds(1))
@@ -36,14 +36,14 @@ final class RestartTests {
     func killAndRestart() async throws {
         let first = try await startDaemon()
         defer { first.kill() }
-        let link = try ServiceLink(address: bus.address)
+        let serviceConnection = try ServiceConnection(address: bus.address)
         let configuration = CXProviderConfiguration(localizedName: "Survivor")
         configuration.urlSchemes = ["survivor"]
-        let provider = CXProvider(configuration: configuration, link: link)
+        let provider = CXProvider(configuration: configuration, serviceConnection: serviceConnection)
         let delegate = RecordingDelegate(queue: nil)
         provider.setDelegate(delegate, queue: nil)
         #expect(await delegate.waitFor("began"))
-        let controller = CXCallController(link: link, error: nil, queue: nil)
+        let controller = CXCallController(serviceConnection: serviceConnection, error: nil, queue: nil)
         let observer = RecordingObserver()
         controller.callObserver.setDelegate(observer, queue: nil)
         // Before the kill: a call in Recents and a call directory loaded.
@@ -52,16 +52,16 @@ final class RestartTests {
         #expect(await observer.next(finished) { !$0.hasEnded } != nil)
         provider.reportCall(with: finished, endedAt: nil, reason: .remoteEnded)
         #expect(await observer.next(finished) { $0.hasEnded } != nil)
-        guard case .objectPath(let directory)? = try await link.call(try await provider.registeredPath(), Telephony1.Provider.interface,
+        guard case .objectPath(let directory)? = try await serviceConnection.call(try await provider.registeredPath(), Telephony1.Provider.interface,
                                                                      "BeginCallDirectoryUpdate", [.bool(false)]).first else {
             Issue.record("no directory update object")
             return
         }
-        try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "AddIdentificationEntries",
+        try await serviceConnection.call(directory, Telephony1.CallDirectoryUpdate.interface, "AddIdentificationEntries",
                             [[Int64(14_085_555_555)].dbusValue, ["Survivor Support"].dbusValue])
-        try await link.call(directory, Telephony1.CallDirectoryUpdate.interface, "Complete")
+        try await serviceConnection.call(directory, Telephony1.CallDirectoryUpdate.interface, "Complete")
         // A new app's directory is off until the user enables it.
-        try await link.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "SetDirectoryEnabled", [.string("Survivor"), .bool(true)])
+        try await serviceConnection.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "SetDirectoryEnabled", [.string("Survivor"), .bool(true)])
         let uuid = UUID()
         try await provider.reportNewIncomingCall(with: uuid, update: CXCallUpdate())
         #expect(await observer.next(uuid) { !$0.hasEnded } != nil)
@@ -79,7 +79,7 @@ final class RestartTests {
         #expect(await delegate.waitFor("began"))
         // Registered again with the same configuration.
         let path = try await provider.registeredPath()
-        let reply = try await link.call(path, "org.freedesktop.DBus.Properties", "Get",
+        let reply = try await serviceConnection.call(path, "org.freedesktop.DBus.Properties", "Get",
                                         [.string(Telephony1.Provider.interface), .string("Configuration")])
         let saved = reply.first?.unwrappedVariant.vardict
         #expect(saved?["Name"] == .string("Survivor") && saved?["URLSchemes"] == ["survivor"].dbusValue)
@@ -90,10 +90,10 @@ final class RestartTests {
         #expect(await observer.next(again) { !$0.hasEnded } != nil)
 
         // Recents and the directory survived the kill; the file is sound.
-        let recents = try await link.call(Telephony1.rootPath, Telephony1.Recents.interface, "List", [.uint32(10), .uint32(0)])
+        let recents = try await serviceConnection.call(Telephony1.rootPath, Telephony1.Recents.interface, "List", [.uint32(10), .uint32(0)])
         guard case .array(_, let entries)? = recents.first else { Issue.record("no Recents list"); return }
         #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(APIValue.uuid(finished))])
-        let identified = try await link.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "Identify", [.string("+1 (408) 555-5555")])
+        let identified = try await serviceConnection.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "Identify", [.string("+1 (408) 555-5555")])
         #expect(identified == [.string("Survivor Support"), .bool(false)])
         let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
                                                                     database])
@@ -103,16 +103,16 @@ final class RestartTests {
     @Test("where monkeycalld is installed for activation, a new provider starts it")
     func activation() async throws {
         try bus.installForActivation(Telephony1.busName, "monkeycalld", ["--address", bus.address])
-        let link = try ServiceLink(address: bus.address)
+        let serviceConnection = try ServiceConnection(address: bus.address)
         // The bus reads its service folder again.
-        try await link.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+        try await serviceConnection.connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                        interface: "org.freedesktop.DBus", member: "ReloadConfig")
-        #expect(try await link.connection.nameOwner(Telephony1.busName) == nil)
-        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Activated"), link: link)
+        #expect(try await serviceConnection.connection.nameOwner(Telephony1.busName) == nil)
+        let provider = CXProvider(configuration: CXProviderConfiguration(localizedName: "Activated"), serviceConnection: serviceConnection)
         let delegate = RecordingDelegate(queue: nil)
         provider.setDelegate(delegate, queue: nil)
         #expect(await delegate.waitFor("began", timeout: .seconds(30)))
-        #expect(try await link.connection.nameOwner(Telephony1.busName) != nil)
+        #expect(try await serviceConnection.connection.nameOwner(Telephony1.busName) != nil)
         try await provider.reportNewIncomingCall(with: UUID(), update: CXCallUpdate())
         provider.invalidate()
     }

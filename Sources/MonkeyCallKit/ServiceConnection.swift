@@ -6,7 +6,7 @@ import MonkeyCallAPI
 /// call controllers and observers, so that the service sees them as one app
 /// (a `start` action then goes to the app's own provider). Everything that
 /// uses it keeps its state on the connection's queue.
-final class ServiceLink: @unchecked Sendable {
+final class ServiceConnection: @unchecked Sendable {
     let connection: Connection
     var queue: DispatchQueue { connection.queue }
     /// Done once `NameOwnerChanged` of the service is followed.
@@ -15,9 +15,9 @@ final class ServiceLink: @unchecked Sendable {
     private var ownerSubscription: Subscription?
     private var ownerListeners: [ObjectIdentifier: (_ old: String, _ new: String) -> Void] = [:]
 
-    /// A link of its own (tests use it to play a second process).
+    /// A service connection of its own (tests use it to play a second process).
     init(address: String?) throws(DBusError) {
-        let queue = DispatchQueue(label: "MonkeyCallKit.link")
+        let queue = DispatchQueue(label: "MonkeyCallKit.serviceConnection")
         if let address {
             connection = try Connection(address: address, queue: queue)
         } else {
@@ -26,9 +26,9 @@ final class ServiceLink: @unchecked Sendable {
         let rule = MatchRule(sender: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
                              member: "NameOwnerChanged", arg0: Telephony1.busName)
         connection.onDisconnect { [weak self] _ in
-            // The bus is gone, and the service with it for us. A later link gets a new connection.
+            // The bus is gone, and the service with it for us. A later one gets a new connection.
             guard let self else { return }
-            ServiceLink.forget(self)
+            ServiceConnection.forget(self)
             for listener in self.ownerListeners.values { listener("", "") }
         }
         watching = Task { [connection] in
@@ -47,21 +47,21 @@ final class ServiceLink: @unchecked Sendable {
     }
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var links: [String: ServiceLink] = [:]
+    nonisolated(unsafe) private static var links: [String: ServiceConnection] = [:]
 
-    /// The process's link to the bus at `address`, or to the session bus.
-    static func shared(address: String? = nil) throws(DBusError) -> ServiceLink {
+    /// The process's service connection on the bus at `address`, or to the session bus.
+    static func shared(address: String? = nil) throws(DBusError) -> ServiceConnection {
         lock.lock()
         defer { lock.unlock() }
         let key = address ?? ""
-        if let link = links[key] { return link }
-        let link = try ServiceLink(address: address)
-        links[key] = link
-        return link
+        if let serviceConnection = links[key] { return serviceConnection }
+        let serviceConnection = try ServiceConnection(address: address)
+        links[key] = serviceConnection
+        return serviceConnection
     }
 
-    private static func forget(_ link: ServiceLink) {
-        lock.withLock { links = links.filter { $0.value !== link } }
+    private static func forget(_ serviceConnection: ServiceConnection) {
+        lock.withLock { links = links.filter { $0.value !== serviceConnection } }
     }
 
     // MARK: Registrations in flight

@@ -7,7 +7,7 @@ import Testing
 /// The access policy in front of dispatch: every caller identified once, before any of its calls
 /// runs and in the order they came; a denial is the reply; GetManagedObjects filtered.
 @Suite("Caller identification and the access policy")
-struct CallerGateTests {
+struct AccessPolicyTests {
     /// Refuses `Refuse`-like members and property writes of Volume; hides /org/example/Test1/Hidden.
     final class Policy: AccessPolicy, @unchecked Sendable {
         let requests = Mutex<[AccessRequest]>([])

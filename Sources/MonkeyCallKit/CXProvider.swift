@@ -235,7 +235,9 @@ public final class CXProvider: @unchecked Sendable {
 extension CXProvider: ActionPerformer {
     func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
         serviceConnection?.connection.onQueue { self.pendingActions[action.uuid] = nil }
-        let info: [String: DBusValue] = date.map { [Telephony1.Key.date: .uint64(APIValue.time($0))] } ?? [:]
+        var record = Telephony1.ActionInfo()
+        record.date = date.map(APIValue.time)
+        let info = record.entries
         submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(action.uuid), info)
     }
 }

@@ -37,19 +37,18 @@ public final class CXProviderConfiguration: @unchecked Sendable {
     var dbusValue: DBusValue { .vardict(entries) }
 
     var entries: [String: DBusValue] {
-        var entries: [String: DBusValue] = [
-            Telephony1.Key.name: .string(localizedName),
-            Telephony1.Key.maximumCallGroups: .uint32(UInt32(clamping: maximumCallGroups)),
-            Telephony1.Key.maximumCallsPerCallGroup: .uint32(UInt32(clamping: maximumCallsPerCallGroup)),
-            Telephony1.Key.supportsVideo: .bool(supportsVideo),
-            Telephony1.Key.supportedHandleTypes: supportedHandleTypes.map(\.apiName).sorted().dbusValue,
-            Telephony1.Key.includesCallsInRecents: .bool(includesCallsInRecents),
-            Telephony1.Key.urlSchemes: urlSchemes.dbusValue,
-        ]
-        if let ringtoneSound { entries[Telephony1.Key.ringtoneSound] = .string(ringtoneSound) }
-        if let iconTemplateImageData { entries[Telephony1.Key.iconData] = [UInt8](iconTemplateImageData).dbusValue }
-        if let iconName { entries[Telephony1.Key.iconName] = .string(iconName) }
-        if let desktopEntry { entries[Telephony1.Key.desktopEntry] = .string(desktopEntry) }
-        return entries
+        var record = Telephony1.ProviderConfiguration()
+        record.name = localizedName
+        record.maximumCallGroups = UInt32(clamping: maximumCallGroups)
+        record.maximumCallsPerCallGroup = UInt32(clamping: maximumCallsPerCallGroup)
+        record.supportsVideo = supportsVideo
+        record.supportedHandleTypes = supportedHandleTypes.map(\.apiName).sorted()
+        record.includesCallsInRecents = includesCallsInRecents
+        record.urlSchemes = urlSchemes
+        record.ringtoneSound = ringtoneSound
+        record.iconData = iconTemplateImageData.map { [UInt8]($0) }
+        record.iconName = iconName
+        record.desktopEntry = desktopEntry
+        return record.entries
     }
 }

@@ -51,12 +51,11 @@ final class CallControllerInterface: ServiceObject, SwitchboardObserver, Sendabl
                 try controller.request([.setMuted(try Decode.uuid(uuid), muted)], from: call.sender)
             }
             method(Controller.setGroup) { controller, call, uuid, other in
-                let action = try Decode.action(kind: "set-group", [Telephony1.Key.callUUID: .string(uuid), Telephony1.Key.groupWith: .string(other)])
+                let action = try Decode.action(Telephony1.Action(callUUID: uuid, kind: .setGroup(with: other)))
                 return try controller.request([action], from: call.sender)
             }
             method(Controller.playDTMF) { controller, call, uuid, digits, type in
-                let action = try Decode.action(kind: "play-dtmf",
-                                               [Telephony1.Key.callUUID: .string(uuid), Telephony1.Key.digits: .string(digits), Telephony1.Key.type: .string(type)])
+                let action = try Decode.action(Telephony1.Action(callUUID: uuid, kind: .playDTMF(digits: digits, type: type)))
                 return try controller.request([action], from: call.sender)
             }
             Signal(Controller.transactionCompleted)

@@ -35,41 +35,34 @@ enum Encode {
 
     /// The configuration with every default filled in.
     static func configuration(_ configuration: ProviderConfiguration) -> [String: DBusValue] {
-        [
-            Telephony1.Key.name: .string(configuration.name),
-            Telephony1.Key.maximumCallGroups: .uint32(UInt32(clamping: configuration.maximumCallGroups)),
-            Telephony1.Key.maximumCallsPerCallGroup: .uint32(UInt32(clamping: configuration.maximumCallsPerCallGroup)),
-            Telephony1.Key.supportsVideo: .bool(configuration.supportsVideo),
-            Telephony1.Key.supportedHandleTypes: configuration.supportedHandleTypes.map(\.rawValue).sorted().dbusValue,
-            Telephony1.Key.includesCallsInRecents: .bool(configuration.includesCallsInRecents),
-            Telephony1.Key.ringtoneSound: .string(configuration.ringtoneSound),
-            Telephony1.Key.iconName: .string(configuration.iconName),
-            Telephony1.Key.iconData: configuration.iconData.dbusValue,
-            Telephony1.Key.urlSchemes: configuration.urlSchemes.dbusValue,
-            Telephony1.Key.desktopEntry: .string(configuration.desktopEntry),
-        ]
+        var record = Telephony1.ProviderConfiguration()
+        record.name = configuration.name
+        record.maximumCallGroups = UInt32(clamping: configuration.maximumCallGroups)
+        record.maximumCallsPerCallGroup = UInt32(clamping: configuration.maximumCallsPerCallGroup)
+        record.supportsVideo = configuration.supportsVideo
+        record.supportedHandleTypes = configuration.supportedHandleTypes.map(\.rawValue).sorted()
+        record.includesCallsInRecents = configuration.includesCallsInRecents
+        record.ringtoneSound = configuration.ringtoneSound
+        record.iconName = configuration.iconName
+        record.iconData = configuration.iconData
+        record.urlSchemes = configuration.urlSchemes
+        record.desktopEntry = configuration.desktopEntry
+        return record.entries
     }
 
     /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
     static func arguments(of action: Action) -> [String: DBusValue] {
-        var args: [String: DBusValue] = [
-            Telephony1.Key.callUUID: .string(action.callUUID.apiString),
-            Telephony1.Key.transactionUUID: .string(action.transactionID.apiString),
-        ]
+        let kind: Telephony1.Action.Kind
         switch action.kind {
         case .start(let handle, let video, let contactIdentifier):
-            args[Telephony1.Key.handle] = .string(handle.value)
-            args[Telephony1.Key.handleType] = .string(handle.type.rawValue)
-            args[Telephony1.Key.video] = .bool(video)
-            args[Telephony1.Key.contactIdentifier] = .string(contactIdentifier)
-        case .answer, .end: break
-        case .setHeld(let onHold): args[Telephony1.Key.onHold] = .bool(onHold)
-        case .setMuted(let muted): args[Telephony1.Key.muted] = .bool(muted)
-        case .setGroup(let other): args[Telephony1.Key.groupWith] = .string(other?.apiString ?? "")
-        case .playDTMF(let digits, let type):
-            args[Telephony1.Key.digits] = .string(digits)
-            args[Telephony1.Key.type] = .string(type.rawValue)
+            kind = .start(handle: handle.value, handleType: handle.type.rawValue, video: video, contactIdentifier: contactIdentifier, provider: nil)
+        case .answer: kind = .answer
+        case .end: kind = .end
+        case .setHeld(let onHold): kind = .setHeld(onHold)
+        case .setMuted(let muted): kind = .setMuted(muted)
+        case .setGroup(let other): kind = .setGroup(with: other?.apiString ?? "")
+        case .playDTMF(let digits, let type): kind = .playDTMF(digits: digits, type: type.rawValue)
         }
-        return args
+        return Telephony1.Action(callUUID: action.callUUID.apiString, kind: kind, transactionUUID: action.transactionID.apiString).arguments
     }
 }

@@ -16,8 +16,10 @@ final class FavoritesInterface: HistoryInterface {
     }
 
     static func encode(_ favorite: Favorite) -> [String: DBusValue] {
-        [Telephony1.Key.id: .uint64(UInt64(favorite.id ?? 0)), Telephony1.Key.handle: .string(favorite.handle), Telephony1.Key.handleType: .string(favorite.handleType),
-                  Telephony1.Key.name: .string(favorite.name), Telephony1.Key.providerName: .string(favorite.providerName)]
+        var record = Telephony1.Favorite()
+        (record.id, record.handle, record.handleType) = (UInt64(favorite.id ?? 0), favorite.handle, favorite.handleType)
+        (record.name, record.providerName) = (favorite.name, favorite.providerName)
+        return record.entries
     }
 
     func interface() -> Interface {

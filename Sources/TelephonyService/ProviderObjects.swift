@@ -160,12 +160,12 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             }
             method(API.fulfillAction) { providers, call, action, info in
                 let provider = try providers.owned(id, by: call)
-                let at = try VarDict(info, context: "info").get(Telephony1.Key.date, default: UInt64(0))
+                let at = try Telephony1.ActionInfo(entries: info).date ?? 0
                 try providers.context.switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
             }
             method(API.failAction) { providers, call, action, info in
                 let provider = try providers.owned(id, by: call)
-                _ = try VarDict(info, context: "info").get(Telephony1.Key.date, as: UInt64.self)
+                _ = try Telephony1.ActionInfo(entries: info)
                 try providers.context.switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
             }
             method(API.beginCallDirectoryUpdate) { providers, call, incremental in

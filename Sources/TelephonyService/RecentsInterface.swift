@@ -77,13 +77,12 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
     }
 
     static func encode(_ entry: RecentCall) -> [String: DBusValue] {
-        [
-            Telephony1.Key.appId: .string(entry.appID), Telephony1.Key.id: .uint64(UInt64(entry.id ?? 0)), Telephony1.Key.callUUID: .string(entry.callUUID), Telephony1.Key.providerName: .string(entry.providerName),
-            Telephony1.Key.handle: .string(entry.handle), Telephony1.Key.handleType: .string(entry.handleType), Telephony1.Key.callerName: .string(entry.callerName),
-            Telephony1.Key.outgoing: .bool(entry.outgoing), Telephony1.Key.status: .string(entry.status.rawValue), Telephony1.Key.endReason: .string(entry.endReason),
-            Telephony1.Key.startedAt: .uint64(entry.startedAt), Telephony1.Key.connectedAt: .uint64(entry.connectedAt), Telephony1.Key.endedAt: .uint64(entry.endedAt),
-            Telephony1.Key.hasVideo: .bool(entry.hasVideo), Telephony1.Key.seen: .bool(entry.seen),
-        ]
+        var record = Telephony1.RecentEntry()
+        (record.id, record.callUUID, record.providerName, record.appID) = (UInt64(entry.id ?? 0), entry.callUUID, entry.providerName, entry.appID)
+        (record.handle, record.handleType, record.callerName, record.outgoing) = (entry.handle, entry.handleType, entry.callerName, entry.outgoing)
+        (record.status, record.endReason, record.hasVideo, record.seen) = (entry.status.rawValue, entry.endReason, entry.hasVideo, entry.seen)
+        (record.startedAt, record.connectedAt, record.endedAt) = (entry.startedAt, entry.connectedAt, entry.endedAt)
+        return record.entries
     }
 
     func interface() -> Interface {

@@ -23,16 +23,14 @@ struct Recents: AsyncParsableCommand {
             let client = try await ServiceClient(bus)
             // The service pages; missed calls are picked here from a longer page.
             let page = try await client.call(Telephony1.Recents.list, missed ? max(10_000, UInt32(limit)) : UInt32(limit), 0)
-            let entries = page.filter { !missed || $0[Telephony1.Key.status] == .string("missed") }.prefix(limit)
+            let entries = page.map { ($0, (try? Telephony1.RecentEntry(entries: $0)) ?? Telephony1.RecentEntry()) }
+                .filter { !missed || $0.1.status == "missed" }.prefix(limit)
             format.print(Array(entries), columns: ["ID", "ENDED", "STATUS", "DIRECTION", "APP", "HANDLE", "NAME", "DURATION"],
-                         orWhenEmpty: missed ? "no missed calls" : "no recent calls", json: Output.jsonObject) { entry in
-                func text(_ key: String) -> String { entry[key].map(Output.plainText) ?? "" }
-                func micros(_ key: String) -> UInt64 { if case .uint64(let value)? = entry[key] { value } else { 0 } }
-                let (connected, ended) = (micros(Telephony1.Key.connectedAt), micros(Telephony1.Key.endedAt))
-                return [text(Telephony1.Key.id), Output.time(micros: ended), text(Telephony1.Key.status),
-                        entry[Telephony1.Key.outgoing] == .bool(true) ? "outgoing" : "incoming",
-                        text(Telephony1.Key.providerName), text(Telephony1.Key.handle),
-                        text(Telephony1.Key.callerName) == text(Telephony1.Key.handle) ? "" : text(Telephony1.Key.callerName),
+                         orWhenEmpty: missed ? "no missed calls" : "no recent calls", json: { Output.jsonObject($0.0) }) { _, entry in
+                let (connected, ended) = (entry.connectedAt, entry.endedAt)
+                let name = Output.clean(entry.callerName)
+                return [String(entry.id), Output.time(micros: ended), Output.clean(entry.status), entry.outgoing ? "outgoing" : "incoming",
+                        Output.clean(entry.providerName), Output.clean(entry.handle), name == Output.clean(entry.handle) ? "" : name,
                         connected > 0 && ended >= connected ? Output.duration(seconds: (ended - connected) / 1_000_000) : ""]
             }
         }
@@ -75,9 +73,10 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            format.print(try await ServiceClient(bus).call(Telephony1.Favorites.list), columns: ["ID", "NAME", "HANDLE", "APP"],
-                         orWhenEmpty: "no favorites", json: Output.jsonObject) { item in
-                [Telephony1.Key.id, Telephony1.Key.name, Telephony1.Key.handle, Telephony1.Key.providerName].map { item[$0].map(Output.plainText) ?? "" }
+            let favorites = try await ServiceClient(bus).call(Telephony1.Favorites.list)
+            format.print(favorites.map { ($0, (try? Telephony1.Favorite(entries: $0)) ?? Telephony1.Favorite()) }, columns: ["ID", "NAME", "HANDLE", "APP"],
+                         orWhenEmpty: "no favorites", json: { Output.jsonObject($0.0) }) { _, favorite in
+                [String(favorite.id)] + [favorite.name, favorite.handle, favorite.providerName].map(Output.clean)
             }
         }
     }
@@ -92,13 +91,12 @@ struct Favorites: AsyncParsableCommand {
         @Option(help: "generic, phone-number or email-address.") var handleType: HandleType = .generic
         func run() async throws {
             let client = try await ServiceClient(bus)
-            let favorites = try await client.call(Telephony1.Favorites.list)
+            let favorites = try await client.call(Telephony1.Favorites.list).compactMap { try? Telephony1.Favorite(entries: $0) }
             // A favorite is called through its app by name, whenever that app runs: refuse a name
             // the service has never seen, which could never ring.
             let provider = try await client.knownAppName(provider)
-            func text(_ item: [String: DBusValue], _ key: String) -> String { item[key].map(Output.plainText) ?? "" }
-            if let same = favorites.first(where: { text($0, Telephony1.Key.handle) == Output.clean(handle) && text($0, Telephony1.Key.providerName) == Output.clean(provider) }) {
-                throw CLIError("\(Output.clean(handle)) through \(Output.clean(provider)) is already a favorite (Id \(text(same, Telephony1.Key.id)), \(text(same, Telephony1.Key.name)))")
+            if let same = favorites.first(where: { $0.handle == handle && $0.providerName == provider }) {
+                throw CLIError("\(Output.clean(handle)) through \(Output.clean(provider)) is already a favorite (Id \(same.id), \(Output.clean(same.name)))")
             }
             print(try await client.call(Telephony1.Favorites.add, handle, handleType.rawValue, name, provider))
         }

@@ -1,0 +1,72 @@
+/// A record that travels as an option dictionary (`a{sv}`), declared once, field by field (key,
+/// type, default, whether required), as zvariant's `SerializeDict` does: decoding, encoding and
+/// the error messages all come from that one declaration. Unknown keys are ignored (forward
+/// compatibility); a known key with the wrong type is `InvalidArgs` naming the key.
+public protocol VarDictRecord: DBusRepresentable, Sendable {
+    /// The record with every field at its default.
+    init()
+    /// What the record is called in error messages ("configuration", "update").
+    static var context: String { get }
+    static var fields: [RecordField<Self>] { get }
+}
+
+/// One field of a `VarDictRecord`: its key, its D-Bus type and where it lives in the record.
+public struct RecordField<Record> {
+    public let key: String
+    public let signature: Signature
+    let isRequired: Bool
+    let decode: (inout Record, DBusValue) throws(DBusError) -> Void
+    /// nil: not sent (an optional field that is not set).
+    let encode: (Record) -> DBusValue?
+
+    /// A field that is always sent; when absent on receipt, the record keeps its default.
+    public static func field<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T>, required: Bool = false) -> Self {
+        RecordField(key: key, signature: T.dbusSignature, isRequired: required,
+                    decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
+                    encode: { $0[keyPath: path].dbusValue })
+    }
+
+    /// A field that is sent only when set.
+    public static func optional<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T?>, required: Bool = false) -> Self {
+        RecordField(key: key, signature: T.dbusSignature, isRequired: required,
+                    decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
+                    encode: { $0[keyPath: path]?.dbusValue })
+    }
+}
+
+extension VarDictRecord {
+    /// Reads the record from an option dictionary's entries.
+    public init(entries: [String: DBusValue]) throws(DBusError) {
+        self.init()
+        for field in Self.fields {
+            guard let value = entries[field.key] else {
+                if field.isRequired { throw DBusError.invalidArgs("\(Self.context) key '\(field.key)' (\(field.signature)) is required") }
+                continue
+            }
+            do throws(DBusError) {
+                try field.decode(&self, value)
+            } catch {
+                throw DBusError.invalidArgs("\(Self.context) key '\(field.key)' must be of type '\(field.signature)', got '\(value.signature)'")
+            }
+        }
+    }
+
+    /// The record as an option dictionary's entries: every field that is set.
+    public var entries: [String: DBusValue] {
+        var entries: [String: DBusValue] = [:]
+        for field in Self.fields {
+            if let value = field.encode(self) { entries[field.key] = value }
+        }
+        return entries
+    }
+
+    public static var dbusSignature: Signature { "a{sv}" }
+    public var dbusValue: DBusValue { .vardict(entries) }
+
+    public init(dbusValue: DBusValue) throws(DBusError) {
+        guard let entries = dbusValue.vardict else {
+            throw DBusError.invalidArgs("\(Self.context) must be of type 'a{sv}', got '\(dbusValue.signature)'")
+        }
+        try self.init(entries: entries)
+    }
+}

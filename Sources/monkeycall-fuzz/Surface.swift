@@ -108,7 +108,7 @@ struct Generator {
     private let weightTotal: Int
 
     init(seed: UInt64, surface: Surface, pool: Pool, connections: Int, host: Bool) {
-        maker = ValueMaker(random: SplitMix64(seed: seed))
+        maker = ValueMaker(seed: seed)
         self.surface = surface
         self.pool = pool
         self.connections = connections

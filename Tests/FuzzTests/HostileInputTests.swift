@@ -72,7 +72,7 @@ struct HostileInputTests {
                     try await targets.renew()
                     for _ in 0..<FuzzSettings.inputsPerMethod {
                         let arguments = method.in.map { values.value(of: Substring($0)) }
-                        let fromStranger = values.random.chance(0.1)
+                        let fromStranger = values.maker.random.chance(0.1)
                         let outcome = await daemon.send(fromStranger ? targets.stranger : targets.owner(kind), targets.path(kind), interface, member, arguments)
                         let what = "MONKEYCALL_FUZZ_SEED=\(seed): \(interface).\(member)(\(Self.describe(arguments))) at \(kind)\(fromStranger ? " from a stranger" : "")"
                         if let name = outcome.errorName {

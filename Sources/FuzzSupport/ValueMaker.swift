@@ -1,15 +1,21 @@
 import DBus
 import Foundation
-import FuzzSupport
 
-/// Generates hostile values from a seeded generator.
-struct ValueMaker {
-    var random: SplitMix64
+/// Generates hostile values (valid D-Bus, but unwelcome: odd strings, extreme numbers, random
+/// bytes, malformed UUIDs, deep nesting) from a seeded generator, so that a seed replays the same
+/// inputs. `monkeycall-fuzz` and the hostile-input tests both use it.
+public struct ValueMaker {
+    public var random: SplitMix64
     /// `t` values no later than now: for `--times-within-contract`.
-    var boundedUInt64 = false
+    public var boundedUInt64 = false
+
+    public init(seed: UInt64, boundedUInt64: Bool = false) {
+        random = SplitMix64(seed: seed)
+        self.boundedUInt64 = boundedUInt64
+    }
 
     /// Every so often a huge one: 1 MiB, the combining flood or 64 KiB of markup.
-    mutating func string() -> String {
+    public mutating func string() -> String {
         switch random.int(0...199) {
         case 0: return Hostile.mebibyte
         case 1: return Hostile.combiningFlood
@@ -28,20 +34,20 @@ struct ValueMaker {
         }
     }
 
-    mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T {
+    public mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T {
         random.chance(0.5) ? random.pick([T.min, T.max, 0, 1, T.max - 1, T(truncatingIfNeeded: -1)])! : T.random(in: T.min...T.max, using: &random)
     }
 
-    mutating func uint64() -> UInt64 {
+    public mutating func uint64() -> UInt64 {
         if boundedUInt64 { return random.chance(0.5) ? 0 : UInt64.random(in: 0...UInt64(Date().timeIntervalSince1970 * 1_000_000), using: &random) }
         return random.chance(0.7) ? random.pick(Hostile.uint64s)! : random.next() }
-    mutating func int64() -> Int64 { random.chance(0.7) ? random.pick(Hostile.int64s)! : Int64(bitPattern: random.next()) }
+    public mutating func int64() -> Int64 { random.chance(0.7) ? random.pick(Hostile.int64s)! : Int64(bitPattern: random.next()) }
 
-    mutating func bytes(_ count: Int) -> [DBusValue] { (0..<count).map { _ in .byte(UInt8(truncatingIfNeeded: random.next())) } }
+    public mutating func bytes(_ count: Int) -> [DBusValue] { (0..<count).map { _ in .byte(UInt8(truncatingIfNeeded: random.next())) } }
 
     /// A value of exactly `signature` (one complete type), hostile where it can be.
     /// `depth` counts containers so far: the whole message stays within the bus's 64 levels.
-    mutating func value(of signature: Substring, depth: Int = 0) -> DBusValue {
+    public mutating func value(of signature: Substring, depth: Int = 0) -> DBusValue {
         switch signature.first! {
         case "y": return .byte(integer(UInt8.self))
         case "b": return .bool(random.chance(0.5))
@@ -84,7 +90,7 @@ struct ValueMaker {
     }
 
     /// A value of a random type.
-    mutating func anyValue(depth: Int) -> DBusValue {
+    public mutating func anyValue(depth: Int) -> DBusValue {
         let signatures: [Substring] = depth > 4 ? ["s", "u", "b", "t", "x"] : ["s", "u", "t", "x", "b", "d", "o", "g", "ay", "as", "ax", "a{sv}", "(sv)", "v"]
         return value(of: random.pick(signatures)!, depth: depth)
     }
@@ -92,7 +98,7 @@ struct ValueMaker {
     /// An option dictionary: keys the method knows (with the type `keys` gives) and others.
     /// A known key gets `good` (when given and chosen), a hostile value of its type,
     /// a value of another type, or its value behind extra variants.
-    mutating func vardict(keys: [String: String], depth: Int, good: ((String) -> DBusValue?)? = nil) -> [String: DBusValue] {
+    public mutating func vardict(keys: [String: String], depth: Int, good: ((String) -> DBusValue?)? = nil) -> [String: DBusValue] {
         var entries: [String: DBusValue] = [:]
         let known = keys.keys.sorted()
         for _ in 0..<random.int(0...5) {
@@ -102,7 +108,7 @@ struct ValueMaker {
         return entries
     }
 
-    mutating func entryValue(key: String, type: String?, depth: Int, good: ((String) -> DBusValue?)?) -> DBusValue {
+    public mutating func entryValue(key: String, type: String?, depth: Int, good: ((String) -> DBusValue?)?) -> DBusValue {
         guard let type else { return anyValue(depth: depth + 1) }
         switch random.int(0...99) {
         case 0..<55: if let value = good?(key) { return value }; return value(of: Substring(type), depth: depth + 1)

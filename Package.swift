@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus"]),
+        // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
+        .target(name: "PeerIdentity", dependencies: ["DBus"]),
 
         // Caller text made safe for a screen or a terminal: controls and bidi overrides out, markup escaped.
         .target(name: "ScreenText"),
@@ -59,7 +61,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
@@ -79,11 +81,11 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["DBus"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
         .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         // Resources/ holds a Python provider that the end-to-end tests run.
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications"],
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),

@@ -1,17 +1,40 @@
 import Foundation
 
-/// Who sent a method call: its bus connection and the app behind it.
+/// Who a caller is, as an access policy tells callers apart (for a telephony service: the app
+/// behind the connection, `PeerIdentity.PeerApp`). The library knows only what signal delivery
+/// needs: whether the caller is sandboxed, and whether two callers are the same app.
+public protocol CallerIdentity: Sendable, CustomStringConvertible {
+    /// A sandboxed caller hears, unless the policy says otherwise, only of its own app's objects.
+    var isSandboxed: Bool { get }
+    func isSameApp(as other: any CallerIdentity) -> Bool
+}
+
+/// The identity of every caller under a policy that tells no apps apart.
+public struct UnidentifiedCaller: CallerIdentity {
+    public init() {}
+    public var isSandboxed: Bool { false }
+    public func isSameApp(as other: any CallerIdentity) -> Bool { other is UnidentifiedCaller }
+    public var description: String { "a caller" }
+}
+
+/// Who sent a method call: its bus connection and who the policy says is behind it.
 public struct Caller: Sendable, Hashable, CustomStringConvertible {
     /// The unique bus name of the connection.
     public let name: String
-    public let app: PeerApp
+    public let identity: any CallerIdentity
 
-    public init(name: String, app: PeerApp) {
+    public init(name: String, identity: any CallerIdentity) {
         self.name = name
-        self.app = app
+        self.identity = identity
     }
 
-    public var description: String { app.isSandboxed ? "\(app.appID) (\(name))" : name }
+    public static func == (lhs: Caller, rhs: Caller) -> Bool {
+        lhs.name == rhs.name && lhs.identity.isSameApp(as: rhs.identity) && lhs.identity.isSandboxed == rhs.identity.isSandboxed
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+    public var description: String { identity.isSandboxed ? "\(identity) (\(name))" : name }
 }
 
 /// One incoming call as the access policy sees it, after dispatch found its method.
@@ -38,6 +61,9 @@ public struct AccessRequest: Sendable {
 public protocol AccessPolicy: AnyObject {
     /// Runs on the connection's queue; nil lets the call through, an error is its reply.
     func check(_ request: AccessRequest) -> DBusError?
+    /// Who the process `processID` is (its sandbox, for instance), from the bus's credentials of
+    /// its connection. Runs on the queue, once per connection; an error refuses its calls.
+    func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity
     /// Whether `GetManagedObjects` and introspection show `caller` the object at `path`.
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool
     func identificationFailed(of name: String, _ error: any Error)
@@ -52,11 +78,14 @@ public protocol AccessPolicy: AnyObject {
 extension AccessPolicy {
     public func owner(of path: ObjectPath) -> Caller? { nil }
 
+    /// Tells no callers apart.
+    public func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity { UnidentifiedCaller() }
+
     /// A host subscriber hears everything; a sandboxed one only of its own app's objects.
     public func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool {
-        guard subscriber.app.isSandboxed else { return true }
+        guard subscriber.identity.isSandboxed else { return true }
         guard let owner else { return false }
-        return owner.app == subscriber.app
+        return owner.identity.isSameApp(as: subscriber.identity)
     }
 
     /// A caller could not be identified (it left meanwhile, or the bus or /proc would not say):
@@ -70,7 +99,7 @@ struct CallerRegistry {
     enum Entry {
         /// Being identified; the calls that arrived meanwhile, in order.
         case identifying([Message], watch: Subscription)
-        case known(PeerApp, watch: Subscription)
+        case known(any CallerIdentity, watch: Subscription)
     }
     var entries: [String: Entry] = [:]
     var policy: AccessPolicy?
@@ -83,10 +112,10 @@ extension Connection {
         onQueueSync { callers.policy = policy }
     }
 
-    /// The app behind `name`, when a call from it has been identified and it is still on the bus.
-    public func identifiedApp(of name: String) -> PeerApp? {
+    /// Who is behind `name`, when a call from it has been identified and it is still on the bus.
+    public func identity(of name: String) -> (any CallerIdentity)? {
         onQueueSync {
-            if case .known(let app, _)? = callers.entries[name] { return app }
+            if case .known(let identity, _)? = callers.entries[name] { return identity }
             return nil
         }
     }
@@ -96,8 +125,8 @@ extension Connection {
     func admit(_ message: Message) -> Caller? {
         let sender = message.sender ?? ""
         switch callers.entries[sender] {
-        case .known(let app, _)?:
-            return Caller(name: sender, app: app)
+        case .known(let identity, _)?:
+            return Caller(name: sender, identity: identity)
         case .identifying(var waiting, let watch)?:
             waiting.append(message)
             callers.entries[sender] = .identifying(waiting, watch: watch)
@@ -106,7 +135,10 @@ extension Connection {
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
             let watch = watchVanishing(of: sender) { [weak self] in self?.callers.entries[sender] = nil }
             callers.entries[sender] = .identifying([message], watch: watch)
-            peerApp(of: sender) { [weak self] result in
+            identify(sender, with: { [weak self] pid, credentials in
+                guard let policy = self?.callers.policy else { return UnidentifiedCaller() }
+                return try policy.identify(processID: pid, credentials: credentials)
+            }) { [weak self] (result: Result<any CallerIdentity, Error>) in
                 guard let self else { return }
                 onQueue { self.identified(sender, result) }
             }
@@ -116,11 +148,11 @@ extension Connection {
 
     /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
     /// refused when it could not be identified (the next call tries again).
-    private func identified(_ sender: String, _ result: Result<PeerApp, Error>) {
+    private func identified(_ sender: String, _ result: Result<any CallerIdentity, Error>) {
         guard case .identifying(let waiting, let watch)? = callers.entries[sender] else { return }
         switch result {
-        case .success(let app):
-            callers.entries[sender] = .known(app, watch: watch)
+        case .success(let identity):
+            callers.entries[sender] = .known(identity, watch: watch)
             for message in waiting { handleMethodCall(message) }
         case .failure(let error):
             callers.entries[sender] = nil

@@ -93,7 +93,7 @@ extension Connection {
     /// The nodes below `path` that lead to an object `caller` may see: the service's own objects
     /// (no owner) and those the access policy reveals to it. Another app's call is not even a name.
     private func children(of path: ObjectPath, visibleTo caller: Caller?) -> [String] {
-        guard let caller, caller.app.isSandboxed, let policy = callers.policy else { return objects.children(of: path) }
+        guard let caller, caller.identity.isSandboxed, let policy = callers.policy else { return objects.children(of: path) }
         var names = Set<String>()
         let depth = path.elements.count
         for (candidate, object) in objects.objects where candidate.isDescendant(of: path)

@@ -1,4 +1,5 @@
 import DBus
+import PeerIdentity
 import MonkeyCallAPI
 import Foundation
 import TelephonyCore

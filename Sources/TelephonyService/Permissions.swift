@@ -1,4 +1,5 @@
 import DBus
+import PeerIdentity
 import Foundation
 import MonkeyCallAPI
 import TelephonyCore
@@ -8,6 +9,7 @@ import TelephonyCore
 /// do everything. A sandboxed app may register providers, act as them, use `CallController`
 /// (the core keeps it to its own providers' calls: `Error.Unentitled`), open links, and see its
 /// own providers and calls; the rest is the user's and answers `AccessDenied` naming the app.
+/// Every caller, host or sandboxed, acts as a provider only from the connection that registered it.
 final class ServiceAccessPolicy: AccessPolicy {
     private weak var context: ServiceContext?
 
@@ -16,15 +18,21 @@ final class ServiceAccessPolicy: AccessPolicy {
     }
 
     func check(_ request: AccessRequest) -> DBusError? {
+        guard let context else { return nil }
         let app = request.caller.app
-        guard app.isSandboxed, let context else { return nil }
+        guard app.isSandboxed else { return Self.ownerRefusal(request, context) }
         if request.path == Telephony1.rootPath {
             guard let refusal = Self.rootRefusal(request) else { return nil }
             return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not \(refusal)")
         }
-        guard let owner = context.appID(owning: request.path), owner != app.appID else { return nil }
+        guard let owner = context.appID(owning: request.path), owner != app.appID else { return Self.ownerRefusal(request, context) }
         let what = request.path.isDescendant(of: Telephony1.callRoot) ? "call" : "provider"
         return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not see or use another app's \(what) (\(request.path))")
+    }
+
+    /// The app, as xdg-desktop-portal tells it: its sandbox's marks in /proc, or the AppArmor label.
+    func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity {
+        try PeerApp.identify(processID: processID, securityLabel: credentials.securityLabel)
     }
 
     func identificationFailed(of name: String, _ error: any Error) {
@@ -41,6 +49,14 @@ final class ServiceAccessPolicy: AccessPolicy {
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool {
         guard caller.app.isSandboxed else { return true }
         return context?.appID(owning: path) == caller.app.appID
+    }
+
+    /// A provider is acted as (its own methods, its directory update's) only by the connection
+    /// that registered it, host or sandboxed; anyone allowed may read its properties.
+    private static func ownerRefusal(_ request: AccessRequest, _ context: ServiceContext) -> DBusError? {
+        guard !request.isPropertyAccess, request.interface == Telephony1.Provider.interface || request.interface == Telephony1.CallDirectoryUpdate.interface,
+              let provider = context.provider(owning: request.path), provider.owner != request.caller.name else { return nil }
+        return DBusError.accessDenied("only the connection that registered provider \(provider.id) may call \(request.member)")
     }
 
     /// What a sandboxed app may not do at the root object; nil when the request is allowed.

@@ -1,4 +1,5 @@
 import DBus
+import PeerIdentity
 import DBusTestSupport
 import Foundation
 import Synchronization
@@ -33,7 +34,7 @@ struct AccessPolicyTests {
         #expect(volume?.message == "Volume is not yours")
         #expect(try await fixture.properties("Get", [.string(Fixture.interface), .string("Volume")]) == [.variant(.int32(5))])
         let seen = policy.requests.withLock { $0 }
-        #expect(seen.allSatisfy { $0.caller == Caller(name: fixture.client.uniqueName, app: .host) })
+        #expect(seen.allSatisfy { $0.caller == Caller(name: fixture.client.uniqueName, identity: UnidentifiedCaller()) })
         #expect(seen.last?.propertyInterface == Fixture.interface && seen.last?.property == "Volume" && seen.last?.member == "Get")
     }
 

@@ -1,4 +1,5 @@
-@testable import DBus
+import DBus
+@testable import PeerIdentity
 import DBusTestSupport
 import Foundation
 import Testing

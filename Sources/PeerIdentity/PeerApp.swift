@@ -1,0 +1,117 @@
+import DBus
+import Foundation
+import Glibc
+
+/// The app behind a bus connection: a host (unsandboxed) program, or a sandboxed app with the
+/// identity its sandbox gives it. A connection's app never changes.
+public enum PeerApp: CallerIdentity, Hashable {
+    /// Not sandboxed: the user's own programs, trusted as far as the session bus is.
+    case host
+    /// A Flatpak app: `[Application] name=` of its `/.flatpak-info`.
+    case flatpak(id: String)
+    /// A Snap: the NAME of its AppArmor profile `snap.NAME.APP`.
+    case snap(name: String)
+
+    /// The Flatpak app id, `snap.NAME`, or "" for a host app.
+    public var appID: String {
+        switch self {
+        case .host: ""
+        case .flatpak(let id): id
+        case .snap(let name): "snap.\(name)"
+        }
+    }
+
+    public var isSandboxed: Bool { self != .host }
+
+    public func isSameApp(as other: any CallerIdentity) -> Bool { (other as? PeerApp) == self }
+
+    public var description: String { self == .host ? "a host app" : appID }
+
+    /// Identifies the process `pid` by the marks its sandbox leaves: `/.flatpak-info` in its root,
+    /// or an AppArmor label `snap.NAME.*`. No mark: a host app.
+    public static func identify(processID pid: Int32, securityLabel: String? = nil) throws -> PeerApp {
+        if let info = try readFlatpakInfo(processID: pid) {
+            guard let id = flatpakAppID(fromInfo: info) else {
+                throw DBusError.failed("process \(pid) runs in a Flatpak sandbox whose .flatpak-info names no app")
+            }
+            return .flatpak(id: id)
+        }
+        let label = securityLabel ?? (try? String(contentsOfFile: "/proc/\(pid)/attr/current", encoding: .utf8))
+        if let label, let name = snapName(fromAppArmorLabel: label) { return .snap(name: name) }
+        return .host
+    }
+
+    /// `/proc/PID/root/.flatpak-info`, read through a descriptor of `/proc/PID` so that every read
+    /// is about the same process; nil when there is none (not a Flatpak).
+    static func readFlatpakInfo(processID pid: Int32) throws -> String? {
+        let directory = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw DBusError.failed("cannot look at process \(pid): \(String(cString: strerror(errno)))") }
+        defer { close(directory) }
+        let file = openat(directory, "root/.flatpak-info", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if file < 0 {
+            if errno == ENOENT { return nil }
+            throw DBusError.failed("cannot read the sandbox information of process \(pid): \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: file, closeOnDealloc: true)
+        // A keyfile of a few hundred bytes; more than 64 KiB is not a .flatpak-info.
+        let data = try handle.read(upToCount: 65_536) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `name=` in the `[Application]` group of a keyfile; nil when absent or not a valid app id.
+    static func flatpakAppID(fromInfo info: String) -> String? {
+        var group = ""
+        for rawLine in info.split(whereSeparator: \.isNewline) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                group = String(line.dropFirst().dropLast())
+            } else if group == "Application", let equals = line.firstIndex(of: "="),
+                      line[..<equals].trimmingCharacters(in: .whitespaces) == "name" {
+                let id = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                return isValidAppID(id) ? id : nil
+            }
+        }
+        return nil
+    }
+
+    /// Flatpak's rule: a D-Bus-name-like reverse-DNS id of at least three elements, ≤ 255 bytes.
+    static func isValidAppID(_ id: String) -> Bool {
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard id.utf8.count <= 255, elements.count >= 3 else { return false }
+        return elements.allSatisfy { element in
+            guard let first = element.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+            return element.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-")
+            }
+        }
+    }
+
+    /// "snap.NAME.APP (enforce)" → NAME.
+    static func snapName(fromAppArmorLabel label: String) -> String? {
+        let profile = label.split(separator: " ").first.map(String.init) ?? ""
+        let parts = profile.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0] == "snap", !parts[1].isEmpty else { return nil }
+        return String(parts[1])
+    }
+}
+
+extension Caller {
+    public init(name: String, app: PeerApp) {
+        self.init(name: name, identity: app)
+    }
+
+    /// The app behind the caller (a host app under a policy that does not identify apps).
+    public var app: PeerApp { identity as? PeerApp ?? .host }
+}
+
+extension Connection {
+    /// Which app is behind the connection `name`, found the way xdg-desktop-portal finds it.
+    public func peerApp(of name: String) async throws -> PeerApp {
+        try await identify(name) { pid, credentials in try PeerApp.identify(processID: pid, securityLabel: credentials.securityLabel) }
+    }
+
+    /// The app behind `name`, when a call from it has been identified and it is still on the bus.
+    public func identifiedApp(of name: String) -> PeerApp? {
+        identity(of: name).map { $0 as? PeerApp ?? .host }
+    }
+}

@@ -13,14 +13,14 @@ final class ManagerObject: ServiceObject {
     /// Links ask the user first.
     private let links: LinkConfirmation
     /// Told when `ShowsCallControls` changes; nil without notifications.
-    private let callControls: CallControls?
+    private let callNotifications: CallNotifications?
 
-    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface, links: LinkConfirmation, callControls: CallControls?) {
+    init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface, links: LinkConfirmation, callNotifications: CallNotifications?) {
         self.context = context
         self.providers = providers
         self.controller = controller
         self.links = links
-        self.callControls = callControls
+        self.callNotifications = callNotifications
     }
 
     func interface() -> Interface {
@@ -82,7 +82,7 @@ final class ManagerObject: ServiceObject {
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
             feature(Manager.pausesMediaDuringCalls, option: \.pausesMedia, setting: \.pausesMediaDuringCalls, flag: "--no-pause-media"),
             feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls") { manager in
-                manager.callControls?.settingChanged()
+                manager.callNotifications?.settingChanged()
             },
         ]
     }

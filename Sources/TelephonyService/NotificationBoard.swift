@@ -4,11 +4,10 @@ import Foundation
 import OrderedCollections
 import TelephonyCore
 
-/// The service's notifications on screen, shared by everything that posts them (the Ringer, the
-/// call controls, link confirmations): each is posted under a key, and the key belongs to whoever
-/// posted it last. So a call's ringing notification becomes its ongoing-call notification in place
-/// (same key, same id at the server) when the call controls post under the call's key, and the
-/// Ringer's withdrawal of a key it no longer owns closes nothing.
+/// The service's notifications on screen, shared by everything that posts them (the calls'
+/// notifications, link confirmations, Do Not Disturb's): each is posted under a key, and the key
+/// belongs to whoever posted it; a withdrawal of a key one does not own closes nothing. Posting
+/// again under a key replaces the notification in place (same id at the server).
 ///
 /// Lives on the service's queue; the notifier's events are sent back to it (hence `@unchecked`).
 final class NotificationBoard: @unchecked Sendable {

@@ -53,8 +53,8 @@ public final class TelephonyService: @unchecked Sendable {
     /// Media players paused during calls.
     private let mediaPause: MediaPause
     /// Told of every switchboard event, in this order: the D-Bus objects first (a call's object
-    /// exists before its provider's `Calls` names it), then Recents, the call controls, the Ringer,
-    /// the sleep inhibitor and media pause.
+    /// exists before its provider's `Calls` names it), then Recents, the call notifications, the
+    /// sleep inhibitor and media pause.
     private let observers: [any SwitchboardObserver]
 
     /// `clock`: the switchboard's time and timers (ring and action timeouts); nil is the real clock on the
@@ -93,10 +93,9 @@ public final class TelephonyService: @unchecked Sendable {
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
         let board = notifier.map { NotificationBoard(notifier: $0, connection: connection) }
         let showApp = AppActivation(context: context)
-        let ringer = board.map { Ringer(board: $0, service: context, showApp: showApp) }
-        let callControls = board.map { CallControls(board: $0, service: context, showApp: showApp) }
+        let callNotifications = board.map { CallNotifications(board: $0, service: context, showApp: showApp) }
         let links = LinkConfirmation(board: board, context: context, controller: controller)
-        manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callControls: callControls)
+        manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callNotifications: callNotifications)
         desktopSources = DesktopDoNotDisturbSources(context: context, board: board)
         let sleepInhibitor = options.systemBusAddress.map { address in
             SleepInhibitor(systemBusAddress: address, service: connection, clock: switchboard.clock, logger: logger) { call in
@@ -112,10 +111,7 @@ public final class TelephonyService: @unchecked Sendable {
         }
         let calls = CallObjects(context: context, controller: controller)
         var observers: [any SwitchboardObserver] = [directories, calls, providers, controller, recents]
-        // The call controls before the Ringer: an answered call's notification is theirs (same key)
-        // before the Ringer lets go of it, so it is replaced in place rather than closed.
-        if let callControls { observers.append(callControls) }
-        if let ringer { observers.append(ringer) }
+        if let callNotifications { observers.append(callNotifications) }
         if let sleepInhibitor { observers.append(sleepInhibitor) }
         observers.append(mediaPause)
         self.observers = observers

@@ -81,7 +81,7 @@ struct NamesWrittenOnceTests {
     /// Literals that are the same word but not the API's name, with the reason.
     static let elsewhere: [String: String] = [
         // The ringing notification's button label, text for a person.
-        "Sources/TelephonyService/Ringer.swift Answer": "a button label",
+        "Sources/TelephonyService/CallNotification.swift Answer": "a button label",
         // The link question's buttons, text for a person.
         "Sources/TelephonyService/LinkConfirmation.swift Call": "a button label",
         "Sources/TelephonyService/LinkConfirmation.swift Cancel": "a button label",

@@ -1,0 +1,222 @@
+import DesktopNotifications
+import Foundation
+import TelephonyCore
+
+/// One call's notification through the call's life, a state machine derived from the call: it
+/// rings, it is up (the in-call card, which takes the ringing notification's place under the same
+/// key, so the same id at the server), and when the call ends it leaves "Call ended · M:SS" (a call
+/// that connected) or "Missed call" (an incoming call nobody answered), or nothing. It builds what
+/// the desktop shows in each phase; `CallNotifications` decides which calls get one on screen.
+struct CallNotification {
+    private(set) var call: Call
+    private(set) var phase: Phase
+    /// How often the user dismissed it while it rang: once, it is posted again silenced; twice, the
+    /// call rings on in its app only.
+    private(set) var dismissals = 0
+
+    /// Nil when `call` is in no phase that shows anything.
+    init?(_ call: Call) {
+        guard let phase = Phase(call) else { return nil }
+        self.call = call
+        self.phase = phase
+    }
+
+    /// The call changed; false when it left the phases that show anything. A dismissal counts for
+    /// the ringing only.
+    mutating func follow(_ call: Call) -> Bool {
+        guard let phase = Phase(call) else { return false }
+        if phase != .ringing { dismissals = 0 }
+        self.call = call
+        self.phase = phase
+        return true
+    }
+
+    mutating func dismissed() { dismissals += 1 }
+
+    var key: String { phase == .missed ? "missed-" + call.uuid.apiString : call.uuid.apiString }
+
+    // MARK: What the desktop shows
+
+    /// "Incoming call", ringing with the app's sound (silenced once dismissed), urgent.
+    func ringing(othersUp: [Call], app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
+        var notification = base(summary: call.hasVideo ? "Incoming video call" : "Incoming call",
+                                body: NotificationText.caller(call, service), category: "call.incoming", app: app)
+        notification.urgency = .critical
+        notification.resident = true
+        notification.expiry = .never
+        let ringtone = app?.ringtoneSound ?? ""
+        if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {
+            notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
+        }
+        notification.suppressesSound = dismissals > 0
+        notification.actions = actions(Button.ringing(othersUp: othersUp), opensApp: !notification.desktopEntry.isEmpty)
+        return notification
+    }
+
+    /// "Call with Alice", its handle, app, since when and whether muted, and the buttons. `urgency` 1,
+    /// never 2: it must not break through Do Not Disturb the way a ringing call may.
+    func ongoing(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
+        let who = NotificationText.who(call, service)
+        let summary = switch call.state {
+        case .dialing, .connecting: "Calling \(who)…"
+        case .held: "\(who) — on hold"
+        default: "Call with \(who)"
+        }
+        var lines = [call.handle.value, call.providerName]
+        lines.append(NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt))
+        if call.muted { lines.append("muted") }
+        var notification = base(summary: summary, body: lines.joined(separator: "\n"), category: "call.ongoing", app: app)
+        notification.urgency = .normal
+        notification.namesAppInText = true
+        notification.resident = true
+        notification.expiry = .never
+        let opensApp = !notification.desktopEntry.isEmpty
+        notification.actions = actions(Button.ongoing(call, opensApp: opensApp), opensApp: opensApp)
+        return notification
+    }
+
+    /// "Call ended · M:SS", for `endedExpiry` seconds.
+    func ended(app: ProviderConfiguration?, service: ServiceContext, expiry seconds: Int) -> DesktopNotification {
+        let duration = NotificationText.duration(call.endedAt - min(call.endedAt, call.connectedAt))
+        var notification = base(summary: "Call ended · " + duration, body: NotificationText.caller(call, service), category: "call.ended", app: app)
+        notification.expiry = .seconds(seconds)
+        return notification
+    }
+
+    /// "Missed call", who and when, with Call back. The server's own timeout: on servers that show
+    /// one notification at a time, a missed call that never expired would hide the next ringing
+    /// one. Those with a history keep it.
+    func missed(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
+        var notification = base(summary: "Missed call", body: NotificationText.caller(call, service) + "\n" + NotificationText.when(call.startedAt),
+                                category: "call.unanswered", app: app)
+        notification.imagePNG = []
+        notification.actions = actions([.callBack], opensApp: false)
+        notification.expiry = .serverDefault
+        return notification
+    }
+
+    /// What every notification of a call carries: its key, the app's name, icon and desktop entry.
+    private func base(summary: String, body: String, category: String, app: ProviderConfiguration?) -> DesktopNotification {
+        var notification = DesktopNotification(key: key, appName: call.providerName, summary: summary, body: body)
+        notification.category = category
+        notification.iconName = app?.iconName ?? ""
+        notification.imagePNG = app?.iconData ?? []
+        notification.desktopEntry = app?.desktopEntry ?? ""
+        return notification
+    }
+
+    private func actions(_ buttons: [Button], opensApp: Bool) -> [DesktopNotification.Action] {
+        buttons.map { .init($0.rawValue, $0.label(for: call, opensApp: opensApp)) }
+    }
+}
+
+extension CallNotification {
+    /// What a call's notification is at a moment of the call's life: it rings, it is up (the in-call
+    /// card, which takes the ringing notification's place under the same key), and when it ends it
+    /// leaves "Call ended · M:SS" (a call that connected) or "Missed call" (an incoming call nobody
+    /// answered). Derived from the call alone.
+    enum Phase: Equatable {
+        case ringing, ongoing, ended, missed
+
+        /// The phase `call` is in; nil for an ended call that leaves nothing behind (declined, answered
+        /// elsewhere, an outgoing call that never connected).
+        init?(_ call: Call) {
+            switch call.state {
+            case .ringing: self = .ringing
+            case .dialing, .connecting, .active, .held: self = .ongoing
+            case .ended:
+                if !call.outgoing, !call.wasAnswered, call.endReason == .unanswered {
+                    self = .missed
+                } else if call.hasConnected {
+                    self = .ended
+                } else {
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Every button a call's notification has: its id (the notification action), its label, the phase
+    /// whose notification shows it, and what pressing it does. The one table of buttons.
+    enum Button: String, CaseIterable {
+        case answer, decline
+        case holdAndAnswer = "hold-and-answer", endAndAnswer = "end-and-answer"
+        /// A click on the ringing notification's body: servers such as dunst close on a click and hide
+        /// the buttons in a menu.
+        case body = "default"
+        case hangUp = "hang-up", mute, unmute, hold, resume
+        case showApp = "show-app"
+        case callBack = "call-back"
+
+        var phase: Phase {
+            switch self {
+            case .answer, .decline, .holdAndAnswer, .endAndAnswer, .body: .ringing
+            case .hangUp, .mute, .unmute, .hold, .resume, .showApp: .ongoing
+            case .callBack: .missed
+            }
+        }
+
+        /// The label on `call`'s notification; `opensApp` when the call's app has a desktop entry.
+        func label(for call: Call, opensApp: Bool) -> String {
+            switch self {
+            case .answer: "Answer"
+            case .decline: "Decline"
+            case .holdAndAnswer: "Hold & Answer"
+            case .endAndAnswer: "End & Answer"
+            case .body: opensApp ? "Open \(call.providerName)" : "Answer"
+            case .hangUp: "Hang Up"
+            case .mute: "Mute"
+            case .unmute: "Unmute"
+            case .hold: "Hold"
+            case .resume: "Resume"
+            case .showApp: "Open \(call.providerName)"
+            case .callBack: "Call back"
+            }
+        }
+
+        /// What pressing the button on `call`'s notification does.
+        enum Effect: Equatable {
+            /// One transaction of these actions; the switchboard arbitrates (answering or resuming
+            /// holds or ends the other active calls by itself).
+            case transaction([ActionRequest])
+            /// The call's app comes forward.
+            case showApp
+        }
+
+        /// `others`: the other calls, for End & Answer.
+        func effect(on call: Call, opensApp: Bool, others: [Call]) -> Effect {
+            let uuid = call.uuid
+            return switch self {
+            case .body where opensApp, .showApp: .showApp
+            case .answer, .holdAndAnswer, .body: .transaction([.answer(uuid)])
+            case .decline, .hangUp: .transaction([.end(uuid)])
+            case .endAndAnswer:
+                .transaction(others.filter { $0.state != .ringing && $0.state != .ended }.map { .end($0.uuid) } + [.answer(uuid)])
+            case .mute: .transaction([.setMuted(uuid, true)])
+            case .unmute: .transaction([.setMuted(uuid, false)])
+            case .hold: .transaction([.setHeld(uuid, true)])
+            case .resume: .transaction([.setHeld(uuid, false)])
+            case .callBack: .transaction([.start(UUID(), handle: call.handle, provider: call.provider)])
+            }
+        }
+
+        /// The buttons of a ringing notification: Hold & Answer when every call that is up can be held,
+        /// End & Answer when any is up.
+        static func ringing(othersUp: [Call]) -> [Button] {
+            var buttons: [Button] = [.answer, .decline]
+            if !othersUp.isEmpty {
+                if othersUp.allSatisfy(\.supportsHolding) { buttons.append(.holdAndAnswer) }
+                buttons.append(.endAndAnswer)
+            }
+            return buttons + [.body]
+        }
+
+        /// The buttons of an ongoing-call notification.
+        static func ongoing(_ call: Call, opensApp: Bool) -> [Button] {
+            var buttons: [Button] = [.hangUp, call.muted ? .unmute : .mute]
+            if call.supportsHolding { buttons.append(call.onHold ? .resume : .hold) }
+            if opensApp { buttons.append(.showApp) }
+            return buttons
+        }
+    }
+}

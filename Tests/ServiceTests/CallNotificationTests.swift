@@ -1,0 +1,79 @@
+import Foundation
+import TelephonyCore
+@testable import TelephonyService
+import Testing
+
+/// One call's notification as a state machine, and the one table of its buttons, on calls of a
+/// real switchboard (no bus: the flows on screen are in NotificationTests and CallControlsTests).
+@Suite("A call's notification: its phases and its buttons")
+struct CallNotificationTests {
+    let switchboard = Switchboard(clock: ManualClock(now: 1_000_000), options: SwitchboardOptions())
+    let provider: ProviderID
+
+    init() throws {
+        provider = try switchboard.registerProvider(owner: ":1.1", configuration: ProviderConfiguration(name: "Monkey")).id
+    }
+
+    func incoming(_ handle: String) throws -> UUID {
+        let uuid = UUID()
+        _ = try switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: CallUpdate(handle: Handle(value: handle)))
+        return uuid
+    }
+
+    func call(_ uuid: UUID) throws -> Call { try #require(switchboard.call(uuid)) }
+
+    @Test("ringing, then ongoing under the same key, then Call ended; a call nobody answered ends missed under a key of its own")
+    func phases() throws {
+        let answered = try incoming("alice")
+        let first = try call(answered)
+        var notification = try #require(CallNotification(first))
+        #expect(notification.phase == .ringing)
+        let key = notification.key
+        notification.dismissed()
+        _ = try switchboard.requestTransaction([.answer(answered)], requester: nil)
+        let action = try #require(switchboard.allPendingActions.first)
+        try switchboard.fulfillAction(provider: provider, action: action.id, at: 1_000_000)
+        let up = try call(answered)
+        let stillShown = notification.follow(up)
+        #expect(stillShown)
+        #expect(notification.phase == .ongoing && notification.key == key)
+        #expect(notification.dismissals == 0, "a dismissal counts for the ringing only")
+        var ended: Call?
+        switchboard.onEvent = { if case .callRemoved(let call) = $0 { ended = call } }
+        try switchboard.reportCallEnded(provider: provider, uuid: answered, reason: .remoteEnded, at: 1_000_000)
+        let over = try #require(ended)
+        let leavesACard = notification.follow(over)
+        #expect(leavesACard)
+        #expect(notification.phase == .ended && notification.key == key)
+
+        let unanswered = try incoming("bob")
+        try switchboard.reportCallEnded(provider: provider, uuid: unanswered, reason: .unanswered, at: 1_000_000)
+        let missedCall = try #require(ended)
+        let missed = try #require(CallNotification(missedCall))
+        #expect(missed.phase == .missed && missed.key == "missed-" + unanswered.apiString)
+
+        let declined = try incoming("carol")
+        _ = try switchboard.requestTransaction([.end(declined)], requester: nil)
+        let end = try #require(switchboard.allPendingActions.first)
+        try switchboard.fulfillAction(provider: provider, action: end.id, at: 1_000_000)
+        let declinedCall = try #require(ended)
+        #expect(declinedCall.uuid == declined)
+        #expect(CallNotification(declinedCall) == nil, "a declined call leaves nothing")
+    }
+
+    @Test("each phase shows only its own buttons, each with a label; what a ringing call's buttons do depends on the calls up")
+    func buttons() throws {
+        let ringing = try call(incoming("alice"))
+        #expect(CallNotification.Button.ringing(othersUp: []) == [.answer, .decline, .body])
+        #expect(CallNotification.Button.callBack.effect(on: ringing, opensApp: false, others: []) != .showApp)
+        #expect(CallNotification.Button.body.effect(on: ringing, opensApp: true, others: []) == .showApp)
+        #expect(CallNotification.Button.body.effect(on: ringing, opensApp: false, others: []) == .transaction([.answer(ringing.uuid)]))
+        #expect(CallNotification.Button.body.label(for: ringing, opensApp: true) == "Open Monkey")
+        for button in CallNotification.Button.allCases {
+            #expect(!button.label(for: ringing, opensApp: false).isEmpty)
+        }
+        let phases = Dictionary(grouping: CallNotification.Button.allCases, by: \.phase)
+        #expect(Set(phases.keys) == [.ringing, .ongoing, .missed])
+        #expect(Set(CallNotification.Button.ongoing(ringing, opensApp: true)).isSubset(of: Set(phases[.ongoing]!)))
+    }
+}

@@ -2,13 +2,17 @@ import Foundation
 
 /// What providers report: things the system did not cause.
 extension Switchboard {
-    /// A new incoming call rings, once it passes, in this order: the update's
-    /// checks, the provider's call limits, the flood guard, then `screen` (the
-    /// service's block list and Do Not Disturb, which may refuse it too). A
-    /// call refused by `screen` has used its place in the flood guard: refused
-    /// calls cost the service work as well.
-    public func reportNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate,
-                                      screen: (Provider) throws(TelephonyError) -> Void = { _ in }) throws(TelephonyError) -> Call {
+    /// A new incoming call rings, once it passes the update's checks, the provider's call limits and
+    /// the flood guard (`admitNewIncomingCall`). The service screens it in between (block list, Do
+    /// Not Disturb): `admit`, then screen, then `ring`.
+    public func reportNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> Call {
+        try ring(try admitNewIncomingCall(provider: id, uuid: uuid, update: update))
+    }
+
+    /// The checks an incoming call passes before it may ring, in this order: the update's, the
+    /// provider's call limits, then the flood guard. A call admitted and then refused by the service's
+    /// screening has used its place in the flood guard: refused calls cost the service work as well.
+    public func admitNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> IncomingCallAdmission {
         let provider = try requireProvider(id)
         guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
         try validate(update, for: provider)
@@ -24,14 +28,22 @@ extension Switchboard {
             throw .limitsExceeded("The app of provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit for one app is \(limits.maximumRingingCallsPerApp).")
         }
         try admitIncomingCall(of: provider)
-        try screen(provider)
+        return IncomingCallAdmission(provider: provider, uuid: uuid, update: update)
+    }
+
+    /// Rings an admitted call (screened by the service meanwhile, on the same queue).
+    public func ring(_ admission: IncomingCallAdmission) throws(TelephonyError) -> Call {
+        beginOperation(); defer { endOperation() }
+        let provider = try requireProvider(admission.provider.id)
+        let uuid = admission.uuid
+        guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
         var call = Call(
-            uuid: uuid, provider: id, providerName: provider.name,
+            uuid: uuid, provider: provider.id, providerName: provider.name,
             handle: Handle(type: .generic, value: ""), callerName: "",
             outgoing: false, state: .ringing, hasVideo: false, startedAt: clock.now)
-        call.appAccount = account
+        call.appAccount = provider.appAccount
         call.appKey = provider.appKey
-        call.apply(update)
+        call.apply(admission.update)
         addCall(call)
         ringTimers[uuid] = clock.schedule(after: options.ringTimeout) { [weak self] in
             self?.ringTimedOut(uuid)
@@ -60,6 +72,7 @@ extension Switchboard {
     }
 
     public func reportCallUpdated(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         let provider = try requireProvider(id)
         _ = try requireCall(uuid, of: id)
         try validate(update, for: provider)
@@ -69,12 +82,14 @@ extension Switchboard {
     /// The call ended without the user's doing (`at` == 0 means now). A pending
     /// `end` on it counts as fulfilled; its other pending actions fail.
     public func reportCallEnded(provider id: ProviderID, uuid: UUID, reason: EndReason, at: UInt64) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         let call = try requireCall(uuid, of: id)
         endCall(uuid, reason: reason, at: try reportedTime(at, of: call, argument: "ended_at"))
         resumeStrandedCalls()
     }
 
     public func reportOutgoingCallStartedConnecting(provider id: ProviderID, uuid: UUID, at: UInt64) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         let call = try requireCall(uuid, of: id)
         guard call.outgoing else {
             throw .invalidAction("Call \(uuid.lowercased) is incoming; only an outgoing call starts connecting.")
@@ -91,6 +106,7 @@ extension Switchboard {
     }
 
     public func reportOutgoingCallConnected(provider id: ProviderID, uuid: UUID, at: UInt64) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         let call = try requireCall(uuid, of: id)
         guard call.outgoing else {
             throw .invalidAction("Call \(uuid.lowercased) is incoming; only an outgoing call reports connecting.")
@@ -140,6 +156,7 @@ extension Switchboard {
     /// The ring timeout: a call still ringing, that nobody is answering or
     /// ending, gets a system `end` action and will end as unanswered.
     func ringTimedOut(_ uuid: UUID) {
+        beginOperation(); defer { endOperation() }
         ringTimers[uuid] = nil
         guard let call = liveCalls[uuid], call.state == .ringing else { return }
         let busy = pendingActions.values.contains {

@@ -27,6 +27,7 @@ extension Switchboard {
     /// `app`: the sandboxed app behind the requester ("" for a host app, or the system): a sandboxed
     /// app acts on its own providers' calls only, even when its connection owns no provider.
     public func requestTransaction(_ requests: [ActionRequest], requester: String?, app: String = "") throws(TelephonyError) -> Transaction {
+        beginOperation(); defer { endOperation() }
         let transaction = try submitTransaction(requests, requester: requester, app: app, systemEndReason: nil)
         resumeStrandedCalls()
         return transaction
@@ -73,6 +74,7 @@ extension Switchboard {
 
     /// The provider performed the action; `at` (0 = now) is when, for answer and end.
     public func fulfillAction(provider id: ProviderID, action actionID: UUID, at: UInt64) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         _ = try requireProvider(id)
         // The time is checked before the action is taken: a bad Date leaves it pending.
         guard let waiting = pendingActions[actionID], waiting.action.provider == id else { throw .unknownAction(actionID) }
@@ -84,6 +86,7 @@ extension Switchboard {
     }
 
     public func failAction(provider id: ProviderID, action actionID: UUID) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
         let pending = try takePending(actionID, of: id)
         let action = pending.action
         applyFailure(pending)
@@ -104,6 +107,7 @@ extension Switchboard {
 
     /// The action timeout fired: the action fails and can no longer be fulfilled.
     func actionTimedOut(_ actionID: UUID) {
+        beginOperation(); defer { endOperation() }
         guard let pending = pendingActions.removeValue(forKey: actionID) else { return }
         let action = pending.action
         emit(.actionTimedOut(action))

@@ -1,6 +1,14 @@
 import Foundation
 
-/// What the switchboard tells the service, synchronously and in causal order.
+/// An incoming call that passed the switchboard's checks and the flood guard and may ring: the
+/// service screens it (block list, Do Not Disturb), then rings it with `Switchboard.ring` or lets it go.
+public struct IncomingCallAdmission: Sendable {
+    public let provider: Provider
+    public let uuid: UUID
+    public let update: CallUpdate
+}
+
+/// What the switchboard tells the service, in causal order, once the operation that caused it is complete.
 public enum SwitchboardEvent: Sendable {
     /// The service then sends DidBegin.
     case providerRegistered(Provider)
@@ -54,6 +62,9 @@ public final class Switchboard {
     public let options: SwitchboardOptions
     /// Receives every event, synchronously, from inside the call that caused it.
     public var onEvent: ((SwitchboardEvent) -> Void)?
+    private var pendingEvents: [SwitchboardEvent] = []
+    private var operationDepth = 0
+    private var deliveringEvents = false
 
     public private(set) var providers: [ProviderID: Provider] = [:]
     var nextProviderID: UInt64 = 1
@@ -127,14 +138,39 @@ public final class Switchboard {
 
     // MARK: - Events
 
+    /// Events wait until the operation that caused them is complete (`beginOperation` …
+    /// `endOperation` around every operation, a timer's included), then go out in the order they
+    /// happened. So an observer sees the calls as the operation left them: a hand-over of the audio
+    /// session from one call to another is over, a held call has been resumed.
     func emit(_ event: SwitchboardEvent) {
-        onEvent?(event)
+        pendingEvents.append(event)
+        if operationDepth == 0 { deliverEvents() }
+    }
+
+    func beginOperation() { operationDepth += 1 }
+
+    func endOperation() {
+        operationDepth -= 1
+        if operationDepth == 0 { deliverEvents() }
+    }
+
+    /// An observer that starts an operation of its own while told of one: its events go out after
+    /// the ones already waiting, from the loop below.
+    private func deliverEvents() {
+        guard !deliveringEvents else { return }
+        deliveringEvents = true
+        defer { deliveringEvents = false }
+        while !pendingEvents.isEmpty {
+            let event = pendingEvents.removeFirst()
+            onEvent?(event)
+        }
     }
 
     // MARK: - Providers
 
     /// `appID`: the sandboxed app behind `owner` ("" for a host app).
     public func registerProvider(owner: String, appID: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+        beginOperation(); defer { endOperation() }
         try configuration.validate()
         if !appID.isEmpty { try configuration.validateForSandboxedApp() }
         let limits = options.limits
@@ -157,6 +193,7 @@ public final class Switchboard {
     /// Ends the provider's calls as failed, drops its pending actions (their
     /// transactions fail), removes it. Unknown ids are ignored.
     public func invalidateProvider(_ id: ProviderID) {
+        beginOperation(); defer { endOperation() }
         guard let provider = providers[id] else { return }
         // Pending actions first: they are dropped, not performed.
         for pending in pendingActions.values.sorted(by: { $0.sequence < $1.sequence }) where pending.action.provider == id {
@@ -176,6 +213,7 @@ public final class Switchboard {
 
     /// The bus connection left: every provider it owns is invalidated.
     public func ownerVanished(_ owner: String) {
+        beginOperation(); defer { endOperation() }
         for provider in providers(ownedBy: owner) {
             invalidateProvider(provider.id)
         }
@@ -251,6 +289,7 @@ public final class Switchboard {
     /// Ends every live call, in the order they came, as `reason`, now: the service is
     /// stopping. Returns the providers whose calls ended, to be told.
     public func endAllCalls(reason: EndReason) -> [ProviderID] {
+        beginOperation(); defer { endOperation() }
         let calls = liveCalls.values.sorted { (callSequence[$0.uuid] ?? 0) < (callSequence[$1.uuid] ?? 0) }
         var providers: [ProviderID] = []
         for call in calls {

@@ -20,7 +20,7 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     static let timeout: Duration = .seconds(3)
 
     private let connection: Connection
-    /// Who holds the audio session, once the dust of a hand-over has settled.
+    /// Who holds the audio session.
     private let switchboard: Switchboard
     private let logger: Logger
     /// Whether a new call pauses players: the daemon option and the user's setting.
@@ -49,15 +49,10 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
 
     func observe(_ event: SwitchboardEvent) {
         switch event {
-        case .audioSessionActivated:
-            audioSession(held: true)
-        case .audioSessionDeactivated:
-            // Passing from one call's provider to another's is a deactivation then an activation:
-            // only when the dust has settled is it known whether any call still holds it.
-            connection.queue.async { [weak self] in
-                guard let self else { return }
-                audioSession(held: switchboard.audioSessionHolder != nil)
-            }
+        case .audioSessionActivated, .audioSessionDeactivated:
+            // Passing from one call's provider to another's is a deactivation then an activation;
+            // events come once the operation is complete, so the holder now is the one that stays.
+            audioSession(held: switchboard.audioSessionHolder != nil)
         default:
             break
         }

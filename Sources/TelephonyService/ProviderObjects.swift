@@ -141,10 +141,10 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
                 let provider = try providers.owned(id, by: call)
                 let uuid = try Decode.uuid(uuidText)
                 let update = try Decode.update(fields)
-                let reported = try providers.context.switchboard.reportNewIncomingCall(provider: provider, uuid: uuid, update: update) { provider throws(TelephonyError) in
-                    try providers.screen(uuid, update, from: provider)
-                }
-                return Telephony1.callPath(reported.uuid.apiString)
+                let switchboard = providers.context.switchboard
+                let admission = try switchboard.admitNewIncomingCall(provider: provider, uuid: uuid, update: update)
+                try providers.screen(uuid, update, from: admission.provider)
+                return Telephony1.callPath(try switchboard.ring(admission).uuid.apiString)
             }
             method(API.reportCallUpdated) { providers, call, uuid, update in
                 try providers.context.switchboard.reportCallUpdated(provider: try providers.owned(id, by: call), uuid: try Decode.uuid(uuid), update: try Decode.update(update))

@@ -71,7 +71,7 @@ struct FloodGuardTests {
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(flood, .n(50)) }
     }
 
-    @Test("a report the update's checks refuse takes no place; one the screen refuses does")
+    @Test("a report the update's checks refuse takes no place; one admitted and then refused by the screening does")
     func whatCounts() throws {
         let f = Fixture(options: .init(limits: .init(incomingCallBurst: 2, incomingCallsPerSecond: 1)))
         let p = try f.register()
@@ -79,11 +79,9 @@ struct FloodGuardTests {
         for _ in 0..<5 {
             _ = expectErrorNamed("InvalidArgs") { try f.incoming(p, .n(1), CallUpdate(handle: tooLong)) }
         }
-        _ = expectErrorNamed("FilteredByBlockList") {
-            _ = try f.board.reportNewIncomingCall(provider: p.id, uuid: .n(1), update: CallUpdate()) { _ throws(TelephonyError) in
-                throw .filteredByBlockList
-            }
-        }
+        // Admitted, then refused by the service's screening: never rung.
+        _ = try f.board.admitNewIncomingCall(provider: p.id, uuid: .n(1), update: CallUpdate())
+        #expect(f.board.call(.n(1)) == nil)
         try f.incoming(p, .n(2))
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(p, .n(3)) }
     }

@@ -23,8 +23,10 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     private let reason: (Call) -> String
     /// Reached on the first call; nil until then, and after it is lost.
     private var systemBus: Connection?
-    /// The calls that keep the machine awake: dialing, connecting, active or held.
-    private var callsUp: Set<UUID> = []
+    /// The calls, as the switchboard has them.
+    private let switchboard: Switchboard
+    /// Whether a call kept the machine awake when last told: a stretch of calls asks logind once.
+    private var wasUp = false
     private var lock: UnixFD?
     private var requesting = false
     /// Only the first failure is logged above debug level.
@@ -33,39 +35,37 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     /// system bus or no logind, every call would otherwise try to connect, off the queue.
     private var retry: RetryAfterFailure
 
-    init(systemBusAddress: String, service: Connection, clock: any TelephonyClock, logger: Logger, reason: @escaping (Call) -> String) {
+    init(systemBusAddress: String, service: Connection, switchboard: Switchboard, logger: Logger, reason: @escaping (Call) -> String) {
         address = systemBusAddress
         self.service = service
-        retry = RetryAfterFailure(clock: clock, interval: 5 * 60)
+        self.switchboard = switchboard
+        retry = RetryAfterFailure(clock: switchboard.clock, interval: 5 * 60)
         self.logger = logger
         self.reason = reason
     }
 
     func observe(_ event: SwitchboardEvent) {
         switch event {
-        case .callAdded(let call), .callChanged(let call): update(call, reason: reason(call))
-        case .callRemoved(let call): update(call, ended: true, reason: reason(call))
+        case .callAdded, .callChanged, .callRemoved: callsChanged()
         default: break
         }
     }
 
-    /// Called on the queue whenever a call changes or ends; `reason` ("Call with
-    /// Alice") is asked for only when this call is the first to come up.
-    func update(_ call: Call, ended: Bool = false, reason: @autoclosure () -> String) {
-        let wasUp = !callsUp.isEmpty
-        if !ended && [.dialing, .connecting, .active, .held].contains(call.state) {
-            callsUp.insert(call.uuid)
-        } else {
-            callsUp.remove(call.uuid)
-        }
-        if callsUp.isEmpty, let lock {
+    /// The calls that keep the machine awake: dialing, connecting, active or held.
+    private var firstCallUp: Call? { switchboard.calls.first { [.dialing, .connecting, .active, .held].contains($0.state) } }
+
+    /// On the queue, whenever a call changes or ends.
+    private func callsChanged() {
+        let callUp = firstCallUp
+        defer { wasUp = callUp != nil }
+        if callUp == nil, let lock {
             self.lock = nil
             logger.debug("released the sleep inhibitor (\(lock))")
         }
         // Asked once per stretch of calls: a missing logind is not asked again on every change of a call.
-        guard !wasUp, !callsUp.isEmpty, lock == nil, !requesting, retry.mayTry else { return }
+        guard !wasUp, let callUp, lock == nil, !requesting, retry.mayTry else { return }
         requesting = true
-        let reason = reason()
+        let reason = reason(callUp)
         let known = systemBus
         Task(executorPreference: SerialTaskExecutor.shared) { [self] in
             let (bus, result) = await Self.inhibit(reason, address: address, reusing: known)
@@ -82,7 +82,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
             warned = false
             retry.succeeded()
             // The call may have ended while logind answered: then the lock goes at once.
-            if !callsUp.isEmpty { lock = fd }
+            if firstCallUp != nil { lock = fd }
         case .failure(let error):
             retry.failed()
             if warned {

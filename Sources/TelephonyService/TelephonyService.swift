@@ -98,7 +98,7 @@ public final class TelephonyService: @unchecked Sendable {
         manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callNotifications: callNotifications)
         desktopSources = DesktopDoNotDisturbSources(context: context, board: board)
         let sleepInhibitor = options.systemBusAddress.map { address in
-            SleepInhibitor(systemBusAddress: address, service: connection, clock: switchboard.clock, logger: logger) { call in
+            SleepInhibitor(systemBusAddress: address, service: connection, switchboard: switchboard, logger: logger) { call in
                 // Names the call that keeps the machine awake ("Call with Alice").
                 let name = context.callerName(of: call)
                 return "Call with \(name.isEmpty ? call.handle.value : name)"

@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "monkeycall-demo", targets: ["monkeycall-demo"]),
         .executable(name: "monkeycall-baresip", targets: ["monkeycall-baresip"]),
         .executable(name: "monkeycall-fuzz", targets: ["monkeycall-fuzz"]),
+        .executable(name: "monkeycall-contacts", targets: ["monkeycall-contacts"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -31,6 +32,8 @@ let package = Package(
         // C shims: the system libraries, found through pkg-config.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CLibnotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        // evolution-data-server's client library, for monkeycall-contacts only (never linked into the daemon).
+        .systemLibrary(name: "CEBook", pkgConfig: "libebook-1.2", providers: [.apt(["libebook1.2-dev"])]),
         // glibc's malloc.h (mallopt), which Swift's Glibc module leaves out.
         .target(name: "CMalloc"),
 
@@ -57,6 +60,14 @@ let package = Package(
         // memory-mapped files, the block list. Pure Swift, no D-Bus.
         .target(name: "CallDirectory"),
 
+        // The user's address book: an in-memory index from E.164 numbers to names, fed by vCard
+        // folders (inotify) and by GNOME's address books through the monkeycall-contacts helper.
+        // Pure Swift, no D-Bus, no libebook.
+        .target(name: "AddressBook", dependencies: ["CallDirectory", logging]),
+        // Reads evolution-data-server's address books through libebook and streams numbers and
+        // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
+        .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),
+
         // The names of the D-Bus API, shared by the service and its clients.
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
@@ -79,7 +90,7 @@ let package = Package(
         .executableTarget(name: "monkeycall-fuzz", dependencies: ["FuzzSupport", "DBus", "MonkeyCallAPI", argumentParser]),
         // The seeded generator and hostile values that monkeycall-fuzz and FuzzTests share.
         .target(name: "FuzzSupport", dependencies: ["DBus"]),
-        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", argumentParser]),
+        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", "AddressBook", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
@@ -91,6 +102,9 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
         .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
+        // Resources/ holds the Python script that edits GNOME's address book through libebook.
+        .testTarget(name: "AddressBookTests", dependencies: ["AddressBook", "DBusTestSupport", "CallDirectory"],
+                    exclude: ["Resources"]),
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
         // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
         .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+
+/// What the address book tells its owner, on the address book's own queue.
+public enum AddressBookEvent: Sendable, Hashable {
+    /// The index changed; lookups already answer from this snapshot.
+    case changed(ContactSnapshot)
+    /// A source's initial contents are in the index (`vcf:<root>`, `eds:<ESource UID>`).
+    case sourceReady(String)
+    /// evolution-data-server's registry appeared on the bus (true) or went, or the helper ended (false).
+    case evolutionDataServer(running: Bool)
+    /// Something could not be read: a damaged card (with its file and line), an address book EDS could not open.
+    case problem(String)
+}
+
+extension ContactSnapshot: Hashable {
+    public static func == (a: ContactSnapshot, b: ContactSnapshot) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// The user's address book: vCard folders and GNOME's address books, indexed in memory from
+/// E.164 numbers to names, as iOS names CallKit calls from Contacts.
+///
+/// ```swift
+/// let book = AddressBook(configuration: .standard(contactFolders: options.contacts), logger: logger)
+/// book.start()                              // returns at once; indexing happens on the book's queue
+/// book.name(forHandle: "+44 20 7946 0000")  // from any thread, never waits on indexing or EDS
+/// ```
+/// Reading happens on a utility-QoS queue of its own; `start` returns at once, and until a
+/// source has been read its contacts are simply not there (no name, never a late ring).
+public final class AddressBook: Sendable {
+    public struct Configuration: Sendable {
+        /// Folders of vCard files, followed recursively.
+        public var folders: [String]
+        /// The `monkeycall-contacts` helper, or nil not to read GNOME's address books.
+        public var edsHelper: String?
+        /// The environment the helper runs in (its session bus, its locale).
+        public var helperEnvironment: [String: String]
+        /// How national numbers are read (the locale's country).
+        public var numbering: ContactNumbering
+
+        public init(folders: [String], edsHelper: String?, helperEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+                    numbering: ContactNumbering = .fromEnvironment()) {
+            self.folders = folders
+            self.edsHelper = edsHelper
+            self.helperEnvironment = helperEnvironment
+            self.numbering = numbering
+        }
+
+        /// KPeople's vCard store (`$XDG_DATA_HOME/kpeoplevcard`), the given folders (`monkeycalld --contacts`),
+        /// and GNOME's address books when evolution-data-server is installed and the helper is found.
+        public static func standard(contactFolders: [String] = [],
+                                    environment: [String: String] = ProcessInfo.processInfo.environment) -> Configuration {
+            let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+            let helper = EDSSource.isInstalled(environment: environment) ? helperPath() : nil
+            return Configuration(folders: [dataHome + "/kpeoplevcard"] + contactFolders, edsHelper: helper,
+                                 helperEnvironment: environment, numbering: .fromEnvironment(environment))
+        }
+
+        /// `monkeycall-contacts` next to the running executable (a build folder, `/usr/bin` next to
+        /// `/usr/libexec`… see the candidates), or nil.
+        public static func helperPath() -> String? {
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            let folder = (executable as NSString).deletingLastPathComponent
+            let candidates = [
+                folder + "/monkeycall-contacts",
+                (folder as NSString).deletingLastPathComponent + "/libexec/monkeycall/monkeycall-contacts",
+                "/usr/libexec/monkeycall/monkeycall-contacts",
+            ]
+            return candidates.first { access($0, X_OK) == 0 }
+        }
+    }
+
+    public let configuration: Configuration
+    private let index: ContactIndex
+    private let queue: DispatchQueue
+    private let folderSource: FolderSource
+    private let edsSource: EDSSource?
+
+    /// `onEvent` is called on the address book's queue, in order.
+    public init(configuration: Configuration, logger: Logger, onEvent: @escaping @Sendable (AddressBookEvent) -> Void = { _ in }) {
+        self.configuration = configuration
+        let index = ContactIndex()
+        let queue = DispatchQueue(label: "monkeycall.addressbook", qos: .utility)
+        self.index = index
+        self.queue = queue
+        let apply: ([ContactChange]) -> Void = { changes in
+            if let snapshot = index.apply(changes) { onEvent(.changed(snapshot)) }
+        }
+        folderSource = FolderSource(roots: configuration.folders, queue: queue, numbering: configuration.numbering,
+                                    logger: logger, apply: apply, report: onEvent)
+        edsSource = configuration.edsHelper.map {
+            EDSSource(helper: $0, environment: configuration.helperEnvironment, queue: queue, numbering: configuration.numbering,
+                      logger: logger, apply: apply, report: onEvent)
+        }
+    }
+
+    /// Starts reading, in the background: returns at once.
+    public func start() {
+        queue.async { [folderSource, edsSource] in
+            folderSource.start()
+            edsSource?.start()
+        }
+    }
+
+    /// Stops following the sources (the helper exits); the index keeps what it has.
+    public func stop() {
+        queue.sync { [folderSource, edsSource] in
+            folderSource.stop()
+            edsSource?.stop()
+        }
+    }
+
+    /// The current snapshot: for many lookups in a row, or to hand to another thread.
+    public var snapshot: ContactSnapshot { index.snapshot }
+
+    /// The contact's name for an E.164 number (`PhoneNumber.normalize`'s form).
+    public func name(for number: Int64) -> String? { index.lookup(number) }
+
+    /// The contact's name for a phone handle as a caller gives it (`+44 20 7946 0000`,
+    /// `tel:…`, or a national `020 7946 0000` read in the locale's country); nil for any other handle.
+    public func name(forHandle handle: String) -> String? {
+        configuration.numbering.e164(handle).flatMap { index.lookup($0) }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// GNOME's address books (evolution-data-server), read by the `monkeycall-contacts` helper.
+///
+/// Why a helper process and not libebook in the daemon, measured on Debian 12 (EDS 3.46,
+/// a C program, docs/performance.md "The address book"): a process with GIO and a session bus
+/// connection is 5.2 MiB; linked with libebook, before any call, 15.7 MiB (the loader maps
+/// libedataserver, libphonenumber, ICU, libsoup, libxml2, libsecret…); with the registry open
+/// and a view of 1,000 contacts read, 21.1 MiB. monkeycalld idles at 22.9 MiB against a goal of
+/// 24, so even a `dlopen` on the first address-book source (and Debian always has one, the
+/// built-in "Personal") would take it to about 39 MiB. The helper holds libebook, the daemon
+/// holds only the index. The helper is started only where EDS is installed, and idles without
+/// a wake-up, as the daemon does.
+///
+/// The helper's lines (see Sources/monkeycall-contacts/main.c) are read from a pipe on a
+/// `DispatchSource`, on the address book's queue; numbers are normalised here, with the same
+/// `ContactNumbering` as the vCard folders. When the helper ends unexpectedly, what it gave is
+/// dropped and it is started again after a pause (1 s, doubling up to a minute; a one-shot
+/// timer that exists only while the helper is down).
+final class EDSSource: @unchecked Sendable {
+    private let helper: String
+    private let environment: [String: String]
+    private let queue: DispatchQueue
+    private let numbering: ContactNumbering
+    private let logger: Logger
+    private let apply: ([ContactChange]) -> Void
+    private let report: (AddressBookEvent) -> Void
+
+    // Only touched on `queue`.
+    private var pid: pid_t = 0
+    private var input: Int32 = -1
+    private var reader: DispatchSourceRead?
+    private var pending: [UInt8] = []
+    private var sources: Set<String> = []
+    private var stopped = true
+    private var pause: Double = 1
+    private var startedAt = DispatchTime.now()
+    private var restart: DispatchWorkItem?
+
+    init(helper: String, environment: [String: String], queue: DispatchQueue, numbering: ContactNumbering, logger: Logger,
+         apply: @escaping ([ContactChange]) -> Void, report: @escaping (AddressBookEvent) -> Void) {
+        self.helper = helper
+        self.environment = environment
+        self.queue = queue
+        self.numbering = numbering
+        self.logger = logger
+        self.apply = apply
+        self.report = report
+    }
+
+    /// Whether evolution-data-server is installed: its registry's D-Bus service file is in a
+    /// `dbus-1/services` folder of `$XDG_DATA_HOME` or `$XDG_DATA_DIRS`.
+    static func isInstalled(environment: [String: String]) -> Bool {
+        var folders = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share")
+            .split(separator: ":").map(String.init)
+        if let home = environment["XDG_DATA_HOME"] ?? environment["HOME"].map({ $0 + "/.local/share" }) { folders.insert(home, at: 0) }
+        return folders.contains { access($0 + "/dbus-1/services/org.gnome.evolution.dataserver.Sources5.service", R_OK) == 0 }
+    }
+
+    /// On `queue`.
+    func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        stopped = false
+        launch()
+    }
+
+    /// On `queue`: the helper is told to go (its stdin ends) and what it gave stays until the index is dropped.
+    func stop() {
+        stopped = true
+        restart?.cancel()
+        restart = nil
+        reader?.cancel()
+        reader = nil
+        if input >= 0 { close(input) }
+        input = -1
+        if pid > 0 {
+            let child = pid
+            kill(child, SIGTERM)
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            }
+        }
+        pid = 0
+    }
+
+    private func launch() {
+        guard !stopped else { return }
+        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        guard pipe(&toChild) == 0 else { return failed("pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&fromChild) == 0 else {
+            close(toChild[0]); close(toChild[1])
+            return failed("pipe: \(String(cString: strerror(errno)))")
+        }
+        // Our ends are not inherited by anything else the daemon starts.
+        _ = fcntl(toChild[1], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fromChild[0], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        posix_spawn_file_actions_addclose(&actions, toChild[0])
+        posix_spawn_file_actions_addclose(&actions, fromChild[1])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t(), defaults = sigset_t()
+        sigemptyset(&emptyMask)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = [strdup(helper)] + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, helper, &actions, &attributes, argv, envp)
+        close(toChild[0])
+        close(fromChild[1])
+        guard result == 0 else {
+            close(toChild[1])
+            close(fromChild[0])
+            return failed("cannot start \(helper): \(String(cString: strerror(result)))")
+        }
+        pid = child
+        input = toChild[1]
+        startedAt = .now()
+        let output = fromChild[0]
+        _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
+        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: queue)
+        reader.setEventHandler { [weak self] in self?.readLines(output) }
+        reader.setCancelHandler { close(output) }
+        reader.resume()
+        self.reader = reader
+        logger.debug("contacts: started \(helper) (pid \(child))")
+    }
+
+    private func failed(_ text: String) {
+        logger.warning("contacts: GNOME's address books are not read: \(text)")
+        report(.problem(text))
+        scheduleRestart()
+    }
+
+    private func readLines(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var changes: [ContactChange] = []
+        var ended = false
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count == 0 { ended = true }
+            guard count > 0 else { break }
+            pending.append(contentsOf: buffer[0..<count])
+        }
+        var start = pending.startIndex
+        while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            handle(line: pending[start..<newline], into: &changes)
+            start = newline + 1
+        }
+        pending.removeSubrange(..<start)
+        if ended { helperEnded(into: &changes) }
+        apply(changes)
+    }
+
+    private func handle(line: ArraySlice<UInt8>, into changes: inout [ContactChange]) {
+        let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map(Self.unescape)
+        guard let kind = fields.first else { return }
+        func source(_ index: Int) -> String? { index < fields.count ? "eds:" + fields[index] : nil }
+        switch kind {
+        case "set" where fields.count >= 4:
+            let key = ContactKey(source: source(1)!, uid: fields[2])
+            sources.insert(key.source)
+            changes.append(.set(key, name: fields[3], numbers: fields[4...].compactMap { numbering.e164($0) }))
+        case "remove" where fields.count >= 3:
+            changes.append(.remove(ContactKey(source: source(1)!, uid: fields[2])))
+        case "drop" where fields.count >= 2:
+            changes.append(.removeSource(source(1)!))
+            sources.remove(source(1)!)
+        case "ready" where fields.count >= 2:
+            apply(changes) // What was read is in the index before anyone hears it is ready.
+            changes = []
+            report(.sourceReady(source(1)!))
+        case "eds" where fields.count >= 2:
+            report(.evolutionDataServer(running: fields[1] == "up"))
+        case "error" where fields.count >= 3:
+            let where_ = fields[1].isEmpty ? "evolution-data-server" : "address book \(fields[1])"
+            logger.warning("contacts: \(where_): \(fields[2])")
+            report(.problem("\(where_): \(fields[2])"))
+        default:
+            logger.debug("contacts: unknown line from \(helper): \(String(decoding: line.prefix(80), as: UTF8.self))")
+        }
+    }
+
+    /// Undoes the helper's escapes (`\\`, `\t`, `\n`, `\r`).
+    static func unescape(_ bytes: ArraySlice<UInt8>) -> String {
+        guard bytes.contains(UInt8(ascii: "\\")) else { return String(decoding: bytes, as: UTF8.self) }
+        var out: [UInt8] = []
+        var escaped = false
+        for byte in bytes {
+            if escaped {
+                switch byte {
+                case UInt8(ascii: "t"): out.append(9)
+                case UInt8(ascii: "n"): out.append(10)
+                case UInt8(ascii: "r"): out.append(13)
+                default: out.append(byte)
+                }
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The helper's output ended: it exited or was stopped. Its contacts go; unless we stopped it,
+    /// it is started again after a pause.
+    private func helperEnded(into changes: inout [ContactChange]) {
+        reader?.cancel()
+        reader = nil
+        if input >= 0 { close(input) }
+        input = -1
+        let child = pid
+        pid = 0
+        changes.append(contentsOf: sources.map { .removeSource($0) })
+        sources = []
+        // Reaped on a thread of its own: its output is closed, its exit is a moment away.
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        guard !stopped else { return }
+        logger.warning("contacts: \(helper) ended; GNOME's address books are read again in \(Int(pause)) s")
+        report(.evolutionDataServer(running: false))
+        scheduleRestart()
+    }
+
+    private func scheduleRestart() {
+        guard !stopped else { return }
+        // A helper that ran a while before ending starts the pauses over.
+        if DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds > 60_000_000_000 { pause = 1 }
+        let work = DispatchWorkItem { [weak self] in
+            guard let self else { return }
+            self.restart = nil
+            self.launch()
+        }
+        restart = work
+        queue.asyncAfter(deadline: .now() + pause, execute: work)
+        pause = min(pause * 2, 60)
+    }
+}

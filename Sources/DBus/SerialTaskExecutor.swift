@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs Swift concurrency jobs one at a time on a serial dispatch queue: the executor a
 /// long-running program gives its tasks (`Task(executorPreference:)`) so that it stays quiet
@@ -25,5 +28,20 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+extension SerialTaskExecutor {
+    /// Runs a program's work as its main task on `shared`, with the main thread parked in
+    /// `dispatchMain()`, and exits with status 0 when `body` returns (`body` exits by itself
+    /// otherwise). What a long-running program calls from a synchronous `static func main()`
+    /// instead of an async `main`, whose task starts on Swift concurrency's global executor and
+    /// with it the once-a-second worker-pool monitor.
+    public static func runMain(_ body: sending @escaping () async -> Void) -> Never {
+        Task(executorPreference: shared) {
+            await body()
+            exit(0)
+        }
+        dispatchMain()
     }
 }

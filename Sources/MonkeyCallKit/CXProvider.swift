@@ -12,6 +12,11 @@ import MonkeyCallAPI
 /// configuration: the delegate hears `providerDidReset` and then `providerDidBegin`.
 ///
 /// State lives on the bus connection's queue; the methods may be called from any thread.
+///
+/// An app that links MonkeyCallKit gains no periodic wake-up: the kit's tasks run on a serial
+/// executor of its own, not on Swift concurrency's default one, whose first job starts
+/// libdispatch's once-a-second monitor on Linux. The app's own tasks are its business; to stay
+/// quiet when idle, give them a serial executor too (`SerialTaskExecutor`, `runMain`).
 public final class CXProvider: @unchecked Sendable {
     /// The configuration the provider registers with (also on every re-registration).
     public let configuration: CXProviderConfiguration
@@ -22,6 +27,7 @@ public final class CXProvider: @unchecked Sendable {
     private let delegateLock = NSLock()
     private weak var delegateObject: (any CXProviderDelegate)?
     private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+    private static let orphanedCompletions = DispatchQueue(label: "MonkeyCallKit.provider.completions")
     /// The service said DidBegin while no delegate was set (it can, when the
     /// registration is quicker than the app's `setDelegate`): the next delegate hears it.
     private var beganUnheard = false
@@ -73,7 +79,7 @@ public final class CXProvider: @unchecked Sendable {
         self.connectionError = error
         let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
         jobs = continuation
-        worker = Task { [weak self] in
+        worker = Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [weak self] in
             for await job in stream {
                 guard let self else {
                     job.completion(.failure(CXError.invalidated))
@@ -135,7 +141,8 @@ public final class CXProvider: @unchecked Sendable {
     public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate, completion: @escaping @Sendable ((any Error)?) -> Void) {
         submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { [weak self] result in
             let error: (any Error)? = if case .failure(let error) = result { ErrorMapping.incoming(error) } else { nil }
-            let queue = self?.delegateLock.withLock { self?.delegateQueue } ?? DispatchQueue.global()
+            // A provider already gone: a serial queue, never a global one (see `SerialTaskExecutor.monkeyCallKit`).
+            let queue = self?.delegateLock.withLock { self?.delegateQueue } ?? CXProvider.orphanedCompletions
             queue.async { completion(error) }
         }
     }

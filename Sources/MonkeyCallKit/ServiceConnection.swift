@@ -31,7 +31,7 @@ final class ServiceConnection: @unchecked Sendable {
             ServiceConnection.forget(self)
             for listener in self.ownerListeners.values { listener("", "") }
         }
-        watching = Task { [connection] in
+        watching = Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [connection] in
             let subscription = try? await connection.subscribe(rule) { [weak self] message in
                 guard let self, let args = try? message.arguments(), args.count == 3,
                       case .string(let old) = args[1], case .string(let new) = args[2] else { return }

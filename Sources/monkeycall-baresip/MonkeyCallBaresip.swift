@@ -6,7 +6,7 @@ import MonkeyCallKit
 /// baresip as a MonkeyCall provider: SIP calls ring, are answered, held, muted
 /// and hung up from the desktop and the `monkeycall` CLI, and `sip:` links dial.
 @main
-struct MonkeyCallBaresip: AsyncParsableCommand {
+struct MonkeyCallBaresip: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycall-baresip",
         abstract: "Bridges the baresip SIP softphone to MonkeyCall.",
@@ -55,17 +55,21 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    /// Synchronous, with the main thread parked in `dispatchMain()`: no task of ours runs on Swift
+    /// concurrency's global executor (MonkeyCallKit's run on its own), so the idle bridge never
+    /// starts libdispatch's once-a-second worker-pool monitor.
+    func run() throws {
         let sipAccount: SIPAccount?
         do {
             sipAccount = try account.map(SIPAccount.init)
         } catch {
             throw ValidationError("\(error)")
         }
-        var baresip: BaresipProcess?
+        let baresip: BaresipProcess?
         let controlAddress: ControlAddress
         if let control {
             do { controlAddress = try ControlAddress(control) } catch { throw ValidationError("\(error)") }
+            baresip = nil
         } else if let sipAccount {
             controlAddress = ControlAddress(host: "127.0.0.1", port: try BaresipProcess.freeLoopbackPort())
             var configuration = BaresipConfiguration(account: sipAccount, password: try readPassword(), control: controlAddress)
@@ -97,21 +101,20 @@ struct MonkeyCallBaresip: AsyncParsableCommand {
         bridge.start()
 
         // SIGTERM, SIGINT: leave MonkeyCall and stop our baresip before exiting.
-        let (stopped, continuation) = AsyncStream.makeStream(of: Int32.self)
+        let signals = DispatchQueue(label: "monkeycall-baresip.signals")
         let sources = [SIGTERM, SIGINT].map { number in
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signals)
+            source.setEventHandler {
+                Log.say("Stopping (signal \(number)).")
+                bridge.stop()
+                baresip?.stop()
+                Foundation.exit(0)
+            }
             source.resume()
             return source
         }
-        for await number in stopped {
-            Log.say("Stopping (signal \(number)).")
-            break
-        }
-        sources.forEach { $0.cancel() }
-        bridge.stop()
-        baresip?.stop()
+        withExtendedLifetime(sources) { dispatchMain() }
     }
 
     private func readPassword() throws -> String? {

@@ -4,7 +4,7 @@ import MonkeyCallKit
 
 /// The seed's MonkeyCall sample on the Linux desktop: a pretend VOIP app on MonkeyCallKit.
 @main
-struct MonkeyCallDemo: AsyncParsableCommand {
+struct MonkeyCallDemo: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycall-demo",
         abstract: "The MonkeyCall sample app: a pretend VOIP app that places and takes calls through the MonkeyCall service.")
@@ -27,7 +27,9 @@ struct MonkeyCallDemo: AsyncParsableCommand {
     @Option(help: "Place a call from a monkeycall: link, e.g. monkeycall://alice.")
     var openURL: String?
 
-    func run() async throws {
+    /// Synchronous, with the main thread parked in `dispatchMain()`: the app's work runs on its
+    /// queue and MonkeyCallKit's tasks on the kit's own executor, so the idle app wakes no one.
+    func run() throws {
         let queue = DispatchQueue(label: "MonkeyCall.app")
         let network = SimulatedNetwork(connectAfter: connectAfter, connectedAfter: connectedAfter)
         let callManager = ActiveCallManager(queue: queue, busAddress: address)
@@ -46,9 +48,6 @@ struct MonkeyCallDemo: AsyncParsableCommand {
             queue.async { callManager.startCall(handle) }
         }
         // Runs until stopped.
-        while true {
-            try await Task.sleep(for: .seconds(3600))
-            _ = providerDelegate
-        }
+        withExtendedLifetime((callManager, providerDelegate)) { dispatchMain() }
     }
 }

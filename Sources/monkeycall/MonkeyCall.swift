@@ -3,7 +3,16 @@ import DBus
 import Foundation
 import MonkeyCallAPI
 
+/// Runs the command on `SerialTaskExecutor.shared`, not on Swift concurrency's global executor,
+/// whose first task starts libdispatch's once-a-second monitor: `monkeycall watch` runs for hours
+/// and must not wake the laptop when nothing happens.
 @main
+enum Program {
+    static func main() {
+        SerialTaskExecutor.runMain { await MonkeyCall.main() }
+    }
+}
+
 struct MonkeyCall: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycall",

@@ -73,15 +73,13 @@ struct Daemon: ParsableCommand {
         keepFreedMemoryReturnable()
         let daemon: Daemon
         do { daemon = try parse() } catch { exit(withError: error) }
-        Task(executorPreference: SerialTaskExecutor.shared) {
+        SerialTaskExecutor.runMain {
             do {
                 try await daemon.serve()
-                exit()
             } catch {
                 exit(withError: error)
             }
         }
-        dispatchMain()
     }
 
     /// glibc serves blocks of 128 KiB and more with mmap, and gives them back when they are freed,

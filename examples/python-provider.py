@@ -158,7 +158,7 @@ def start_service(bus):
         bus.activate_name_owner(SERVICE)
     except dbus.DBusException as error:
         say(f"the MonkeyCall service is not running ({error.get_dbus_name()}); start it with "
-            "scripts/run, or install it with scripts/install so that it starts by itself. Waiting for it.")
+            "scripts/run, or install it (the Debian package, or scripts/install) so that it starts by itself. Waiting for it.")
 
 
 def main():

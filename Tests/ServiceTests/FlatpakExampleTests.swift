@@ -6,7 +6,7 @@ import Testing
 
 /// `examples/python-provider.py` as a Flatpak runs it: in a bubblewrap sandbox with a
 /// `/.flatpak-info`, its only bus the socket of Flatpak's own `xdg-dbus-proxy --filter`, allowed
-/// what `examples/flatpak`'s manifest grants (`--talk-name=org.monkeycall.Telephony1`). It goes
+/// what `examples/flatpak`'s manifest fragment grants (`--talk-name=org.monkeycall.Telephony1`). It goes
 /// through a whole call; another process of the same app observes it once it has called
 /// `Manager.Subscribe`, and one that has not hears nothing.
 @Suite("The Python example as a Flatpak, behind xdg-dbus-proxy", .enabled(if: Sandbox.isProxyAvailable, "xdg-dbus-proxy or bwrap is missing"))
@@ -23,7 +23,11 @@ struct FlatpakExampleTests {
         let subscribed = try await observer.root(Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)
         #expect(subscribed.error == nil, "\(subscribed)")
 
-        let proxy = try await Sandbox.proxy(appID: Self.appID, bus: daemon.bus, talk: [Telephony1.busName])
+        // The proxy grants what examples/flatpak's manifest fragment grants, and nothing more.
+        let fragment = try String(contentsOf: Self.examples.appendingPathComponent("flatpak/monkeycall-finish-args.yml"), encoding: .utf8)
+        let talk = fragment.split(separator: "\n").filter { $0.hasPrefix("  - --talk-name=") }.map { String($0.dropFirst("  - --talk-name=".count)) }
+        #expect(talk == [Telephony1.busName], "\(fragment)")
+        let proxy = try await Sandbox.proxy(appID: Self.appID, bus: daemon.bus, talk: talk)
         defer { proxy.process.kill() }
         let script = Self.examples.appendingPathComponent("python-provider.py").path
         let app = try Sandbox.flatpak(appID: Self.appID, bus: daemon.bus, executable: "/usr/bin/python3",

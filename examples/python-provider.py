@@ -15,11 +15,14 @@ dbus-python and GLib from Debian (apt install python3-dbus python3-gi):
 - fulfils every action the user asks for (PerformAction -> FulfillAction);
   an outgoing call ("start") then starts connecting and connects, as a real
   network would, after short delays;
+- follows its calls' State (the Call objects' PropertiesChanged, which the
+  service sends to the provider that owns the call);
 - notes audio sessions, timed-out actions and a restart of the service, after
-  which it registers again.
+  which it registers again;
+- with --one-call, exits 0 once its first call has ended.
 
 usage: python-provider.py [--address BUS_ADDRESS] [--name NAME]
-                          [--incoming HANDLE] [--connect-after SECONDS]
+                          [--incoming HANDLE] [--connect-after SECONDS] [--one-call]
 """
 import argparse
 import uuid
@@ -38,10 +41,11 @@ def say(text):
 
 
 class Provider:
-    def __init__(self, bus, name, connect_after):
+    def __init__(self, bus, name, connect_after, on_call_ended=None):
         self.bus = bus
         self.name = name
         self.connect_after = connect_after
+        self.on_call_ended = on_call_ended
         self.path = None
         self.object = None
         self.registrations = 0
@@ -51,6 +55,9 @@ class Provider:
                                 ("DidActivateAudioSession", self.audio_on),
                                 ("DidDeactivateAudioSession", self.audio_off)]:
             bus.add_signal_receiver(handler, signal, PROVIDER, path_keyword="path")
+        # Its calls' changes come to it too (an observer of other calls would call Manager.Subscribe).
+        bus.add_signal_receiver(self.call_changed, "PropertiesChanged", "org.freedesktop.DBus.Properties",
+                                SERVICE, path_keyword="path")
         # When the service restarts, register again.
         bus.watch_name_owner(SERVICE, self.owner_changed)
 
@@ -113,6 +120,15 @@ class Provider:
             say(f"call {call} is over: {error.get_dbus_message()}")
             return False
 
+    def call_changed(self, interface, changed, invalidated, path=None):
+        if interface != SERVICE + ".Call" or "State" not in changed:
+            return
+        digits = path.rsplit("/", 1)[-1]
+        call = "-".join([digits[:8], digits[8:12], digits[12:16], digits[16:20], digits[20:]])
+        say(f"state {call} {changed['State']}")
+        if changed["State"] == "ended" and self.on_call_ended:
+            self.on_call_ended()
+
     def audio_on(self, path=None):
         if path == self.path:
             say("audio on")
@@ -142,7 +158,7 @@ def start_service(bus):
         bus.activate_name_owner(SERVICE)
     except dbus.DBusException as error:
         say(f"the MonkeyCall service is not running ({error.get_dbus_name()}); start it with "
-            "scripts/run, or install it with scripts/install so that it starts by itself. Waiting for it.")
+            "scripts/run, or install it (the Debian package, or scripts/install) so that it starts by itself. Waiting for it.")
 
 
 def main():
@@ -152,11 +168,13 @@ def main():
     parser.add_argument("--incoming", metavar="HANDLE", help="report an incoming call from HANDLE")
     parser.add_argument("--connect-after", type=float, default=1.0, metavar="SECONDS",
                         help="delay before an outgoing call connects, and again before connected")
+    parser.add_argument("--one-call", action="store_true", help="exit once the first call has ended")
     options = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.bus.BusConnection(options.address) if options.address else dbus.SessionBus()
-    provider = Provider(bus, options.name, options.connect_after)
+    loop = GLib.MainLoop()
+    provider = Provider(bus, options.name, options.connect_after, loop.quit if options.one_call else None)
     start_service(bus)
     if options.incoming:
         # Once registered (watch_name_owner calls back from the main loop).
@@ -165,7 +183,7 @@ def main():
                 return True
             return provider.report_incoming(options.incoming)
         GLib.timeout_add(50, incoming)
-    GLib.MainLoop().run()
+    loop.run()
 
 
 if __name__ == "__main__":

@@ -258,10 +258,11 @@ public final class Connection: @unchecked Sendable {
     }
 }
 
-/// Carries a value that is only used on the connection's queue across to it.
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
+/// Carries a value across to the one queue (or thread) that uses it: the project's one wrapper
+/// for what the compiler cannot check (C objects, closures and delegates kept on one queue).
+public struct UncheckedSendable<T>: @unchecked Sendable {
+    public let value: T
+    public init(_ value: T) { self.value = value }
 }
 
 /// Cancels a subscription or a watch when asked to, or when released.

@@ -187,7 +187,7 @@ public final class CXCallObserver: @unchecked Sendable {
             return (delegateObject, delegateQueue)
         }
         guard let changed, let delegate else { return }
-        let target = Unchecked(delegate)
+        let target = UncheckedSendable(delegate)
         queue.async { target.value.callObserver(self, callChanged: changed) }
     }
 }

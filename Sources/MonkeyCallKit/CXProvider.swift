@@ -111,7 +111,7 @@ public final class CXProvider: @unchecked Sendable {
             delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.provider.delegate")
             if let delegate, beganUnheard {
                 beganUnheard = false
-                let work = Unchecked((delegate, self))
+                let work = UncheckedSendable((delegate, self))
                 delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
             }
         }
@@ -121,7 +121,7 @@ public final class CXProvider: @unchecked Sendable {
     func deliverBegin() {
         delegateLock.withLock {
             guard let delegate = delegateObject else { beganUnheard = true; return }
-            let work = Unchecked((delegate, self))
+            let work = UncheckedSendable((delegate, self))
             delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
         }
     }
@@ -130,7 +130,7 @@ public final class CXProvider: @unchecked Sendable {
     func deliver(_ body: @escaping (any CXProviderDelegate) -> Void) {
         let (delegate, queue) = delegateLock.withLock { (delegateObject, delegateQueue) }
         guard let delegate else { return }
-        let work = Unchecked((delegate, body))
+        let work = UncheckedSendable((delegate, body))
         queue.async { work.value.1(work.value.0) }
     }
 
@@ -205,7 +205,7 @@ public final class CXProvider: @unchecked Sendable {
             return byTransaction.map { CXTransaction(uuid: $0.key, actions: $0.value) }
         }
         if serviceConnection.connection.isOnQueue { return collect() }
-        let box = Unchecked(collect)
+        let box = UncheckedSendable(collect)
         return serviceConnection.queue.sync { box.value() }
     }
 

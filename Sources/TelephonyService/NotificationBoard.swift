@@ -39,14 +39,14 @@ final class NotificationBoard: @unchecked Sendable {
         posted[notification.key] = (notification, ownerID)
         if notification.expiry != .never { rememberTransient(notification.key) }
         let key = notification.key
-        let event = UncheckedHandler(onEvent)
+        let event = UncheckedSendable(onEvent)
         notifier.post(notification) { [weak self, connection] happened in
             // From the notifier's thread back to the telephony queue.
             connection.onQueue {
                 guard let self else { return }
                 // Closed at the server: nothing is on screen under the key any more.
                 if !happened.isAction, self.posted[key]?.owner == ownerID { self.posted[key] = nil }
-                event.handler(happened)
+                event.value(happened)
             }
         }
     }
@@ -107,12 +107,6 @@ final class NotificationBoard: @unchecked Sendable {
 
 extension NotificationEvent {
     var isAction: Bool { if case .action = self { true } else { false } }
-}
-
-/// A handler that only ever runs on the service's queue, carried through the notifier's thread.
-private struct UncheckedHandler: @unchecked Sendable {
-    let handler: (NotificationEvent) -> Void
-    init(_ handler: @escaping (NotificationEvent) -> Void) { self.handler = handler }
 }
 
 /// Calls waiting for one of a few notifications, shared fairly between apps: every app's oldest

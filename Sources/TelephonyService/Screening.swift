@@ -1,4 +1,5 @@
 import CallDirectory
+import DBus
 import Foundation
 import Logging
 import TelephonyCore
@@ -241,7 +242,7 @@ final class Screening: @unchecked Sendable {
     /// Closes the provider's open update, if any, without applying it; its memory is freed on `storage`.
     func dropUpdate(of providerName: String) {
         guard let update = directories?.takeUpdate(providerName: providerName) else { return }
-        let box = UncheckedBox(update)
+        let box = UncheckedSendable(update)
         storage.async { box.value.cancel() }
     }
 
@@ -320,12 +321,6 @@ final class Screening: @unchecked Sendable {
         if settings.silenceUnknownCallers && !isFavorite && !isKnown() { return .silenced }
         return .ring
     }
-}
-
-/// A value handed to one other thread and used by it alone (an update being freed).
-struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// The file work of a directory write, which runs on the storage queue.

@@ -96,6 +96,9 @@ final class FolderSource: @unchecked Sendable {
             let ancestor = nearestExistingAncestor(of: root)
             let wd = inotify_add_watch(fd, ancestor, Self.ancestorMask | UInt32(IN_MASK_ADD))
             guard wd >= 0 else {
+                // The ancestor went between the look and the watch (`rm -r` of the folders above
+                // the root): look again from what is left, rather than stop following the root.
+                if errno == ENOENT || errno == ENOTDIR { continue }
                 logger.warning("contacts: cannot watch \(ancestor) for \(root) to appear: \(String(cString: strerror(errno)))")
                 return
             }

@@ -146,6 +146,30 @@ struct ContactTests {
         #expect(try await Self.waitUntilNamed("+442079460005", "", identify: Self.identify(user)))
     }
 
+    @Test("GNOME's address book through the daemon: a contact added with libebook while monkeycalld runs names the next ringing call, and is gone once removed (the shared evolution-data-server, read by the monkeycall-contacts helper beside monkeycalld)")
+    func gnomeContactNamesTheCaller() async throws {
+        let eds = try await SharedEDS.shared.value
+        // Alone with EDS: the test that stops it must not see this one activate it.
+        try await eds.exclusively {
+            let daemon = try await RunningDaemon(bus: eds.bus, environment: eds.environment)
+            let server = try await NotificationServer(address: eds.bus.address)
+            defer { server.stop() }
+            let user = try Connection(address: eds.bus.address)
+            defer { user.close() }
+            let app = try await TestProvider(bus: eds.bus, name: "Monkey", configuration: [:])
+            defer { app.connection.close() }
+            let uid = try await eds.contacts("add", "Grace GNOME", "020 7946 0150")
+            #expect(try await Self.waitUntilNamed("+442079460150", "Grace GNOME", timeout: .seconds(60), identify: Self.identify(user)))
+            let uuid = try await app.reportIncoming("+44 20 7946 0150")
+            #expect(await server.notified.next(timeout: .seconds(10)) { $0.body.hasPrefix("Grace GNOME\n") } != nil)
+            try await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
+            try await eds.contacts("remove", uid)
+            #expect(try await Self.waitUntilNamed("+442079460150", "", timeout: .seconds(60), identify: Self.identify(user)))
+            daemon.daemon.terminate()
+            #expect(await daemon.daemon.waitForExit() == 0)
+        }
+    }
+
     @Test("contacts are known callers: with SilenceUnknownCallers a contact rings and a stranger is silenced; with Do Not Disturb a contact rings only with DoNotDisturbAllowContacts")
     func contactsRingThroughScreening() async throws {
         let folder = try ContactFolder()

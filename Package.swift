@@ -72,12 +72,12 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
         .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         // Resources/ holds a Python provider that the end-to-end tests run.
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications"],
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications", "AddressBook"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),

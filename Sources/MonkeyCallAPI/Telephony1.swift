@@ -176,7 +176,7 @@ extension Telephony1 {
         public static let doNotDisturb = PropertySpec(interface, "DoNotDisturb", Bool.self, access: .readwrite, doc: """
             when true, incoming calls are refused with
             org.monkeycall.Telephony1.Error.FilteredByDoNotDisturb, except as
-            allowed by DoNotDisturbAllowFavorites and
+            allowed by DoNotDisturbAllowFavorites, DoNotDisturbAllowContacts and
             DoNotDisturbAllowRepeatedCalls. Persisted. Default false.
             A change that cannot be saved is undone and answers
             org.monkeycall.Telephony1.Error.SettingsUnavailable.
@@ -185,6 +185,15 @@ extension Telephony1 {
         public static let doNotDisturbAllowFavorites = PropertySpec(interface, "DoNotDisturbAllowFavorites", Bool.self, access: .readwrite, doc: """
             when true, calls from favorites still ring
             during Do Not Disturb. Persisted. Default true.
+            A change that cannot be saved is undone and answers
+            org.monkeycall.Telephony1.Error.SettingsUnavailable.
+            """)
+
+        public static let doNotDisturbAllowContacts = PropertySpec(interface, "DoNotDisturbAllowContacts", Bool.self, access: .readwrite, doc: """
+            when true, calls from contacts in the user's
+            address book (GNOME's address books, vCard folders) still ring during
+            Do Not Disturb, as iOS's "Allow calls from: All Contacts". Persisted.
+            Default false.
             A change that cannot be saved is undone and answers
             org.monkeycall.Telephony1.Error.SettingsUnavailable.
             """)
@@ -198,8 +207,9 @@ extension Telephony1 {
             """)
 
         public static let silenceUnknownCallers = PropertySpec(interface, "SilenceUnknownCallers", Bool.self, access: .readwrite, doc: """
-            when true, callers that are neither favorites nor
-            in recents are silenced: no ring, and the call is recorded as missed.
+            when true, callers that are neither favorites, nor
+            contacts in the user's address book, nor in recents are silenced: no
+            ring, and the call is recorded as missed.
             Persisted. Default false.
             A change that cannot be saved is undone and answers
             org.monkeycall.Telephony1.Error.SettingsUnavailable.
@@ -212,8 +222,8 @@ extension Telephony1 {
             is false), "notification-server" (the Inhibited property of the
             org.freedesktop.Notifications server, KDE Plasma's Do Not Disturb);
             "none" when none is. The desktop's sources hold calls back exactly as
-            DoNotDisturb does (FilteredByDoNotDisturb, with the same favorites and
-            repeated-call exceptions, recorded in Recents as filtered), follow
+            DoNotDisturb does (FilteredByDoNotDisturb, with the same favorites,
+            contacts and repeated-call exceptions, recorded in Recents as filtered), follow
             changes live, and are not followed when the daemon runs with
             the no-desktop-do-not-disturb option. Emits PropertiesChanged.
             """)
@@ -254,6 +264,7 @@ extension Telephony1 {
             version,
             doNotDisturb,
             doNotDisturbAllowFavorites,
+            doNotDisturbAllowContacts,
             doNotDisturbAllowRepeatedCalls,
             silenceUnknownCallers,
             doNotDisturbSource,
@@ -589,8 +600,11 @@ extension Telephony1 {
             """)
 
         public static let callerName = PropertySpec(interface, "CallerName", String.self, doc: """
-            the caller's name from the provider's update, else from
-            favorites, else the call directory's label, else "".
+            the caller's name as the user knows it: a favorite's
+            name, else a contact's in the user's address book, else the name in
+            the provider's update, else an enabled call directory's label, else "".
+            A sandboxed app reads back of its own call only what it supplied or
+            its own directory gave.
             """)
 
         public static let outgoing = PropertySpec(interface, "Outgoing", Bool.self, doc: """
@@ -774,11 +788,12 @@ extension Telephony1 {
             """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, APIError.settingsUnavailable.rawValue])
 
         public static let identify = MethodSpec(interface, "Identify", in: Arg("handle", String.self), out: Arg("label", String.self), Arg("blocked", Bool.self), doc: """
-            looks up a handle in the call directories and the block list.
-            Phone handles are normalised (for example "+1 (408) 555-5555" becomes
-            14085555555).
-            label: the identification label, or "" when none; blocked: whether a
-            call from the handle would be blocked.
+            looks up a handle as a call from it would be named
+            and screened. Phone handles are normalised (for example
+            "+1 (408) 555-5555" becomes 14085555555).
+            label: the caller's name (a favorite, else a contact in the user's
+            address book, else an enabled call directory's label), or "" when
+            none; blocked: whether a call from the handle would be blocked.
             """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
 
         public static let listDirectories = MethodSpec(interface, "ListDirectories", out: Arg("directories", [DirectorySummary].self), doc: """

@@ -71,6 +71,7 @@ final class ManagerObject: ServiceObject {
         typealias Manager = Telephony1.Manager
         let settings: [(PropertySpec<Bool>, WritableKeyPath<ScreeningSettings, Bool>)] = [
             (Manager.doNotDisturb, \.doNotDisturb), (Manager.doNotDisturbAllowFavorites, \.doNotDisturbAllowFavorites),
+            (Manager.doNotDisturbAllowContacts, \.doNotDisturbAllowContacts),
             (Manager.doNotDisturbAllowRepeatedCalls, \.doNotDisturbAllowRepeatedCalls), (Manager.silenceUnknownCallers, \.silenceUnknownCallers),
         ]
         return settings.map { spec, keyPath in

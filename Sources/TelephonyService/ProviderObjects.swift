@@ -108,8 +108,10 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
     private func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
         guard let handle = update.handle else { return }
         let favorite = context.favoriteNames[handle.value]
-        let verdict = context.screening.screen(handle.value, isFavorite: favorite != nil, isKnown: context.history?.knows(handle: handle.value) == true,
-                                               now: context.switchboard.clock.now)
+        // Contacts count as known callers, as on iOS; an address book still being read only knows fewer.
+        let contact = context.contactName(of: handle)
+        let verdict = context.screening.screen(handle.value, isFavorite: favorite != nil, isContact: contact != nil,
+                                               isKnown: context.history?.knows(handle: handle.value) == true, now: context.switchboard.clock.now)
         let name = context.callerName(of: handle, supplied: update.localizedCallerName)
         switch verdict {
         case .ring:

@@ -8,6 +8,8 @@ import TelephonyCore
 struct ScreeningSettings: Codable, Equatable, Sendable {
     var doNotDisturb = false
     var doNotDisturbAllowFavorites = true
+    /// iOS's "Allow calls from: All Contacts": off unless the user turns it on.
+    var doNotDisturbAllowContacts = false
     var doNotDisturbAllowRepeatedCalls = true
     var silenceUnknownCallers = false
     var blockList = BlockList()
@@ -36,6 +38,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
         let defaults = ScreeningSettings()
         doNotDisturb = value(.doNotDisturb, defaults.doNotDisturb)
         doNotDisturbAllowFavorites = value(.doNotDisturbAllowFavorites, defaults.doNotDisturbAllowFavorites)
+        doNotDisturbAllowContacts = value(.doNotDisturbAllowContacts, defaults.doNotDisturbAllowContacts)
         doNotDisturbAllowRepeatedCalls = value(.doNotDisturbAllowRepeatedCalls, defaults.doNotDisturbAllowRepeatedCalls)
         silenceUnknownCallers = value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
         pausesMediaDuringCalls = value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
@@ -308,17 +311,20 @@ final class Screening: @unchecked Sendable {
     }
 
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
-    func screen(_ handle: String, isFavorite: Bool, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
+    /// `isContact`: the caller is in the user's address book (known, and let through Do Not
+    /// Disturb when `doNotDisturbAllowContacts`); `isKnown`: the caller is in Recents.
+    func screen(_ handle: String, isFavorite: Bool, isContact: Bool = false, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
         let key = PhoneNumber.key(handle) ?? handle.lowercased()
         let previous = attempts.record(key, at: now)
         if isBlocked(handle) { return .blocked }
         // The desktop's Do Not Disturb has the same exceptions as ours.
         if doNotDisturbSource != .none {
             let favoriteLetThrough = isFavorite && settings.doNotDisturbAllowFavorites
+            let contactLetThrough = isContact && settings.doNotDisturbAllowContacts
             let repeatLetThrough = settings.doNotDisturbAllowRepeatedCalls && previous != nil
-            if !favoriteLetThrough && !repeatLetThrough { return .filtered }
+            if !favoriteLetThrough && !contactLetThrough && !repeatLetThrough { return .filtered }
         }
-        if settings.silenceUnknownCallers && !isFavorite && !isKnown() { return .silenced }
+        if settings.silenceUnknownCallers && !isFavorite && !isContact && !isKnown() { return .silenced }
         return .ring
     }
 }

@@ -1,3 +1,4 @@
+import AddressBook
 import DBus
 import Logging
 import MonkeyCallAPI
@@ -19,15 +20,19 @@ final class ServiceContext: @unchecked Sendable {
     let logger: Logger
     /// Which app opens each link scheme.
     let linkClaims: LinkClaims
+    /// The user's contacts (GNOME's address books, vCard folders); nil without one. Read from any
+    /// thread through immutable snapshots: a lookup never waits on indexing or EDS.
+    let addressBook: AddressBook?
 
     init(connection: Connection, options: ServiceOptions, switchboard: Switchboard, screening: Screening,
-         history: HistoryStore?, historyProblem: String?, logger: Logger) {
+         history: HistoryStore?, historyProblem: String?, addressBook: AddressBook?, logger: Logger) {
         self.connection = connection
         self.options = options
         self.switchboard = switchboard
         self.screening = screening
         self.history = history
         self.historyProblem = historyProblem
+        self.addressBook = addressBook
         self.logger = logger
         linkClaims = LinkClaims(folder: options.dataDirectory, logger: logger)
     }
@@ -35,19 +40,27 @@ final class ServiceContext: @unchecked Sendable {
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
 
-    /// The name the user sees and host apps read: the user's own names first (a favorite), else
-    /// the name the app supplied, else an enabled call directory's label.
+    /// The name the user sees and host apps read: the user's own names first (a favorite, else a
+    /// contact), else the name the app supplied, else an enabled call directory's label.
     func callerName(of call: Call) -> String { callerName(of: call.handle, supplied: call.callerName) }
 
     func callerName(of handle: Handle, supplied: String?) -> String {
         if let favorite = favoriteNames[handle.value] { return favorite }
+        if let contact = contactName(of: handle) { return contact }
         if let supplied, !supplied.isEmpty { return supplied }
         return screening.label(for: handle.value) ?? ""
     }
 
+    /// The contact in the user's address book with this number, as far as it has been read; nil for
+    /// an email address or a number no contact has.
+    func contactName(of handle: Handle) -> String? {
+        guard let addressBook, handle.type != .emailAddress else { return nil }
+        return addressBook.name(forHandle: handle.value)
+    }
+
     /// The name the app that owns a call reads back when it is sandboxed: only what it supplied or
-    /// its own directory gave, never the user's names or another app's directory (which it could
-    /// otherwise read out by reporting a call from any number).
+    /// its own directory gave, never the user's names (favorites, contacts) or another app's
+    /// directory (which it could otherwise read out by reporting a call from any number).
     func callerNameForOwningApp(of call: Call) -> String {
         if !call.callerName.isEmpty { return call.callerName }
         return screening.label(for: call.handle.value, inDirectoryOf: call.appKey) ?? ""
@@ -76,7 +89,8 @@ final class ServiceContext: @unchecked Sendable {
                 guard let self, let failure else { return answer(nil) }
                 if failure.undone {
                     typealias Manager = Telephony1.Manager
-                    rootChanged([Manager.doNotDisturb, Manager.doNotDisturbAllowFavorites, Manager.doNotDisturbAllowRepeatedCalls,
+                    rootChanged([Manager.doNotDisturb, Manager.doNotDisturbAllowFavorites, Manager.doNotDisturbAllowContacts,
+                                 Manager.doNotDisturbAllowRepeatedCalls,
                                  Manager.silenceUnknownCallers, Manager.pausesMediaDuringCalls, Manager.doNotDisturbSource,
                                  Telephony1.CallDirectory.blockedHandles])
                 }

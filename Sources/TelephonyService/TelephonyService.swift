@@ -1,3 +1,4 @@
+import AddressBook
 import DBus
 import MonkeyCallAPI
 import Foundation
@@ -25,6 +26,10 @@ public struct ServiceOptions: Sendable {
     /// Calls that are up have an ongoing-call notification (unless the user's `ShowsCallControls`
     /// says no); false turns it off for good.
     public var showsCallControls = true
+    /// Callers are named from the user's address book (`AddressBook.Configuration.standard`: GNOME's
+    /// address books, KPeople's vCard store, `monkeycalld --contacts` folders), read in the
+    /// background from `start()`. Nil: no address book (the default, as in-process tests want).
+    public var addressBook: AddressBook.Configuration?
     public init() {}
 }
 
@@ -83,8 +88,12 @@ public final class TelephonyService: @unchecked Sendable {
         switchboardOptions.ringTimeout = options.ringTimeout
         switchboardOptions.limits = options.limits
         let switchboard = Switchboard(clock: clock ?? DispatchClock(queue: connection.queue), options: switchboardOptions)
+        let addressBook = options.addressBook.map { configuration in
+            let counted = ContactCount()
+            return AddressBook(configuration: configuration, logger: logger) { event in Self.log(event, counted, logger: logger) }
+        }
         let context = ServiceContext(connection: connection, options: options, switchboard: switchboard, screening: screening,
-                                     history: history, historyProblem: problem, logger: logger)
+                                     history: history, historyProblem: problem, addressBook: addressBook, logger: logger)
         self.context = context
         controller = CallControllerInterface(context: context)
         directories = DirectoryInterfaces(context: context, notifier: notifier)
@@ -131,6 +140,9 @@ public final class TelephonyService: @unchecked Sendable {
     /// Exports the objects, then takes the well-known name (in that order, so
     /// that no early call finds nothing). Throws `nameTaken` when another owner keeps it.
     public func start() async throws {
+        // First, for a head start (a D-Bus activation's first call comes right after the name): read in
+        // the background, so it returns at once, and until a source is read its callers have no name.
+        context.addressBook?.start()
         do {
             try await context.history?.load()
         } catch {
@@ -154,6 +166,7 @@ public final class TelephonyService: @unchecked Sendable {
         // Never replaceable: any app on the bus could otherwise take the name and play the service.
         let result = try await connection.requestName(Telephony1.busName, allowReplacement: false)
         guard result == .primaryOwner || result == .alreadyOwner else {
+            context.addressBook?.stop()
             throw StartError.nameTaken(owner: try? await connection.nameOwner(Telephony1.busName))
         }
         // Only now: a second instance that did not get the name must not touch the first one's files.
@@ -171,6 +184,8 @@ public final class TelephonyService: @unchecked Sendable {
             if !told.isEmpty { logger.info("stopping: the calls still up have ended; \(told.count) app(s) told") }
         }
         try? await connection.releaseName(Telephony1.busName)
+        // GNOME's address-book helper exits; the index stays for the calls still being recorded.
+        context.addressBook?.stop()
         // Stopped during a call: the music it paused plays again.
         await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }
         await settleMedia()
@@ -191,9 +206,29 @@ public final class TelephonyService: @unchecked Sendable {
         await mediaPause.settle()
     }
 
+    /// What the address book tells, on its own queue: problems are logged by the book itself.
+    private static func log(_ event: AddressBookEvent, _ counted: ContactCount, logger: Logger) {
+        switch event {
+        case .sourceReady(let source):
+            logger.info("contacts: \(source) read; \(counted.contacts) contacts with a number in all")
+        case .evolutionDataServer(let running):
+            logger.info("contacts: evolution-data-server \(running ? "is running: reading GNOME's address books" : "is not running")")
+        case .changed(let snapshot):
+            counted.contacts = snapshot.contactCount
+            logger.debug("contacts: \(snapshot.contactCount) contacts, \(snapshot.numberCount) numbers")
+        case .problem:
+            break
+        }
+    }
+
     /// Every event of the switchboard goes to every observer, on the connection's queue.
     private func notify(_ event: SwitchboardEvent) {
         dispatchPrecondition(condition: .onQueue(connection.queue))
         for observer in observers { observer.observe(event) }
     }
+}
+
+/// The address book's latest count, for its log lines: touched only on the address book's queue.
+private final class ContactCount: @unchecked Sendable {
+    var contacts = 0
 }

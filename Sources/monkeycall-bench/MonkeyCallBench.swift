@@ -31,6 +31,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, and ReportNewIncomingCall → Notify against Ping, to compare builds.")
     var floor = false
 
+    @Flag(help: "Instead of the figures: only the address book's (10,000 contacts indexed at start, incoming calls from contacts against a daemon without, idle RSS with 1,000).")
+    var contacts = false
+
     @Option(help: "Call lifecycles in the soak (default: 1000000), or of each kind with --floor (default: 2000).")
     var lifecycles: Int?
 
@@ -39,7 +42,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
-        guard [soak, queue, floor].filter({ $0 }).count <= 1 else { throw ValidationError("--soak, --queue and --floor are separate runs") }
+        guard [soak, queue, floor, contacts].filter({ $0 }).count <= 1 else { throw ValidationError("--soak, --queue, --floor and --contacts are separate runs") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -54,6 +57,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
         var directoryPerKind: Int
         var recordings: Int
         var idleWindow: Duration
+        /// The address book: contacts in the vCard folder, rounds of calls on each daemon, calls a round.
+        var contacts = 10_000
+        var contactRounds: Int
+        var contactCalls: Int
 
         init(quick: Bool, iterations: Int?) {
             roundTrips = iterations ?? (quick ? 200 : 2000)
@@ -66,6 +73,8 @@ struct MonkeyCallBench: AsyncParsableCommand {
             directoryPerKind = quick ? 200_000 : 10_000_000
             recordings = quick ? 200 : 2000
             idleWindow = quick ? .seconds(10) : .seconds(60)
+            contactRounds = quick ? 4 : 10
+            contactCalls = quick ? 25 : 50
         }
     }
 
@@ -80,6 +89,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
+        if contacts {
+            progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
+            let result = try await ContactsPhase.measure(executable: path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions,
+                                                         contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
+            print((["MonkeyCall address book: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + ContactsPhase.render(result)).joined(separator: "\n"))
+            return
+        }
         if floor {
             try await withFullRunDaemon(path, counts) { service in
                 let count = lifecycles ?? 2000
@@ -184,8 +201,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
         progress("memory: \(counts.memoryProviders) providers, \(counts.memoryCalls) ringing calls")
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
+
+        progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
+        let contacts = try await ContactsPhase.measure(executable: path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions,
+                                                       contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
         return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, subscribers: subscribers, notifications: notifications, recents: recents, directory: directory,
-                      stall: stall, lock: lock, memory: memory)
+                      stall: stall, lock: lock, memory: memory, contacts: contacts)
     }
 
     private func measureQueue(_ service: DaemonUnderTest, _ counts: Counts) async throws -> (StallResult, LockResult) {

@@ -17,7 +17,11 @@ enum NotificationLatency {
         var ratio: Double { notify.median / ping.median }
     }
 
-    static func measure(address: String, count: Int) async throws -> Result {
+    /// `handle`: the caller of call `index`; `shown`: the first line of its notification's body
+    /// (the caller's name, else the handle).
+    static func measure(address: String, count: Int, handle: @escaping (Int) -> String = { "caller\($0)" },
+                        shown: ((Int) -> String)? = nil) async throws -> Result {
+        let shown = shown ?? handle
         let server = try await NotificationServer(address: address)
         defer { server.stop() }
         let app = try Connection(address: address)
@@ -36,9 +40,10 @@ enum NotificationLatency {
             _ = try await app.ping(Telephony1.busName)
             if index >= warmUp { pings.append((ContinuousClock.now - pinged).microseconds) }
             let start = ContinuousClock.now
-            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("caller\(index)")], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string(handle(index))], at: path)
             // The notification of this call (a server that appeared may first get the calls still ringing).
-            guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body == "caller\(index)" }) else {
+            let expected = shown(index)
+            guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body.split(separator: "\n").first == Substring(expected) }) else {
                 throw BenchError("no Notify reached the notification server within 10 s")
             }
             if index >= warmUp { samples.append((shown.receivedAt - start).microseconds) }

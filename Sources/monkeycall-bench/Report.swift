@@ -21,6 +21,7 @@ struct Report {
     let stall: StallResult
     let lock: LockResult
     let memory: MemoryResult
+    let contacts: ContactsPhase.Result
 
     /// Context switches of the idle daemon's threads by kind, with its RSS at the end of the window.
     private static func render(_ idle: IdleResult, title: String, when: String) -> [String] {
@@ -59,6 +60,7 @@ struct Report {
 
         lines += subscribers.render() + [""]
         lines += Self.renderNotifications(notifications) + [""]
+        lines += ContactsPhase.render(contacts)
 
         var history = Table(["recents", "count", "median µs", "p99 µs", "ratio"])
         history.add(["Recents.List(50) over \(recents.rows) rows", "\(recents.list.sorted.count)", fixed(recents.list.median, 1),

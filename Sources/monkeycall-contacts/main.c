@@ -325,8 +325,9 @@ static gboolean stdin_ready(gint fd, GIOCondition condition, gpointer data) {
 }
 
 int main(void) {
-    /* Dies with the daemon even if stdin were somehow kept open elsewhere. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* No PR_SET_PDEATHSIG: its "parent" is the thread that spawned us, a libdispatch worker of the
+     * daemon that exits when idle, which killed the helper seconds after every start (and the
+     * daemon started it again, on a timer). stdin's end is the daemon's death: its pipe closes. */
     if (getppid() == 1) return 0;
     signal(SIGPIPE, SIG_IGN);
     static char out[65536];

@@ -4,15 +4,48 @@ import Foundation
 import MonkeyCallAPI
 
 struct DND: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "dnd", abstract: "Do Not Disturb: on, off or status.")
+    static let configuration = CommandConfiguration(
+        commandName: "dnd", abstract: "Do Not Disturb: on, off or status; allow or disallow calls from contacts or favorites while it is on.",
+        discussion: "monkeycall dnd allow contacts: contacts in your address book ring during Do Not Disturb (iOS's \"Allow calls from: All Contacts\"); "
+            + "favorites ring unless you disallow them.")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "on, off or status.") var state: Switch = .status
+    @Argument(help: "on, off, status, allow or disallow.") var state: Switch = .status
+    @Argument(help: "With allow or disallow: contacts, favorites or repeated-calls (a second call within 3 minutes).") var who: Exception?
 
-    enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off, status }
+    enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off, status, allow, disallow }
+
+    /// Who rings during Do Not Disturb.
+    enum Exception: String, ExpressibleByArgument, CaseIterable {
+        case contacts, favorites
+        case repeatedCalls = "repeated-calls"
+
+        var property: PropertySpec<Bool> {
+            switch self {
+            case .contacts: Telephony1.Manager.doNotDisturbAllowContacts
+            case .favorites: Telephony1.Manager.doNotDisturbAllowFavorites
+            case .repeatedCalls: Telephony1.Manager.doNotDisturbAllowRepeatedCalls
+            }
+        }
+    }
+
+    func validate() throws {
+        switch (state, who) {
+        case (.allow, nil), (.disallow, nil):
+            throw ValidationError("say whom to \(state.rawValue): \(Exception.allCases.map(\.rawValue).joined(separator: ", "))")
+        case (.on, _?), (.off, _?), (.status, _?):
+            throw ValidationError("'\(who!.rawValue)' goes with allow or disallow: monkeycall dnd allow \(who!.rawValue)")
+        default:
+            break
+        }
+    }
 
     func run() async throws {
         let client = try await ServiceClient(bus)
-        if state != .status { try await client.set(Telephony1.Manager.doNotDisturb, state == .on) }
+        switch state {
+        case .on, .off: try await client.set(Telephony1.Manager.doNotDisturb, state == .on)
+        case .allow, .disallow: try await client.set(who!.property, state == .allow)
+        case .status: break
+        }
         let properties = try await client.allProperties(of: Telephony1.Manager.interface)
         func flag(_ property: PropertySpec<Bool>) -> String { properties[property] == true ? "on" : "off" }
         let source = properties[Telephony1.Manager.doNotDisturbSource] ?? ""
@@ -25,7 +58,9 @@ struct DND: AsyncParsableCommand {
         case "none": "off"
         default: "on, from \(Output.clean(source))"
         }
-        print("Do Not Disturb: \(state) (favorites ring: \(flag(Telephony1.Manager.doNotDisturbAllowFavorites)), "
+        // An older service without contacts says nothing of them.
+        let contacts = properties[Telephony1.Manager.doNotDisturbAllowContacts] == nil ? "" : "contacts ring: \(flag(Telephony1.Manager.doNotDisturbAllowContacts)), "
+        print("Do Not Disturb: \(state) (favorites ring: \(flag(Telephony1.Manager.doNotDisturbAllowFavorites)), \(contacts)"
               + "repeated calls ring: \(flag(Telephony1.Manager.doNotDisturbAllowRepeatedCalls)))")
         if source != "monkeycall" && source != "none" && !source.isEmpty {
             print("MonkeyCall's own Do Not Disturb: \(flag(Telephony1.Manager.doNotDisturb))")
@@ -74,7 +109,7 @@ struct Block: AsyncParsableCommand {
 }
 
 struct Identify: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Who is this caller: the call directories' label, and whether they are blocked.")
+    static let configuration = CommandConfiguration(abstract: "Who is this caller: your favorite's or contact's name, else the call directories' label; and whether they are blocked.")
     @OptionGroup var bus: BusOptions
     @Argument(help: "A handle or number.") var handle: String
 

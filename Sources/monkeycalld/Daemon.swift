@@ -1,3 +1,4 @@
+import AddressBook
 import ArgumentParser
 import CMalloc
 import DBus
@@ -54,6 +55,14 @@ struct Daemon: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Honour the desktop's Do Not Disturb (GNOME's, the notification server's Inhibited) as well as ours.")
     var desktopDoNotDisturb = true
 
+    @Option(help: ArgumentHelp("A folder of vCard files (*.vcf, at any depth: a vdir, as vdirsyncer and khard keep) whose contacts name callers, "
+                               + "besides GNOME's address books and KPeople's $XDG_DATA_HOME/kpeoplevcard; followed while the daemon runs (repeatable).",
+                               valueName: "folder"))
+    var contacts: [String] = []
+
+    @Flag(inversion: .prefixedNo, help: "Name callers from the user's address book (GNOME's contacts, vCard folders); contacts also ring through Silence Unknown Callers.")
+    var addressBook = true
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -63,6 +72,7 @@ struct Daemon: ParsableCommand {
         guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
         guard recentsLimit >= 1 else { throw ValidationError("--recents-limit must be 1 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
+        guard addressBook || contacts.isEmpty else { throw ValidationError("--contacts needs the address book: drop --no-address-book") }
     }
 
     /// Parses the command line, then serves with every task on `SerialTaskExecutor.shared` and the
@@ -133,6 +143,12 @@ struct Daemon: ParsableCommand {
         options.showsCallControls = callControls
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
+        // Relative folders as the user meant them: from where the daemon was started.
+        let folders = contacts.map { URL(fileURLWithPath: $0, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path }
+        // GNOME's address books are read by a helper on the bus we are on, however it was found.
+        var helperEnvironment = ProcessInfo.processInfo.environment
+        helperEnvironment["DBUS_SESSION_BUS_ADDRESS"] = connection.address
+        options.addressBook = addressBook ? .standard(contactFolders: folders, environment: helperEnvironment) : nil
         // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address
         // from the environment: the bus we are on, however it was found.
         setenv("DBUS_SESSION_BUS_ADDRESS", connection.address, 1)

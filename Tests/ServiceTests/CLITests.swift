@@ -313,7 +313,7 @@ struct CLITests {
             #expect(version.status == 0 && version.stdout == Release.description(of: program) + "\n", "\(version.stdout)\(version.stderr)")
         }
         let maybe = try await daemon.cli("dnd", "maybe")
-        #expect(maybe.status != 0 && maybe.stderr.contains("'on', 'off' or 'status'"), "\(maybe.stderr)")
+        #expect(maybe.status != 0 && maybe.stderr.contains("'on', 'off', 'status', 'allow' or 'disallow'"), "\(maybe.stderr)")
 
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
         let uuid = try await app.reportIncoming("alice")
@@ -332,7 +332,7 @@ struct CLITests {
         }
         let subcommands = try await complete("")
         #expect(["calls", "dial", "answer", "watch", "directory"].allSatisfy(subcommands.contains), "\(subcommands)")
-        #expect(try await complete("dnd ").sorted() == ["off", "on", "status"])
+        #expect(try await complete("dnd ").sorted() == ["allow", "disallow", "off", "on", "status"])
         #expect(try await complete("answer ") == [uuid])
         #expect(try await complete("dial bob --provider ") == ["Monkey"])
     }

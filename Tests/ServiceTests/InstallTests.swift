@@ -90,6 +90,12 @@ struct InstallTests {
         // The app's first call starts monkeycalld.
         let app = try await TestProvider(bus: bus, name: "Monkey", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
         #expect(try await probe.nameOwner(Telephony1.busName) != nil)
+        // It reads GNOME's address books through the helper installed for it in libexec/monkeycall.
+        let helper = prefix.appendingPathComponent("libexec/monkeycall/monkeycall-contacts").path
+        #expect(FileManager.default.isExecutableFile(atPath: helper))
+        let helperDeadline = ContinuousClock.now + .seconds(10)
+        while !Self.runningExecutables().contains(helper), ContinuousClock.now < helperDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(Self.runningExecutables().contains(helper), "the installed daemon did not start \(helper)")
 
         // Links ask first: the user presses Call on the notification.
         let notifications = try await NotificationServer(address: bus.address)
@@ -171,5 +177,11 @@ struct InstallTests {
         #expect(uninstall.stdout.contains("tel: links go to other-phone.desktop again"), "\(uninstall.stdout)")
         #expect(try await query("tel") == "other-phone.desktop")
         #expect(try await query("sip") == "")
+    }
+
+    /// What every process of this user runs (`/proc/PID/exe`).
+    static func runningExecutables() -> Set<String> {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return Set(pids.filter { $0.allSatisfy(\.isNumber) }.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\($0)/exe") })
     }
 }

@@ -99,6 +99,10 @@ final class EDSSource: @unchecked Sendable {
         // Our ends are not inherited by anything else the daemon starts.
         _ = fcntl(toChild[1], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fromChild[0], F_SETFD, FD_CLOEXEC)
+        // Close-on-exec: a program the daemon starts meanwhile (an app, xdg-open) must not keep the
+        // helper's stdin open, or the helper would outlive the daemon. The dup2 onto 0 and 1 clears
+        // it for the helper. (Glibc's module has no pipe2: the flag is set right after.)
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

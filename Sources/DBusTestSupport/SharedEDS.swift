@@ -53,15 +53,34 @@ public final class SharedEDS: Sendable {
 
     /// Stops the registry and the address-book factory (SIGTERM), as a crash or a logout would.
     /// Call it only inside `exclusively`: other tests expect EDS to stay up while they run.
+    /// The registry first: a factory that dies while the registry runs is a crash, and a reader
+    /// opens its books again, which activates a new factory (and with it a new registry).
     public func stopEDS() async throws {
-        for name in ["org.gnome.evolution.dataserver.AddressBook10", "org.gnome.evolution.dataserver.Sources5"] {
+        for name in ["org.gnome.evolution.dataserver.Sources5", "org.gnome.evolution.dataserver.AddressBook10"] {
             let reply = try await ChildProcess.run("/usr/bin/dbus-send", [
                 "--bus=" + bus.address, "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                 "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:" + name,
             ])
             guard reply.status == 0, let pid = reply.stdout.split(separator: " ").last.flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else { continue }
             kill(pid, SIGTERM)
+            // Gone from the bus before the next is stopped: a registry still shutting down when the
+            // factory dies would have a reader open its books again.
+            try await waitUntilUnowned(name)
         }
+    }
+
+    /// Waits until `name` has no owner on the bus (10 s at most).
+    private func waitUntilUnowned(_ name: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let reply = try await ChildProcess.run("/usr/bin/dbus-send", [
+                "--bus=" + bus.address, "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner", "string:" + name,
+            ])
+            if reply.stdout.contains("boolean false") { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestSupportError("\(name) still has an owner 10 s after SIGTERM")
     }
 
     /// Runs `body` while no other test holds EDS: one that stops and starts it must not meet

@@ -49,7 +49,7 @@ private func card(_ name: String, _ tels: String...) -> String {
         try FileManager.default.removeItem(atPath: home.path + "/data")
         #expect(await book.waitForName("+44 20 7946 0010", nil))
         try home.write("data/kpeoplevcard/y.vcf", card("Again", "+44 20 7946 0011"))
-        #expect(await book.waitForName("+44 20 7946 0011", "Again"))
+        #expect(await book.waitForName("+44 20 7946 0011", "Again"), "events: \(book.events.all)")
     }
 
     /// A measurement, not a check: 10,000 files and a million lookups take a core for a while, so

@@ -138,19 +138,27 @@ extension Telephony1 {
             /// `type`: `single-tone`, `soft-pause` or `hard-pause`.
             case playDTMF(digits: String, type: String)
 
-            public var name: String {
+            /// The kinds' names on the bus, spelled once.
+            public enum Name: String, CaseIterable, Sendable {
+                case start, answer, end
+                case setHeld = "set-held", setMuted = "set-muted", setGroup = "set-group", playDTMF = "play-dtmf"
+            }
+
+            public var kindName: Name {
                 switch self {
-                case .start: "start"
-                case .answer: "answer"
-                case .end: "end"
-                case .setHeld: "set-held"
-                case .setMuted: "set-muted"
-                case .setGroup: "set-group"
-                case .playDTMF: "play-dtmf"
+                case .start: .start
+                case .answer: .answer
+                case .end: .end
+                case .setHeld: .setHeld
+                case .setMuted: .setMuted
+                case .setGroup: .setGroup
+                case .playDTMF: .playDTMF
                 }
             }
 
-            public static let names = ["start", "answer", "end", "set-held", "set-muted", "set-group", "play-dtmf"]
+            public var name: String { kindName.rawValue }
+
+            public static let names = Name.allCases.map(\.rawValue)
         }
 
         public var callUUID: String
@@ -172,19 +180,20 @@ extension Telephony1 {
                 guard let value else { throw DBusError.invalidArgs("\(name) action needs '\(key)' (\(T.dbusSignature))") }
                 return value
             }
+            guard let kindName = Kind.Name(rawValue: name) else {
+                throw DBusError.invalidArgs("unknown action kind '\(name.prefix(64))' (\(Kind.names.joined(separator: ", ")))")
+            }
             let kind: Kind
-            switch name {
-            case "start":
+            switch kindName {
+            case .start:
                 kind = .start(handle: try required(args.handle, Key.handle), handleType: args.handleType ?? HandleTypes.generic,
                               video: args.video ?? false, contactIdentifier: args.contactIdentifier ?? "", provider: args.provider)
-            case "answer": kind = .answer
-            case "end": kind = .end
-            case "set-held": kind = .setHeld(try required(args.onHold, Key.onHold))
-            case "set-muted": kind = .setMuted(try required(args.muted, Key.muted))
-            case "set-group": kind = .setGroup(with: try required(args.groupWith, Key.groupWith))
-            case "play-dtmf": kind = .playDTMF(digits: try required(args.digits, Key.digits), type: args.type ?? "single-tone")
-            default:
-                throw DBusError.invalidArgs("unknown action kind '\(name.prefix(64))' (\(Kind.names.joined(separator: ", ")))")
+            case .answer: kind = .answer
+            case .end: kind = .end
+            case .setHeld: kind = .setHeld(try required(args.onHold, Key.onHold))
+            case .setMuted: kind = .setMuted(try required(args.muted, Key.muted))
+            case .setGroup: kind = .setGroup(with: try required(args.groupWith, Key.groupWith))
+            case .playDTMF: kind = .playDTMF(digits: try required(args.digits, Key.digits), type: args.type ?? "single-tone")
             }
             self.init(callUUID: try required(args.callUUID, Key.callUUID), kind: kind, transactionUUID: args.transactionUUID)
         }

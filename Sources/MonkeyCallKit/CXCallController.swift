@@ -43,7 +43,7 @@ public final class CXCallController: @unchecked Sendable {
     /// Requests `transaction`; `completion` runs on the controller's queue with nil once it is accepted.
     public func request(_ transaction: CXTransaction, completion: @escaping @Sendable ((any Error)?) -> Void) {
         let queue = completionQueue
-        Task(executorPreference: SerialTaskExecutor.monkeyCallKit) {
+        Task(executorPreference: serviceConnection?.tasks ?? SerialTaskExecutor.monkeyCallKit) {
             do {
                 try await self.request(transaction)
                 queue.async { completion(nil) }

@@ -55,7 +55,7 @@ public final class CXCallObserver: @unchecked Sendable {
 
     private func start() {
         guard let serviceConnection else { return }
-        Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [weak self] in
+        Task(executorPreference: serviceConnection.tasks) { [weak self] in
             await serviceConnection.ready()
             let callRoot = Telephony1.callRoot
             let changes = MatchRule(sender: Telephony1.busName, pathNamespace: callRoot,
@@ -83,7 +83,7 @@ public final class CXCallObserver: @unchecked Sendable {
     private func refresh() {
         guard let serviceConnection else { return }
         serviceConnection.connection.onQueue { self.refreshing += 1 }
-        Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [weak self] in
+        Task(executorPreference: serviceConnection.tasks) { [weak self] in
             // The service sends its signals only to subscribers (and each app its own objects'):
             // subscribed again whenever the service (re)starts, before the snapshot.
             _ = try? await serviceConnection.call(Telephony1.rootPath, Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)

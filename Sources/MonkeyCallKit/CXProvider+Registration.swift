@@ -6,7 +6,7 @@ import MonkeyCallAPI
 extension CXProvider {
     func start() {
         guard let serviceConnection else { return }
-        Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [weak self] in
+        Task(executorPreference: serviceConnection.tasks) { [weak self] in
             await serviceConnection.ready()
             guard let self else { return }
             let subscription = try? await serviceConnection.connection.subscribe(MatchRule(interface: Telephony1.Provider.interface)) { [weak self] message in

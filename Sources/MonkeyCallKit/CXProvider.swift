@@ -79,7 +79,7 @@ public final class CXProvider: @unchecked Sendable {
         self.connectionError = error
         let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
         jobs = continuation
-        worker = Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [weak self] in
+        worker = Task(executorPreference: serviceConnection?.tasks ?? SerialTaskExecutor.monkeyCallKit) { [weak self] in
             for await job in stream {
                 guard let self else {
                     job.completion(.failure(CXError.invalidated))

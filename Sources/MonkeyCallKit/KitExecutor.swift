@@ -2,7 +2,9 @@ import DBus
 
 extension SerialTaskExecutor {
     /// Where MonkeyCallKit runs its own tasks (registering, following the service, delivering
-    /// replies): never on Swift concurrency's default executor. On Linux the first job there
+    /// replies) when it has no bus connection; each `ServiceConnection` has one of its own
+    /// (`tasks`), so that connections never wait for each other. Never Swift concurrency's
+    /// default executor. On Linux the first job there
     /// starts libdispatch's worker-pool monitor, a timer that wakes the process every second for
     /// the rest of its life, and an app that only waits for calls must not wake a laptop.
     ///

@@ -9,6 +9,8 @@ import MonkeyCallAPI
 final class ServiceConnection: @unchecked Sendable {
     let connection: Connection
     var queue: DispatchQueue { connection.queue }
+    /// Where the kit's tasks for this connection run (see `SerialTaskExecutor.monkeyCallKit`).
+    let tasks = SerialTaskExecutor(label: "org.monkeycall.MonkeyCallKit")
     /// Done once `NameOwnerChanged` of the service is followed.
     private var watching: Task<Void, Never>!
     /// On the queue: who wants to hear that the service's owner changed.
@@ -31,7 +33,7 @@ final class ServiceConnection: @unchecked Sendable {
             ServiceConnection.forget(self)
             for listener in self.ownerListeners.values { listener("", "") }
         }
-        watching = Task(executorPreference: SerialTaskExecutor.monkeyCallKit) { [connection] in
+        watching = Task(executorPreference: tasks) { [connection] in
             let subscription = try? await connection.subscribe(rule) { [weak self] message in
                 guard let self, let args = try? message.arguments(), args.count == 3,
                       case .string(let old) = args[1], case .string(let new) = args[2] else { return }

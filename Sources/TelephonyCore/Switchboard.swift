@@ -160,9 +160,12 @@ public final class Switchboard {
         guard !deliveringEvents else { return }
         deliveringEvents = true
         defer { deliveringEvents = false }
+        // Taken a batch at a time (ending all calls makes thousands): events an observer causes
+        // meanwhile wait for the next batch.
         while !pendingEvents.isEmpty {
-            let event = pendingEvents.removeFirst()
-            onEvent?(event)
+            let batch = pendingEvents
+            pendingEvents = []
+            for event in batch { onEvent?(event) }
         }
     }
 

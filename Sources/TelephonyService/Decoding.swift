@@ -57,7 +57,7 @@ enum Decode {
 
     /// One `(kind, args)` entry of `RequestTransaction`.
     static func action(kind: String, _ entries: [String: DBusValue]) throws(DBusError) -> ActionRequest {
-        guard Telephony1.Action.Kind.names.contains(kind) else {
+        guard Telephony1.Action.Kind.Name(rawValue: kind) != nil else {
             throw APIError.invalidAction("unknown action kind '\(kind.prefix(64))' (\(Telephony1.Action.Kind.names.joined(separator: ", ")))")
         }
         return try action(Telephony1.Action(kind: kind, arguments: entries))

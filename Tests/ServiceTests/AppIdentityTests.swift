@@ -81,14 +81,7 @@ struct AppIdentityTests {
         let ownLabel = try await spy.reportIncoming(own, "+15550004")
         let expected = [(favorite, "", "Mum"), (labelled, "", "Real Bank"), (supplied, "Own Name", "Own Name"), (ownLabel, "Pizza Place", "Pizza Place")]
         for (uuid, appReads, userReads) in expected {
-            let path = Telephony1.callPath(uuid)
-            let got = try await spy.get(path, Telephony1.Call.interface, "CallerName")
-            #expect(got.result as? String == appReads, "Get: \(got)")
-            let all = try await spy.call(path, "org.freedesktop.DBus.Properties", "GetAll", signature: "s", [Telephony1.Call.interface])
-            #expect((all.result as? [String: Any])?["CallerName"] as? String == appReads, "GetAll: \(all)")
-            let userGot = try await user.call(destination: Telephony1.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                              member: "Get", [.string(Telephony1.Call.interface), .string("CallerName")])
-            #expect(userGot == [.variant(.string(userReads))], "the user reads \(userGot)")
+            try await spy.expectCallerName(of: uuid, appReads: appReads, userReads: userReads, user: user)
         }
         let managed = try await spy.root("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
         let heard = try await spy.heard()

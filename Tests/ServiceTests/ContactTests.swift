@@ -104,14 +104,7 @@ struct ContactTests {
         let bare = try await spy.reportIncoming(own, "+442079460001")
         let supplied = try await spy.reportIncoming(own, "+44 20 7946 0001", update: ["LocalizedCallerName": "Own Name"])
         for (uuid, appReads) in [(bare, ""), (supplied, "Own Name")] {
-            let path = Telephony1.callPath(uuid)
-            let got = try await spy.get(path, Telephony1.Call.interface, "CallerName")
-            #expect(got.result as? String == appReads, "Get: \(got)")
-            let all = try await spy.call(path, "org.freedesktop.DBus.Properties", "GetAll", signature: "s", [Telephony1.Call.interface])
-            #expect((all.result as? [String: Any])?["CallerName"] as? String == appReads, "GetAll: \(all)")
-            let userGot = try await user.call(destination: Telephony1.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                              member: "Get", [.string(Telephony1.Call.interface), .string("CallerName")])
-            #expect(userGot == [.variant(.string("Alice Contact"))], "the user reads \(userGot)")
+            try await spy.expectCallerName(of: uuid, appReads: appReads, userReads: "Alice Contact", user: user)
         }
         let managed = try await spy.root("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
         #expect(!"\(managed)".contains("Alice Contact"), "GetManagedObjects told the contact's name")

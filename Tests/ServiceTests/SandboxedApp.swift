@@ -149,3 +149,19 @@ final class SandboxedApp: @unchecked Sendable {
         return uuid
     }
 }
+
+extension SandboxedApp {
+    /// The call's `CallerName` as this app, its owner, reads it (Get and GetAll) is `appReads`, and
+    /// as the host connection `user` reads it, `userReads`.
+    func expectCallerName(of uuid: String, appReads: String, userReads: String, user: Connection,
+                          sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let path = Telephony1.callPath(uuid)
+        let got = try await get(path, Telephony1.Call.interface, "CallerName")
+        #expect(got.result as? String == appReads, "Get: \(got)", sourceLocation: sourceLocation)
+        let all = try await call(path, "org.freedesktop.DBus.Properties", "GetAll", signature: "s", [Telephony1.Call.interface])
+        #expect((all.result as? [String: Any])?["CallerName"] as? String == appReads, "GetAll: \(all)", sourceLocation: sourceLocation)
+        let userGot = try await user.call(destination: Telephony1.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                          member: "Get", [.string(Telephony1.Call.interface), .string("CallerName")])
+        #expect(userGot == [.variant(.string(userReads))], "the user reads \(userGot)", sourceLocation: sourceLocation)
+    }
+}

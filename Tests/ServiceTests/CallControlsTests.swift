@@ -247,9 +247,7 @@ struct CallControlsTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         for (name, body) in [("systemd-run", "\(signal("SystemdRun")) string:\"$*\"\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"),
                              ("flatpak", "\(signal("Flatpak")) string:\"$*\"\n")] {
-            let file = bin.appendingPathComponent(name)
-            try ("#!/bin/sh\n" + body).write(to: file, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+            try writeExecutable("#!/bin/sh\n" + body, to: bin.appendingPathComponent(name))
         }
         let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let daemon = try await RunningDaemon(bus: bus, environment: ["XDG_DATA_HOME": data.path, "PATH": path])

@@ -14,11 +14,12 @@ import TelephonyCore
 ///   else it is launched (`gio launch`), which for a running single-instance app raises its window.
 /// Programs start outside the daemon (`ProgramLauncher`). Desktop files are read and programs
 /// started off the service's queue.
-final class AppActivation: @unchecked Sendable {
-    static let applicationInterface = "org.freedesktop.Application"
+@TelephonyActor
+final class AppActivation {
+    nonisolated static let applicationInterface = "org.freedesktop.Application"
     /// Where desktop files are looked up and programs started: off the service queue, and a
     /// serial queue rather than a global one (see `SerialTaskExecutor` for why that matters when idle).
-    private static let desktopFiles = DispatchQueue(label: "org.monkeycall.activation", qos: .utility)
+    private nonisolated static let desktopFiles = DispatchQueue(label: "org.monkeycall.activation", qos: .utility)
 
     private let context: ServiceContext
 
@@ -26,7 +27,7 @@ final class AppActivation: @unchecked Sendable {
         self.context = context
     }
 
-    /// On the service's queue: the user asked for `call`'s app.
+    /// The user asked for `call`'s app.
     func show(_ call: Call) {
         guard let provider = context.switchboard.provider(call.provider) else { return }
         do {
@@ -68,7 +69,7 @@ final class AppActivation: @unchecked Sendable {
     }
 
     /// Calls `org.freedesktop.Application.Activate` on the bus name `id`; `done` says whether it answered.
-    private func activate(_ id: String, done: @escaping @Sendable (Bool) -> Void) {
+    private nonisolated func activate(_ id: String, done: @escaping @Sendable (Bool) -> Void) {
         let connection = context.connection, logger = context.logger
         Task(executorPreference: SerialTaskExecutor.shared) {
             do {
@@ -83,7 +84,7 @@ final class AppActivation: @unchecked Sendable {
     }
 
     /// The desktop file of `id` in `$XDG_DATA_HOME/applications`, then each of `$XDG_DATA_DIRS`.
-    static func desktopFile(_ id: String) -> String? {
+    nonisolated static func desktopFile(_ id: String) -> String? {
         let environment = ProcessInfo.processInfo.environment
         let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
         let dirs = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
@@ -91,12 +92,12 @@ final class AppActivation: @unchecked Sendable {
     }
 
     /// `DBusActivatable=true` in the `[Desktop Entry]` group.
-    static func isDBusActivatable(_ file: String) -> Bool {
+    nonisolated static func isDBusActivatable(_ file: String) -> Bool {
         DesktopEntry.value("DBusActivatable", inFile: file) == "true"
     }
 
     /// The Desktop Entry spec's object path for an app id: "/" then dots as slashes, dashes as underscores.
-    static func objectPath(of id: String) throws -> ObjectPath {
+    nonisolated static func objectPath(of id: String) throws -> ObjectPath {
         try ObjectPath("/" + id.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_"))
     }
 

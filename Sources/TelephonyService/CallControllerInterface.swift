@@ -6,7 +6,8 @@ import TelephonyCore
 /// `CallController` on the root object: apps and the desktop ask for calls to start, be answered,
 /// held, ended; the switchboard runs each request as a transaction and its end is announced to
 /// the requester alone (`TransactionCompleted`).
-final class CallControllerInterface: ServiceObject, SwitchboardObserver, Sendable {
+@TelephonyActor
+final class CallControllerInterface: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
 
     init(context: ServiceContext) {

@@ -7,6 +7,7 @@ import TelephonyCore
 /// key, so the same id at the server), and when the call ends it leaves "Call ended · M:SS" (a call
 /// that connected) or "Missed call" (an incoming call nobody answered), or nothing. It builds what
 /// the desktop shows in each phase; `CallNotifications` decides which calls get one on screen.
+@TelephonyActor
 struct CallNotification {
     private(set) var call: Call
     private(set) var phase: Phase

@@ -18,8 +18,7 @@ import TelephonyCore
 /// once more, silenced, so that Answer and Decline stay in reach; dismissed again, the call rings
 /// on in its app only. `monkeycalld --no-call-controls` or the user's `ShowsCallControls` turn the
 /// ongoing-call cards off.
-///
-/// Lives on the service's queue.
+@TelephonyActor
 final class CallNotifications: SwitchboardObserver {
     static let maximumRinging = 3
     static let maximumOngoing = 3

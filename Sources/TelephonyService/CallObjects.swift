@@ -7,6 +7,7 @@ import TelephonyCore
 /// One object per live call (`/Call/<uuid>`): its properties are read from the state the call
 /// last published, and each change is announced as the difference from it; its methods are
 /// shortcuts through the call controller.
+@TelephonyActor
 final class CallObjects: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
     private let controller: CallControllerInterface

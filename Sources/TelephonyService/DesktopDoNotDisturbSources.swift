@@ -8,9 +8,9 @@ import MonkeyCallAPI
 /// Disturb) is followed, across restarts and changes of owner. GNOME's Do
 /// Not Disturb arrives through a `DesktopDoNotDisturb` from the daemon.
 ///
-/// Owns who owns the notification server and the watches that follow it; its state lives on the
-/// service's queue (the watches' callbacks are sent back to it, hence `@unchecked`).
-final class DesktopDoNotDisturbSources: @unchecked Sendable {
+/// Owns who owns the notification server and the watches that follow it.
+@TelephonyActor
+final class DesktopDoNotDisturbSources {
     static let notificationServer = "org.freedesktop.Notifications"
     static let notificationServerPath: ObjectPath = "/org/freedesktop/Notifications"
 
@@ -31,30 +31,30 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
     /// After `Connection.followNameOwners()`, whose match rule brings the owner changes.
     func followNotificationServer() async throws {
         let name = Self.notificationServer
-        let ownerWatch = try await connection.watchNameOwnerChanges { [weak self] change in
+        let ownerWatch = try await connection.watchNameOwnerChanges(TelephonyActor.onQueue { [weak self] change in
             guard let self, change.name == name else { return }
             if change.newOwner.isEmpty { board?.serverVanished() } else { board?.serverAppeared() }
             notificationServerAppeared(change.newOwner.isEmpty ? nil : change.newOwner)
-        }
+        })
         var watches = [ownerWatch]
         // Whether there is a server to ask through (links ask first).
         let owner = try await connection.nameOwner(name)
-        connection.onQueue { if owner != nil, self.board?.hasServer == false { self.board?.hasServer = true } }
+        if owner != nil, board?.hasServer == false { board?.hasServer = true }
         if context.options.followsDesktopDoNotDisturb {
             // The bus matches the well-known sender against whoever owns it now.
             let changes = MatchRule(sender: name, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
                                     member: "PropertiesChanged", arg0: name)
-            watches.append(try await connection.subscribe(changes) { [weak self] message in
+            watches.append(try await connection.subscribe(changes, handler: TelephonyActor.onQueue { [weak self] message in
                 guard let self, message.sender == notificationServerOwner, let arguments = try? message.arguments(), arguments.count >= 2,
                       case .bool(let inhibited)? = arguments[1].vardict?["Inhibited"] else { return }
                 context.changeDoNotDisturb { context.screening.notificationServerInhibited = inhibited }
-            })
-            connection.onQueue { if self.notificationServerOwner == nil { self.notificationServerAppeared(owner) } }
+            }))
+            if notificationServerOwner == nil { notificationServerAppeared(owner) }
         }
-        connection.onQueue { self.notificationServerWatches = watches }
+        notificationServerWatches = watches
     }
 
-    /// On the queue: a server took the name (or nobody has it): its `Inhibited` is read afresh.
+    /// A server took the name (or nobody has it): its `Inhibited` is read afresh.
     private func notificationServerAppeared(_ owner: String?) {
         guard context.options.followsDesktopDoNotDisturb else { return }
         notificationServerOwner = owner
@@ -65,17 +65,19 @@ final class DesktopDoNotDisturbSources: @unchecked Sendable {
             let reply = try? await connection.call(destination: owner, path: Self.notificationServerPath, interface: "org.freedesktop.DBus.Properties",
                                                    member: "Get", [.string(Self.notificationServer), .string("Inhibited")], timeout: .seconds(5))
             guard case .bool(let inhibited)? = reply?.first?.unwrappedVariant else { return }
-            connection.onQueue {
-                guard let self, self.notificationServerOwner == owner else { return }
-                self.context.changeDoNotDisturb { self.context.screening.notificationServerInhibited = inhibited }
-            }
+            await self?.notificationServer(owner, inhibited: inhibited)
         }
+    }
+
+    private func notificationServer(_ owner: String, inhibited: Bool) {
+        guard notificationServerOwner == owner else { return }
+        context.changeDoNotDisturb { context.screening.notificationServerInhibited = inhibited }
     }
 
     /// Follows GNOME's Do Not Disturb (or another desktop's switch).
     func follow(_ desktop: DesktopDoNotDisturb) {
         desktop.follow { [weak self] on in
-            self?.connection.onQueue { self?.context.changeDoNotDisturb { self?.context.screening.gnomeDoNotDisturb = on } }
+            TelephonyActor.enter { self?.context.changeDoNotDisturb { self?.context.screening.gnomeDoNotDisturb = on } }
         }
     }
 }

@@ -25,7 +25,7 @@ extension DirectoryInterfaces {
         notification.desktopEntry = provider.configuration.desktopEntry
         notifier.post(notification) { [weak self] event in
             guard event == .action("enable-directory"), let self else { return }
-            context.connection.onQueue { self.enableDirectory(key) }
+            TelephonyActor.enter { self.enableDirectory(key) }
         }
     }
 

@@ -8,7 +8,8 @@ import TelephonyCore
 /// The user's block list on the root object (`CallDirectory`), and the `CallDirectoryUpdate`
 /// object a provider opens to change its own directory (see DirectoryUpdateObject.swift). What
 /// they change lives in `Screening`; an update open is dropped when its provider goes.
-final class DirectoryInterfaces: ServiceObject, SwitchboardObserver, Sendable {
+@TelephonyActor
+final class DirectoryInterfaces: ServiceObject, SwitchboardObserver {
     let context: ServiceContext
     /// Asks the user about a new app's directory (DirectoryConsent.swift); nil without a notification server.
     let notifier: Notifier?

@@ -6,6 +6,7 @@ import TelephonyCore
 
 /// `Favorites` on the root object: the user's favorite handles, which also name callers
 /// (`HistoryStore.favoriteNames`), and a call to one through the app that saved it.
+@TelephonyActor
 final class FavoritesInterface: HistoryInterface {
     let context: ServiceContext
     let controller: CallControllerInterface
@@ -15,7 +16,7 @@ final class FavoritesInterface: HistoryInterface {
         self.controller = controller
     }
 
-    static func encode(_ favorite: Favorite) -> [String: DBusValue] {
+    nonisolated static func encode(_ favorite: Favorite) -> [String: DBusValue] {
         var record = Telephony1.Favorite()
         (record.id, record.handle, record.handleType) = (UInt64(favorite.id ?? 0), favorite.handle, favorite.handleType)
         (record.name, record.providerName) = (favorite.name, favorite.providerName)

@@ -7,18 +7,17 @@ import TelephonyCore
 /// Recents and Favorites on D-Bus (`RecentsInterface`, `FavoritesInterface`): their methods run
 /// on the database's executor and answer from there or back on the service queue. Without a
 /// database the service still handles calls, and these interfaces say why they cannot answer.
-protocol HistoryInterface: ServiceObject, Sendable {
+@TelephonyActor
+protocol HistoryInterface: ServiceObject {
     var context: ServiceContext { get }
     /// Places the calls of `CallBack` and `Favorites.Call`.
     var controller: CallControllerInterface { get }
 }
 
 extension HistoryInterface {
-    static func unavailable(_ reason: String) -> DBusError {
-        APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
-    }
+    nonisolated static func unavailable(_ reason: String) -> DBusError { historyUnavailable(reason) }
 
-    static func id(_ value: UInt64, _ what: String) throws -> Int64 {
+    nonisolated static func id(_ value: UInt64, _ what: String) throws -> Int64 {
         guard let id = Int64(exactly: value), id > 0 else { throw DBusError.invalidArgs("\(value) is not a \(what) id") }
         return id
     }
@@ -35,12 +34,12 @@ extension HistoryInterface {
         }
     }
 
-    /// Runs `body` on the database's executor, then `reply` on the service queue with its
+    /// Runs `body` on the database's executor, then `reply` on the actor with its
     /// result, and answers `call` with that (or with the error either throws). A database that
     /// fails (a read-only or full disk, another program's lock held too long) gets the same clear
     /// error as one that could not be opened.
     func answer<T: Sendable>(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> T,
-                             reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+                             reply: @escaping @Sendable @TelephonyActor (Self, T) throws -> [DBusValue]) throws -> MethodReply {
         try answer(call, nil, body, reply: reply)
     }
 
@@ -52,7 +51,7 @@ extension HistoryInterface {
         history.database.read(body, completingHere: true) { result in
             switch result {
             case .success(let values): call.reply(values)
-            case .failure(let error): call.fail(Self.unavailable("\(path): \(error)"))
+            case .failure(let error): call.fail(historyUnavailable("\(path): \(error)"))
             }
         }
         return .later
@@ -60,15 +59,15 @@ extension HistoryInterface {
 
     /// The same for a write: in line behind the writes before it (Recents entries waiting for a lock among them).
     func answer<T: Sendable>(_ call: MethodCall, writing body: @escaping @Sendable (CallHistory) throws -> T,
-                             reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+                             reply: @escaping @Sendable @TelephonyActor (Self, T) throws -> [DBusValue]) throws -> MethodReply {
         try answer(call, .request, body, reply: reply)
     }
 
     private func answer<T: Sendable>(_ call: MethodCall, _ kind: HistoryQueue.Kind?, _ body: @escaping @Sendable (CallHistory) throws -> T,
-                                     reply: @escaping @Sendable (Self, T) throws -> [DBusValue]) throws -> MethodReply {
+                                     reply: @escaping @Sendable @TelephonyActor (Self, T) throws -> [DBusValue]) throws -> MethodReply {
         guard let history = context.history else { throw Self.unavailable(context.historyProblem ?? "no database") }
         let path = history.path
-        let done: @Sendable (Result<T, any Error>) -> Void = { [weak self] result in
+        let done: @Sendable (Result<T, any Error>) -> Void = TelephonyActor.onQueue { [weak self] result in
             guard let self else { return call.fail(stopping) }
             do {
                 let value: T
@@ -77,7 +76,7 @@ extension HistoryInterface {
                 } catch let error as DBusError {
                     throw error
                 } catch {
-                    throw Self.unavailable("\(path): \(error)")
+                    throw historyUnavailable("\(path): \(error)")
                 }
                 call.reply(try reply(self, value))
             } catch {
@@ -91,4 +90,9 @@ extension HistoryInterface {
         }
         return .later
     }
+}
+
+/// What a Recents or Favorites method answers when the database cannot.
+private func historyUnavailable(_ reason: String) -> DBusError {
+    APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
 }

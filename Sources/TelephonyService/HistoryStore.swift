@@ -3,17 +3,16 @@ import DBus
 import Foundation
 import Logging
 
-/// Recents and Favorites as the service queue sees them. The database is
+/// Recents and Favorites as the service sees them. The database is
 /// used only through its own executor (`HistoryQueue`); results come back to
-/// the service queue. What a call needs at once is kept here, in memory, and
+/// the actor. What a call needs at once is kept here, in memory, and
 /// follows every write: who has called before (silencing unknown callers,
 /// screened inside `ReportNewIncomingCall`), favorite names (caller names),
-/// and the missed count (a property). Lives on the service queue (hence
-/// `@unchecked`: its completions are sent to the database's executor and
-/// delivered back on the service queue).
-final class HistoryStore: @unchecked Sendable {
+/// and the missed count (a property).
+@TelephonyActor
+final class HistoryStore {
     let database: HistoryQueue
-    var path: String { database.history.path }
+    nonisolated var path: String { database.history.path }
     /// Who has called lately (entries still waiting to be written included).
     private var known = KnownHandles()
     /// Handles of entries handed to the database and not yet written (or given up), by count.
@@ -26,7 +25,7 @@ final class HistoryStore: @unchecked Sendable {
     /// The last attempt to record an ended call failed (logged once until one succeeds).
     private var recordingFails = false
 
-    /// `queue`: the service queue, where results are delivered.
+    /// `queue`: the actor's queue, where results are delivered.
     init(_ history: CallHistory, queue: DispatchQueue, logger: Logger) {
         self.logger = logger
         let path = history.path
@@ -39,13 +38,13 @@ final class HistoryStore: @unchecked Sendable {
         }
     }
 
-    /// Reads what is kept in memory (on the service queue, like every result). Called once, before the service takes its name.
+    /// Reads what is kept in memory. Called once, before the service takes its name.
     func load() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             database.read({ history in
                 defer { history.releaseMemory() } // the pages read to start with are not needed again soon
                 return (try Self.recentHandles(history), try history.missedCount(), try history.favorites())
-            }) { [self] result in
+            }, then: TelephonyActor.onQueue { [self] result in
                 do {
                     let (handles, missed, favorites) = try result.get()
                     known = KnownHandles(newestFirst: handles)
@@ -55,7 +54,7 @@ final class HistoryStore: @unchecked Sendable {
                 } catch {
                     continuation.resume(throwing: error)
                 }
-            }
+            })
         }
     }
 
@@ -63,7 +62,7 @@ final class HistoryStore: @unchecked Sendable {
     func knows(handle: String) -> Bool { known.contains(handle) }
 
     /// What `KnownHandles` is made of, read on the database's executor.
-    static func recentHandles(_ history: CallHistory) throws -> [String] {
+    nonisolated static func recentHandles(_ history: CallHistory) throws -> [String] {
         try history.recentHandles(limit: KnownHandles.capacity, rows: KnownHandles.rowsScanned)
     }
 
@@ -80,12 +79,12 @@ final class HistoryStore: @unchecked Sendable {
     }
 
     /// Records an entry: written when the database lets it, in order. `recorded` runs on the
-    /// service queue with the entry as written (with its id) and whether the missed count
+    /// actor with the entry as written (with its id) and whether the missed count
     /// changed (a missed call recorded, or an unseen one dropped at the limit).
-    func record(_ entry: RecentCall, recorded: @escaping @Sendable (RecentCall, _ missedCountChanged: Bool) -> Void) {
+    func record(_ entry: RecentCall, recorded: @escaping @Sendable @TelephonyActor (RecentCall, _ missedCountChanged: Bool) -> Void) {
         known.touch(entry.handle)
         pending[entry.handle, default: 0] += 1
-        database.write(.entry, { history in try history.recordCountingMissed(entry) }) { [self] result in
+        database.write(.entry, { history in try history.recordCountingMissed(entry) }, then: TelephonyActor.onQueue { [self] result in
             if let left = pending[entry.handle], left > 1 { pending[entry.handle] = left - 1 } else { pending[entry.handle] = nil }
             switch result {
             case .success(let (written, missed)):
@@ -104,6 +103,6 @@ final class HistoryStore: @unchecked Sendable {
                 if !recordingFails { logger.error("Recents cannot record calls (calls still work); first lost: \(entry.callUUID): \(error)") }
                 recordingFails = true
             }
-        }
+        })
     }
 }

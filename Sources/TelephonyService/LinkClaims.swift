@@ -10,6 +10,7 @@ import TelephonyCore
 /// or a choice in a link's question). Shared schemes (`tel`, `sip`, `callto`: `CallLink.sharedSchemes`)
 /// are held only by the user's choice. Saved in `links.json` of the data folder, written off the
 /// service queue.
+@TelephonyActor
 final class LinkClaims {
     private(set) var handlers: [String: String] = [:]
     private let path: String?

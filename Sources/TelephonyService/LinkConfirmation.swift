@@ -10,7 +10,7 @@ import TelephonyCore
 /// button per app, and remembers the choice for the scheme. The question names the app that asked
 /// when it is not the app that will call. Cancel, a dismissal or 60 s without an answer (on the
 /// service's clock, whatever the server does with the notification's own timeout) start nothing.
-/// Lives on the service's queue.
+@TelephonyActor
 final class LinkConfirmation {
     static let expiry = 60
     /// Questions one app may have waiting: a link flood from one app must not bury the user's screen.

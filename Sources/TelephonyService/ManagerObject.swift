@@ -6,6 +6,7 @@ import TelephonyCore
 
 /// `Manager` on the root object: providers register, links are opened, and the user's
 /// Do Not Disturb and media settings are read and written as properties that persist.
+@TelephonyActor
 final class ManagerObject: ServiceObject {
     private let context: ServiceContext
     private let providers: ProviderObjects

@@ -8,11 +8,11 @@ import TelephonyCore
 /// ones it paused, unless the user started or stopped one in between (then it
 /// is theirs again) or it left the bus.
 ///
-/// Its state lives on the service's queue, reached from the rounds with
-/// `await connection.performOnQueue` (never a blocking `sync`). The D-Bus round trips to players
-/// run off the queue, one round after the other (pause, resume, pause, ...),
-/// so that a quick end and new call cannot interleave them.
-final class MediaPause: SwitchboardObserver, @unchecked Sendable {
+/// The rounds run on the actor and suspend at each D-Bus round trip to a player, so the service
+/// goes on meanwhile; one round runs after the other (pause, resume, pause, ...), so that a quick
+/// end and new call cannot interleave them.
+@TelephonyActor
+final class MediaPause: SwitchboardObserver {
     static let namePrefix = "org.mpris.MediaPlayer2."
     static let path: ObjectPath = "/org/mpris/MediaPlayer2"
     static let player = "org.mpris.MediaPlayer2.Player"
@@ -58,7 +58,7 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
         }
     }
 
-    /// Whether any call holds the audio session now. On the queue.
+    /// Whether any call holds the audio session now.
     func audioSession(held: Bool) {
         guard held != inCall else { return }
         inCall = held
@@ -71,21 +71,20 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
 
     /// Starts following the players on the bus. After `Connection.followNameOwners()`.
     func followPlayers() async {
-        let watch = try? await connection.watchNameOwnerChanges { [weak self] change in self?.nameOwnerChanged(change) }
-        await connection.performOnQueue { self.playersWatch = watch; self.changedWhileListing = [] }
+        let watch = try? await connection.watchNameOwnerChanges(TelephonyActor.onQueue { [weak self] change in self?.nameOwnerChanged(change) })
+        playersWatch = watch
+        changedWhileListing = []
         var listed: [String: String] = [:]
         for name in (try? await connection.listNames()) ?? [] where name.hasPrefix(Self.namePrefix) {
             // A player that left in the meantime simply is not there.
             if let owner = try? await connection.nameOwner(name) { listed[name] = owner }
         }
-        await connection.performOnQueue {
-            let changed = self.changedWhileListing ?? []
-            self.changedWhileListing = nil
-            for (name, owner) in listed where !changed.contains(name) { self.players[name] = owner }
-        }
+        let changed = changedWhileListing ?? []
+        changedWhileListing = nil
+        for (name, owner) in listed where !changed.contains(name) { players[name] = owner }
     }
 
-    /// On the queue: a name changed owner; only players' names are kept.
+    /// A name changed owner; only players' names are kept.
     private func nameOwnerChanged(_ change: NameOwnerChange) {
         guard change.name.hasPrefix(Self.namePrefix) else { return }
         players[change.name] = change.newOwner.isEmpty ? nil : change.newOwner
@@ -94,42 +93,37 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
 
     /// Waits for the rounds started so far (for tests and a clean shutdown).
     func settle() async {
-        let round = await connection.performOnQueue { self.lastRound }
-        await round?.value
+        await lastRound?.value
     }
 
-    // MARK: Rounds, off the queue
+    // MARK: Rounds
 
     private func pausePlaying() async {
         // A player with several names counts once.
-        let owners: Set<String> = await connection.performOnQueue { self.inCall && self.isEnabled() ? Set(self.players.values) : [] }
+        let owners: Set<String> = inCall && isEnabled() ? Set(players.values) : []
         guard !owners.isEmpty else { return }
-        if await connection.performOnQueue({ self.statusWatch == nil }) {
+        if statusWatch == nil {
             let rule = MatchRule(path: Self.path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", arg0: Self.player)
-            let watch = try? await connection.subscribe(rule) { [weak self] message in self?.statusChanged(message) }
-            connection.onQueue { self.statusWatch = watch }
+            statusWatch = try? await connection.subscribe(rule, handler: TelephonyActor.onQueue { [weak self] message in self?.statusChanged(message) })
         }
         await each(owners) { [self] owner in
             guard await status(of: owner) == "Playing" else { return }
             // Remembered before asking: the user's Play right after our Pause may be handled before Pause's reply.
-            await connection.performOnQueue { self.remember(owner) }
+            remember(owner)
             if await control(owner, "Pause") {
                 logger.info("paused media player \(owner) for the call")
             } else {
-                connection.onQueue { self.paused[owner] = nil }
+                paused[owner] = nil
             }
         }
     }
 
     private func resumePaused() async {
         // A new call may have taken the audio session before this round began: the players stay paused for it.
-        let owners: [String] = await connection.performOnQueue {
-            guard !self.inCall else { return [] }
-            let owners = Array(self.paused.keys)
-            self.paused = [:]
-            self.statusWatch = nil
-            return owners
-        }
+        guard !inCall else { return }
+        let owners = Array(paused.keys)
+        paused = [:]
+        statusWatch = nil
         await each(owners) { [self] owner in
             // Still as we left it? A player that did not announce the user's change is caught here.
             guard await status(of: owner) == "Paused", await control(owner, "Play") else { return }
@@ -138,7 +132,7 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
     }
 
     /// Players are asked side by side: a slow one does not hold up the others.
-    private func each(_ owners: some Sequence<String>, _ work: @escaping @Sendable (String) async -> Void) async {
+    private func each(_ owners: some Sequence<String>, _ work: @escaping @Sendable @TelephonyActor (String) async -> Void) async {
         await withTaskGroup(of: Void.self) { group in
             for owner in owners { group.addTask { await work(owner) } }
         }
@@ -167,8 +161,6 @@ final class MediaPause: SwitchboardObserver, @unchecked Sendable {
             return false
         }
     }
-
-    // MARK: On the queue
 
     private func remember(_ owner: String) {
         paused[owner] = connection.watchVanishing(of: owner) { [weak self] in

@@ -9,10 +9,10 @@ import TelephonyCore
 /// belongs to whoever posted it; a withdrawal of a key one does not own closes nothing. Posting
 /// again under a key replaces the notification in place (same id at the server).
 ///
-/// Lives on the service's queue; the notifier's events are sent back to it (hence `@unchecked`).
-final class NotificationBoard: @unchecked Sendable {
+/// The notifier's events come back to the actor.
+@TelephonyActor
+final class NotificationBoard {
     private let notifier: Notifier
-    private let connection: Connection
     /// What is on screen, by key, and who posted it: an unchanged notification is not sent again.
     private var posted: [String: (notification: DesktopNotification, owner: ObjectIdentifier)] = [:]
     /// Keys of the notifications posted that the server expires ("Call ended", missed calls), oldest
@@ -26,27 +26,25 @@ final class NotificationBoard: @unchecked Sendable {
     /// Whether a notification server owns its name (set by whoever follows it).
     var hasServer = false
 
-    init(notifier: Notifier, connection: Connection) {
+    init(notifier: Notifier) {
         self.notifier = notifier
-        self.connection = connection
     }
 
     /// Shows `notification` for `owner`, replacing whatever is posted under its key, unless
-    /// exactly this is on screen already. `onEvent` runs on the service's queue.
-    func post(_ notification: DesktopNotification, by owner: AnyObject, onEvent: @escaping (NotificationEvent) -> Void) {
+    /// exactly this is on screen already. `onEvent` runs on the actor.
+    func post(_ notification: DesktopNotification, by owner: AnyObject, onEvent: @escaping @Sendable @TelephonyActor (NotificationEvent) -> Void) {
         let ownerID = ObjectIdentifier(owner)
         if let current = posted[notification.key], current.owner == ownerID, current.notification == notification { return }
         posted[notification.key] = (notification, ownerID)
         if notification.expiry != .never { rememberTransient(notification.key) }
         let key = notification.key
-        let event = UncheckedSendable(onEvent)
-        notifier.post(notification) { [weak self, connection] happened in
-            // From the notifier's thread back to the telephony queue.
-            connection.onQueue {
+        notifier.post(notification) { [weak self] happened in
+            // From the notifier's thread back to the actor.
+            TelephonyActor.enter {
                 guard let self else { return }
                 // Closed at the server: nothing is on screen under the key any more.
                 if !happened.isAction, self.posted[key]?.owner == ownerID { self.posted[key] = nil }
-                event.value(happened)
+                onEvent(happened)
             }
         }
     }

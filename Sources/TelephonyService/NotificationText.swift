@@ -6,14 +6,14 @@ import TelephonyCore
 enum NotificationText {
     /// "Name\nhandle", or the handle alone (also when the name is the handle). Each part is cleaned
     /// before they are joined, so that a newline inside a caller name cannot fake a line of its own.
-    static func caller(_ call: Call, _ service: ServiceContext) -> String {
+    @TelephonyActor static func caller(_ call: Call, _ service: ServiceContext) -> String {
         let name = ScreenText.clean(service.callerName(of: call))
         let handle = ScreenText.clean(call.handle.value)
         return name.isEmpty || name == handle ? handle : "\(name)\n\(handle)"
     }
 
     /// The caller's name, else the handle: "Call with Alice".
-    static func who(_ call: Call, _ service: ServiceContext) -> String {
+    @TelephonyActor static func who(_ call: Call, _ service: ServiceContext) -> String {
         let name = service.callerName(of: call)
         return name.isEmpty ? call.handle.value : name
     }

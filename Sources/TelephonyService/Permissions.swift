@@ -10,7 +10,8 @@ import TelephonyCore
 /// (the core keeps it to its own providers' calls: `Error.Unentitled`), open links, and see its
 /// own providers and calls; the rest is the user's and answers `AccessDenied` naming the app.
 /// Every caller, host or sandboxed, acts as a provider only from the connection that registered it.
-final class ServiceAccessPolicy: AccessPolicy {
+@TelephonyActor
+final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
     private weak var context: ServiceContext?
 
     init(context: ServiceContext) {
@@ -31,7 +32,7 @@ final class ServiceAccessPolicy: AccessPolicy {
     }
 
     /// The app, as xdg-desktop-portal tells it: its sandbox's marks in /proc, or the AppArmor label.
-    func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity {
+    nonisolated func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity {
         try PeerApp.identify(processID: processID, securityLabel: credentials.securityLabel)
     }
 

@@ -6,6 +6,7 @@ import TelephonyCore
 /// One object per registered provider (`/Provider/<n>`): its own connection reports its calls
 /// there and receives the provider signals (actions to perform, audio sessions) there alone.
 /// Owns the exported objects, who owns each provider, and the watch on each owner's connection.
+@TelephonyActor
 final class ProviderObjects: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
     private let directories: DirectoryInterfaces

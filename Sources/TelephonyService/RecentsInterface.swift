@@ -7,6 +7,7 @@ import TelephonyCore
 /// `Recents` on the root object, and what records it: calls are recorded as they end (an
 /// observer of the switchboard) or as they are refused before ringing (from screening), and each
 /// entry is announced once written. The missed count lives in `HistoryStore`.
+@TelephonyActor
 final class RecentsInterface: HistoryInterface, SwitchboardObserver {
     let context: ServiceContext
     let controller: CallControllerInterface
@@ -76,7 +77,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         store(entry, in: history)
     }
 
-    static func encode(_ entry: RecentCall) -> [String: DBusValue] {
+    nonisolated static func encode(_ entry: RecentCall) -> [String: DBusValue] {
         var record = Telephony1.RecentEntry()
         (record.id, record.callUUID, record.providerName, record.appID) = (UInt64(entry.id ?? 0), entry.callUUID, entry.providerName, entry.appID)
         (record.handle, record.handleType, record.callerName, record.outgoing) = (entry.handle, entry.handleType, entry.callerName, entry.outgoing)

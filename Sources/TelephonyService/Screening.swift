@@ -103,10 +103,10 @@ enum DoNotDisturbSource: String {
 
 /// Decides whether an incoming call rings: the block list and the providers'
 /// call directories, Do Not Disturb with its exceptions, silencing of unknown
-/// callers. Lives on the service's queue; what it writes (settings, directory
-/// files and flags) is written on `storage`, in order, and results come back
-/// to the service queue (hence `@unchecked`).
-final class Screening: @unchecked Sendable {
+/// callers. What it writes (settings, directory files and flags) is written on
+/// `storage`, in order, and the results come back to the actor.
+@TelephonyActor
+final class Screening {
     enum Verdict: Equatable {
         case ring
         /// The block list or a directory blocks the caller.
@@ -133,14 +133,10 @@ final class Screening: @unchecked Sendable {
     private var attempts = RecentAttempts(window: Screening.repeatWindow, capacity: 10_000)
     /// Where settings and directories are written, one after another: never the service queue.
     private let storage = DispatchQueue(label: "org.monkeycall.storage", qos: .utility)
-    /// The service queue, where the results of `storage` come back.
-    private let queue: DispatchQueue
 
     /// Settings and directories live in `folder`; without one, settings stay in memory.
-    /// `queue`: the service queue.
-    init(folder: String?, queue: DispatchQueue, logger: Logger) {
+    init(folder: String?, logger: Logger) {
         self.logger = logger
-        self.queue = queue
         settingsPath = folder.map { $0 + "/settings.json" }
         var store: DirectoryStore?
         if let folder {
@@ -180,10 +176,10 @@ final class Screening: @unchecked Sendable {
     }
 
     /// Changes the settings at once and saves them on `storage`, each save after the one
-    /// before. `saved` runs on the service queue once they are written (nil), or with the
+    /// before. `saved` runs on the actor once they are written (nil), or with the
     /// failure: the change is then undone, unless a later change has replaced it.
     func update(_ change: (inout ScreeningSettings) throws -> Void,
-                saved: @escaping @Sendable (SettingsSaveFailure?) -> Void = { _ in }) rethrows {
+                saved: @escaping @Sendable @TelephonyActor (SettingsSaveFailure?) -> Void = { _ in }) rethrows {
         var next = settings
         try change(&next)
         guard next != settings else { return saved(nil) }
@@ -199,7 +195,7 @@ final class Screening: @unchecked Sendable {
                 guard let data = try? encoder.encode(written) else { throw .storageFailed("cannot encode the settings") }
                 try AtomicFile.write(data, to: settingsPath)
             }
-            queue.async { [self] in
+            TelephonyActor.enter { [self] in
                 guard case .failure(let error) = result else { return saved(nil) }
                 let undone = changes == change
                 if undone { settings = previous }
@@ -228,7 +224,7 @@ final class Screening: @unchecked Sendable {
     /// Applies the provider's open update and saves it on `storage`; `done` runs on the service
     /// queue once it is the provider's directory (or with the error, the directory unchanged),
     /// with whether it is the app's first, saved off, about which the user is to be asked.
-    func completeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Bool, DirectoryError>) -> Void) {
+    func completeDirectory(of providerName: String, then done: @escaping @Sendable @TelephonyActor (Result<Bool, DirectoryError>) -> Void) {
         writeDirectory(then: { done($0.map { false }) },
                        { store throws(DirectoryError) in try store.beginCompletion(providerName: providerName) }) { [self] completion, result in
             do throws(DirectoryError) {
@@ -250,8 +246,8 @@ final class Screening: @unchecked Sendable {
     }
 
     /// Turns a directory on or off at once, and writes the flags on `storage`; `done` runs on the
-    /// service queue once they are written (on an error the flag is put back).
-    func setDirectoryEnabled(_ enabled: Bool, providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+    /// actor once they are written (on an error the flag is put back).
+    func setDirectoryEnabled(_ enabled: Bool, providerName: String, then done: @escaping @Sendable @TelephonyActor (Result<Void, DirectoryError>) -> Void) {
         writeDirectory(then: done, { store throws(DirectoryError) in try store.changeEnabled(enabled, providerName: providerName) }) { [self] write, result in
             if case .failure = result { directories?.undo(write) }
             done(result)
@@ -259,8 +255,8 @@ final class Screening: @unchecked Sendable {
     }
 
     /// Forgets a provider's directory at once and deletes its file on `storage`; `done` runs on the
-    /// service queue once it is deleted.
-    func removeDirectory(of providerName: String, then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void) {
+    /// actor once it is deleted.
+    func removeDirectory(of providerName: String, then done: @escaping @Sendable @TelephonyActor (Result<Void, DirectoryError>) -> Void) {
         writeDirectory(then: done, { store throws(DirectoryError) in try store.beginRemoval(providerName: providerName) }) { _, result in
             done(result)
         }
@@ -268,11 +264,11 @@ final class Screening: @unchecked Sendable {
 
     /// The steps of every directory write: `begin` takes the write from the store on the service
     /// queue (an error goes to `done` at once), its file work runs on `storage`, and `finish` has
-    /// the write and the work's result back on the service queue.
+    /// the write and the work's result back on the actor.
     private func writeDirectory<Write: DirectoryFileWork>(
-        then done: @escaping @Sendable (Result<Void, DirectoryError>) -> Void,
+        then done: @escaping @Sendable @TelephonyActor (Result<Void, DirectoryError>) -> Void,
         _ begin: (DirectoryStore) throws(DirectoryError) -> Write,
-        finish: @escaping @Sendable (Write, Result<Write.Output, DirectoryError>) -> Void
+        finish: @escaping @Sendable @TelephonyActor (Write, Result<Write.Output, DirectoryError>) -> Void
     ) {
         guard let store = directories else { return done(.failure(.storageFailed("Call directories are unavailable on this system."))) }
         let write: Write
@@ -281,9 +277,9 @@ final class Screening: @unchecked Sendable {
         } catch {
             return done(.failure(error))
         }
-        storage.async { [self] in
+        storage.async {
             let result = Result { () throws(DirectoryError) in try write.run() }
-            queue.async { finish(write, result) }
+            TelephonyActor.enter { finish(write, result) }
         }
     }
 

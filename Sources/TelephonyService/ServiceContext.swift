@@ -7,8 +7,8 @@ import TelephonyCore
 /// What the service's objects share: the connection (whose queue is where all telephony state
 /// lives), the switchboard, screening, Recents and Favorites, the options and the log. Each
 /// object keeps its own state besides; this holds none of its own.
-/// Immutable; what its members hold is reached on the connection's queue only (hence `@unchecked`).
-final class ServiceContext: @unchecked Sendable {
+@TelephonyActor
+final class ServiceContext {
     let connection: Connection
     let options: ServiceOptions
     let switchboard: Switchboard
@@ -71,7 +71,7 @@ final class ServiceContext: @unchecked Sendable {
         connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
     }
 
-    /// On the queue: applies a change to the Do Not Disturb inputs and announces a new source.
+    /// Applies a change to the Do Not Disturb inputs and announces a new source.
     func changeDoNotDisturb(_ change: () throws -> Void) rethrows {
         let before = screening.doNotDisturbSource
         try change()
@@ -83,7 +83,7 @@ final class ServiceContext: @unchecked Sendable {
 
     /// Changes the user's settings at once and answers once they are saved: with nil, or with
     /// `SettingsUnavailable` when they could not be (the change undone, and announced so).
-    func changeSettings(_ change: (inout ScreeningSettings) throws -> Void, answer: @escaping @Sendable (DBusError?) -> Void) rethrows {
+    func changeSettings(_ change: (inout ScreeningSettings) throws -> Void, answer: @escaping @Sendable @TelephonyActor (DBusError?) -> Void) rethrows {
         try changeDoNotDisturb {
             try screening.update(change) { [weak self] failure in
                 guard let self, let failure else { return answer(nil) }

@@ -5,6 +5,7 @@ import MonkeyCallAPI
 /// specs with the helpers below, whose handlers reach the object weakly. A call that arrives
 /// while the service is being torn down gets `stopping`. Every handler runs on the connection's
 /// queue (checked where calls are dispatched).
+@TelephonyActor
 protocol ServiceObject: AnyObject {}
 
 /// Handlers hold their object weakly: a call that arrives while it is being torn down gets this.

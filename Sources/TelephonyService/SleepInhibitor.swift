@@ -9,15 +9,14 @@ import TelephonyCore
 /// released by closing it when the last call ends.
 ///
 /// Without a system bus or logind, calls go on as ever: one log line says so.
-/// Its state lives on the service's queue; the system bus is reached off it.
-final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
+/// logind is asked off the actor, over a system bus connection of its own.
+@TelephonyActor
+final class SleepInhibitor: SwitchboardObserver {
     static let logind = "org.freedesktop.login1"
     static let path: ObjectPath = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
 
     private let address: String
-    /// The service's connection: its queue is where this state lives.
-    private let service: Connection
     private let logger: Logger
     /// Why the machine is kept awake, for a call ("Call with Alice").
     private let reason: (Call) -> String
@@ -35,9 +34,8 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     /// system bus or no logind, every call would otherwise try to connect, off the queue.
     private var retry: RetryAfterFailure
 
-    init(systemBusAddress: String, service: Connection, switchboard: Switchboard, logger: Logger, reason: @escaping (Call) -> String) {
+    init(systemBusAddress: String, switchboard: Switchboard, logger: Logger, reason: @escaping (Call) -> String) {
         address = systemBusAddress
-        self.service = service
         self.switchboard = switchboard
         retry = RetryAfterFailure(clock: switchboard.clock, interval: 5 * 60)
         self.logger = logger
@@ -54,7 +52,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     /// The calls that keep the machine awake: dialing, connecting, active or held.
     private var firstCallUp: Call? { switchboard.calls.first { [.dialing, .connecting, .active, .held].contains($0.state) } }
 
-    /// On the queue, whenever a call changes or ends.
+    /// Whenever a call changes or ends.
     private func callsChanged() {
         let callUp = firstCallUp
         defer { wasUp = callUp != nil }
@@ -69,11 +67,11 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
         let known = systemBus
         Task(executorPreference: SerialTaskExecutor.shared) { [self] in
             let (bus, result) = await Self.inhibit(reason, address: address, reusing: known)
-            service.onQueue { self.finished(result, systemBus: bus) }
+            await finished(result, systemBus: bus)
         }
     }
 
-    /// On the queue: the request is over; the system bus it used is kept for the next one.
+    /// The request is over; the system bus it used is kept for the next one.
     private func finished(_ result: Result<UnixFD, Error>, systemBus: Connection?) {
         requesting = false
         self.systemBus = systemBus
@@ -95,7 +93,7 @@ final class SleepInhibitor: SwitchboardObserver, @unchecked Sendable {
     }
 
     /// Off the queue: asks logind, over `known` or a new connection; returns the connection to keep (nil when lost).
-    private static func inhibit(_ reason: String, address: String, reusing known: Connection?) async -> (Connection?, Result<UnixFD, Error>) {
+    private nonisolated static func inhibit(_ reason: String, address: String, reusing known: Connection?) async -> (Connection?, Result<UnixFD, Error>) {
         var bus: Connection?
         do {
             let connection = try known ?? Connection(address: address)

@@ -5,6 +5,7 @@ import Foundation
 import CallHistory
 import DesktopNotifications
 import Logging
+import Synchronization
 import TelephonyCore
 
 /// Settings of the service that the daemon's options set.
@@ -38,10 +39,11 @@ public struct ServiceOptions: Sendable {
 /// per provider and per call) and the observers of the switchboard's events, and wires them to
 /// the connection. Each object owns its own state; this owns none beyond them.
 ///
-/// Everything runs on the connection's queue: D-Bus handlers, the
-/// switchboard, its timers and its events. No locks.
-public final class TelephonyService: @unchecked Sendable {
-    public let connection: Connection
+/// Everything runs on the `TelephonyActor`, whose queue drives the connection: D-Bus handlers,
+/// the switchboard, its timers and its events. No locks.
+@TelephonyActor
+public final class TelephonyService {
+    public nonisolated let connection: Connection
     let context: ServiceContext
     var switchboard: Switchboard { context.switchboard }
     private var logger: Logger { context.logger }
@@ -62,13 +64,16 @@ public final class TelephonyService: @unchecked Sendable {
     /// sleep inhibitor and media pause.
     private let observers: [any SwitchboardObserver]
 
+    /// `connection`: driven on `TelephonyActor.queue` (`Connection(address:queue:)`).
     /// `clock`: the switchboard's time and timers (ring and action timeouts); nil is the real clock on the
-    /// connection's queue. Another clock must run its tasks on that queue too: a test advances a
-    /// `ManualClock` inside `connection.onQueueSync`.
+    /// actor's queue. Another clock must run its tasks on that queue too: a test advances a
+    /// `ManualClock` on the actor.
     /// `databasePath`: Recents and Favorites; when it cannot be opened the service runs without them and says why.
     /// `desktopDoNotDisturb`: GNOME's Do Not Disturb, followed as well as ours.
     public init(connection: Connection, options: ServiceOptions = .init(), clock: (any TelephonyClock)? = nil, notifier: Notifier? = nil,
                 databasePath: String? = nil, desktopDoNotDisturb: DesktopDoNotDisturb? = nil, logger: Logger = Logger(label: "monkeycall")) {
+        // The connection's handlers enter the actor where they run: on its queue.
+        precondition(connection.queue === TelephonyActor.queue, "the service's connection is driven on TelephonyActor.queue")
         self.connection = connection
         self.desktopDoNotDisturb = desktopDoNotDisturb
         var history: HistoryStore?
@@ -82,7 +87,7 @@ public final class TelephonyService: @unchecked Sendable {
                 logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")
             }
         }
-        let screening = Screening(folder: options.dataDirectory, queue: connection.queue, logger: logger)
+        let screening = Screening(folder: options.dataDirectory, logger: logger)
         var switchboardOptions = SwitchboardOptions()
         switchboardOptions.actionTimeout = options.actionTimeout
         switchboardOptions.ringTimeout = options.ringTimeout
@@ -100,14 +105,14 @@ public final class TelephonyService: @unchecked Sendable {
         recents = RecentsInterface(context: context, controller: controller)
         favorites = FavoritesInterface(context: context, controller: controller)
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
-        let board = notifier.map { NotificationBoard(notifier: $0, connection: connection) }
+        let board = notifier.map { NotificationBoard(notifier: $0) }
         let showApp = AppActivation(context: context)
         let callNotifications = board.map { CallNotifications(board: $0, service: context, showApp: showApp) }
         let links = LinkConfirmation(board: board, context: context, controller: controller)
         manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callNotifications: callNotifications)
         desktopSources = DesktopDoNotDisturbSources(context: context, board: board)
         let sleepInhibitor = options.systemBusAddress.map { address in
-            SleepInhibitor(systemBusAddress: address, service: connection, switchboard: switchboard, logger: logger) { call in
+            SleepInhibitor(systemBusAddress: address, switchboard: switchboard, logger: logger) { call in
                 // Names the call that keeps the machine awake ("Call with Alice").
                 let name = context.callerName(of: call)
                 return "Call with \(name.isEmpty ? call.handle.value : name)"
@@ -148,17 +153,15 @@ public final class TelephonyService: @unchecked Sendable {
         } catch {
             logger.error("cannot read Recents and Favorites from \(context.history?.path ?? ""): \(error)")
         }
-        await connection.performOnQueue { [self] in
-            connection.setAccessPolicy(ServiceAccessPolicy(context: context))
-            switchboard.onEvent = { [weak self] event in self?.notify(event) }
-            do {
-                try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
-                                                            recents.interface(), favorites.interface()])
-            } catch {
-                preconditionFailure("root object exported twice: \(error)")
-            }
-            connection.addObjectManager(at: Telephony1.rootPath)
+        connection.setAccessPolicy(ServiceAccessPolicy(context: context))
+        switchboard.onEvent = { [weak self] event in self?.notify(event) }
+        do {
+            try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
+                                                        recents.interface(), favorites.interface()])
+        } catch {
+            preconditionFailure("root object exported twice: \(error)")
         }
+        connection.addObjectManager(at: Telephony1.rootPath)
         try await connection.followNameOwners()
         await mediaPause.followPlayers()
         try await desktopSources.followNotificationServer()
@@ -178,16 +181,14 @@ public final class TelephonyService: @unchecked Sendable {
     /// (settings, a directory being completed, Recents entries waiting for a lock) get a few seconds.
     public func stop() async {
         // Every call still up ends (failed, recorded in Recents) and its app hears DidReset: "every call ended".
-        await connection.performOnQueue { [self] in
-            let told = switchboard.endAllCalls(reason: .failed)
-            providers.reset(told)
-            if !told.isEmpty { logger.info("stopping: the calls still up have ended; \(told.count) app(s) told") }
-        }
+        let told = switchboard.endAllCalls(reason: .failed)
+        providers.reset(told)
+        if !told.isEmpty { logger.info("stopping: the calls still up have ended; \(told.count) app(s) told") }
         try? await connection.releaseName(Telephony1.busName)
         // GNOME's address-book helper exits; the index stays for the calls still being recorded.
         context.addressBook?.stop()
         // Stopped during a call: the music it paused plays again.
-        await connection.performOnQueue { [self] in mediaPause.audioSession(held: false) }
+        mediaPause.audioSession(held: false)
         await settleMedia()
         await settleStorage(timeout: 5)
     }
@@ -207,28 +208,36 @@ public final class TelephonyService: @unchecked Sendable {
     }
 
     /// What the address book tells, on its own queue: problems are logged by the book itself.
-    private static func log(_ event: AddressBookEvent, _ counted: ContactCount, logger: Logger) {
+    private nonisolated static func log(_ event: AddressBookEvent, _ counted: ContactCount, logger: Logger) {
         switch event {
         case .sourceReady(let source):
-            logger.info("contacts: \(source) read; \(counted.contacts) contacts with a number in all")
+            logger.info("contacts: \(source) read; \(counted.contacts.load(ordering: .relaxed)) contacts with a number in all")
         case .evolutionDataServer(let running):
             logger.info("contacts: evolution-data-server \(running ? "is running: reading GNOME's address books" : "is not running")")
         case .changed(let snapshot):
-            counted.contacts = snapshot.contactCount
+            counted.contacts.store(snapshot.contactCount, ordering: .relaxed)
             logger.debug("contacts: \(snapshot.contactCount) contacts, \(snapshot.numberCount) numbers")
         case .problem:
             break
         }
     }
 
-    /// Every event of the switchboard goes to every observer, on the connection's queue.
+    /// Every event of the switchboard goes to every observer.
     private func notify(_ event: SwitchboardEvent) {
-        dispatchPrecondition(condition: .onQueue(connection.queue))
         for observer in observers { observer.observe(event) }
     }
 }
 
-/// The address book's latest count, for its log lines: touched only on the address book's queue.
-private final class ContactCount: @unchecked Sendable {
-    var contacts = 0
+/// The address book's latest count, for its log lines (written and read on the address book's queue).
+private final class ContactCount: Sendable {
+    let contacts = Atomic<Int>(0)
+}
+
+extension TelephonyService {
+    /// Runs `work` on the actor with the service's clock, which must be the `ManualClock` it was
+    /// made with: how a test moves time on (the timeouts that fall due fire inside `work`).
+    public func onManualClock<T: Sendable>(_ work: (ManualClock) -> T) -> T {
+        guard let clock = switchboard.clock as? ManualClock else { preconditionFailure("the service runs on the real clock") }
+        return work(clock)
+    }
 }

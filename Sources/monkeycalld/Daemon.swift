@@ -127,7 +127,7 @@ struct Daemon: ParsableCommand {
 
         let connection: Connection
         do {
-            connection = try address.map { try Connection(address: $0) } ?? Connection.sessionBus()
+            connection = try address.map { try Connection(address: $0, queue: TelephonyActor.queue) } ?? Connection.sessionBus(queue: TelephonyActor.queue)
         } catch {
             logger.critical("cannot connect to the bus: \(error)")
             throw ExitCode(2)
@@ -160,7 +160,7 @@ struct Daemon: ParsableCommand {
             if desktopDoNotDisturb { logger.info("not a GNOME session (XDG_CURRENT_DESKTOP): not following GNOME's Do Not Disturb") }
             gnome = nil
         }
-        let service = TelephonyService(connection: connection, options: options, notifier: notifier,
+        let service = await TelephonyService(connection: connection, options: options, notifier: notifier,
                                        databasePath: databasePath, desktopDoNotDisturb: gnome, logger: logger)
         do {
             try await service.start()

@@ -104,7 +104,7 @@ struct RegistrationLostTests {
         let path = try await provider.registeredPath()
         let service = try #require(fixture.service)
         let id = try #require(Telephony1.providerID(from: path))
-        service.connection.queue.async { service.switchboard.invalidateProvider(ProviderID(id)) }
+        TelephonyActor.queue.async { TelephonyActor.assumeIsolated { service.switchboard.invalidateProvider(ProviderID(id)) } }
         #expect(await delegate.waitFor("reset"))
         #expect(await delegate.waitFor("began"))
         #expect(try await provider.registeredPath() != path)

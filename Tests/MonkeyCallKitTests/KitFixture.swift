@@ -18,9 +18,6 @@ final class KitFixture: @unchecked Sendable {
     /// Every change to every call's properties since the fixture started.
     private var callChanges: SignalRecorder!
     private let watcher: Connection
-    /// The service's clock when the fixture was made with `manualClock`: no timeout
-    /// fires until `advanceClock(by:)`. Touched only on the service's queue.
-    private(set) var clock: ManualClock?
 
     /// `manualClock`: the service's time stands still until `advanceClock(by:)`.
     init(actionTimeout: Double = 10, manualClock: Bool = false, startService: Bool = true) async throws {
@@ -41,25 +38,17 @@ final class KitFixture: @unchecked Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .error
         let clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
-        let service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock, logger: logger)
+        let service = await TelephonyService(connection: try Connection(address: bus.address, queue: TelephonyActor.queue), options: options, clock: clock, logger: logger)
         try await service.start()
         try await watcher.subscribeToTelephony()
-        self.clock = clock
         self.service = service
     }
 
     /// Moves the manual clock forward on the service's queue, the executor its timers run on:
     /// the timeouts that fall due fire before this returns.
     func advanceClock(by seconds: Double) async {
-        guard let clock, let connection = service?.connection else {
-            preconditionFailure("no service on a manual clock: make the fixture with manualClock: true")
-        }
-        await withCheckedContinuation { continuation in
-            connection.onQueue {
-                clock.advance(by: seconds)
-                continuation.resume()
-            }
-        }
+        guard let service else { preconditionFailure("no service: start it first") }
+        await service.onManualClock { $0.advance(by: seconds) }
     }
 
     /// A provider with a recording delegate, registered (its `providerDidBegin` seen).

@@ -6,6 +6,7 @@ import Testing
 /// One call's notification as a state machine, and the one table of its buttons, on calls of a
 /// real switchboard (no bus: the flows on screen are in NotificationTests and CallControlsTests).
 @Suite("A call's notification: its phases and its buttons")
+@TelephonyActor
 struct CallNotificationTests {
     let switchboard = Switchboard(clock: ManualClock(now: 1_000_000), options: SwitchboardOptions())
     let provider: ProviderID

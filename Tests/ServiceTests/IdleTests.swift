@@ -216,12 +216,12 @@ private final class RealClockService: @unchecked Sendable {
 
     init(ringTimeout: Double) async throws {
         bus = try await PrivateBus.start()
-        connection = try Connection(address: bus.address)
+        connection = try Connection(address: bus.address, queue: TelephonyActor.queue)
         clock = DispatchClock(queue: connection.queue)
         var options = ServiceOptions()
         options.ringTimeout = ringTimeout
         options.dataDirectory = bus.directory.appendingPathComponent("data").path
-        service = TelephonyService(connection: connection, options: options, clock: clock,
+        service = await TelephonyService(connection: connection, options: options, clock: clock,
                                    databasePath: bus.directory.appendingPathComponent("monkeycall.sqlite").path)
         try await service.start()
         controller = try Connection(address: bus.address)

@@ -23,14 +23,12 @@ struct NotificationBoardTests {
     final class Poster {}
 
     @Test("notifications the server expires are forgotten past the last 64; those that stay until withdrawn are kept")
-    func transientForgotten() async throws {
-        let bus = try await PrivateBus.start()
-        let connection = try Connection(address: bus.address)
-        defer { connection.close() }
+    @TelephonyActor
+    func transientForgotten() {
         let notifier = CountingNotifier()
-        let board = NotificationBoard(notifier: notifier, connection: connection)
+        let board = NotificationBoard(notifier: notifier)
         let poster = Poster()
-        let (count, residentKept, newestKept) = await connection.performOnQueue {
+        let (count, residentKept, newestKept) = {
             var resident = DesktopNotification(key: "ringing", appName: "App", summary: "Incoming call", body: "alice")
             resident.expiry = .never
             board.post(resident, by: poster) { _ in }
@@ -40,7 +38,7 @@ struct NotificationBoardTests {
                 board.post(ended, by: poster) { _ in }
             }
             return (board.postedCount, board.shows("ringing", by: poster), board.shows("call-999", by: poster))
-        }
+        }()
         #expect(count == NotificationBoard.transientKept + 1)
         #expect(residentKept && newestKept)
         #expect(notifier.posted == 1001)

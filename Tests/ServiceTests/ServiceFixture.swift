@@ -18,9 +18,6 @@ final class ServiceFixture: @unchecked Sendable {
     let databasePath: String
     /// What the service logged at warning level and above.
     let warnings = EventBuffer<String>()
-    /// The service's clock when the fixture was made with `manualClock`: no timeout
-    /// fires until `advanceClock(by:)`. Touched only on the service's queue.
-    let clock: ManualClock?
     /// The notification server on the bus, when the fixture was made with `notifications`.
     let notificationServer: NotificationServer?
 
@@ -43,8 +40,9 @@ final class ServiceFixture: @unchecked Sendable {
         let warnings = self.warnings
         var logger = Logger(label: "test") { _ in WarningRecorder(warnings) }
         logger.logLevel = .warning
-        clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
-        service = TelephonyService(connection: try Connection(address: bus.address), options: options, clock: clock, notifier: notifier,
+        // With `manualClock` no timeout fires until `advanceClock(by:)`.
+        let clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil
+        service = await TelephonyService(connection: try Connection(address: bus.address, queue: TelephonyActor.queue), options: options, clock: clock, notifier: notifier,
                                    databasePath: databasePath, logger: logger)
         try await service.start()
         controller = try Connection(address: bus.address)
@@ -58,20 +56,12 @@ final class ServiceFixture: @unchecked Sendable {
     /// Moves the manual clock forward on the service's queue, the executor its timers run on:
     /// the ring and action timeouts that fall due fire before this returns.
     func advanceClock(by seconds: Double) async {
-        await onServiceQueue { $0.advance(by: seconds) }
+        await service.onManualClock { $0.advance(by: seconds) }
     }
 
     /// The service's timers (ring and action timeouts) that have neither fired nor been cancelled.
     func pendingTimers() async -> Int {
-        await onServiceQueue { $0.pendingTaskCount }
-    }
-
-    private func onServiceQueue<T: Sendable>(_ work: @escaping (ManualClock) -> T) async -> T {
-        guard let clock else { preconditionFailure("this fixture runs on the real clock: make it with manualClock: true") }
-        let connection = service.connection
-        return await withCheckedContinuation { continuation in
-            connection.onQueue { continuation.resume(returning: work(clock)) }
-        }
+        await service.onManualClock { $0.pendingTaskCount }
     }
 
     func provider(_ name: String, _ configuration: [String: DBusValue] = [:]) async throws -> TestProvider {

@@ -1,0 +1,74 @@
+import Dispatch
+
+/// The one executor of all telephony state: the switchboard, the exported objects and the
+/// observers of the switchboard's events are isolated to it, so the compiler checks that nothing
+/// touches them from anywhere else.
+///
+/// Its executor is a serial dispatch queue, `queue`, and the service's D-Bus connection is driven
+/// on that same queue (`TelephonyService` requires it). So a D-Bus handler, a reply, a name-owner
+/// change or a timer already runs on the actor's executor: it enters the actor with
+/// `assumeIsolated`, which checks that at run time, without a hop and without a task. One
+/// process has one such executor: services started in the same process (as in-process tests
+/// start them) share it.
+@globalActor
+public actor TelephonyActor {
+    public static let shared = TelephonyActor()
+
+    /// The queue behind the executor: the one to drive the service's connection on.
+    public static let queue: DispatchQueue = {
+        let queue = DispatchQueue(label: "org.monkeycall.telephony")
+        queue.setSpecific(key: onQueueKey, value: ())
+        return queue
+    }()
+    private static let onQueueKey = DispatchSpecificKey<Void>()
+
+    private static let executor = QueueExecutor(queue: queue)
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executor.asUnownedSerialExecutor() }
+
+    /// Runs `operation` isolated to the actor, from code that runs on `queue` but that the compiler
+    /// cannot see does (a libdbus callback, a dispatch source's handler, a reply to a D-Bus call).
+    /// Traps when not on `queue`.
+    public static func assumeIsolated<T>(_ operation: @TelephonyActor () throws -> T) rethrows -> T {
+        shared.preconditionIsolated("not on the telephony queue")
+        // What `MainActor.assumeIsolated` does: the check above is what makes the call isolated.
+        return try withoutActuallyEscaping(operation) { operation in
+            try unsafeBitCast(operation, to: (() throws -> T).self)()
+        }
+    }
+}
+
+extension TelephonyActor {
+    /// Whether this code runs on the actor's queue.
+    public static var isOnQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) != nil }
+
+    /// Runs `operation` on the actor: at once when already on its queue, else soon, from any thread
+    /// (a completion on another queue, a callback of libnotify's or GLib's thread).
+    public static func enter(_ operation: @escaping @Sendable @TelephonyActor () -> Void) {
+        if isOnQueue { assumeIsolated(operation) } else { queue.async { assumeIsolated(operation) } }
+    }
+
+    /// A completion for an API that calls it on the actor's queue (a D-Bus reply, the database's
+    /// results): it enters the actor there, and traps when called anywhere else.
+    public static func onQueue<Argument: Sendable>(_ completion: @escaping @Sendable @TelephonyActor (Argument) -> Void) -> @Sendable (Argument) -> Void {
+        { argument in assumeIsolated { completion(argument) } }
+    }
+}
+
+/// A serial executor over a dispatch queue: each job runs on the queue, in order.
+private final class QueueExecutor: SerialExecutor {
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    /// What `assumeIsolated` and `preconditionIsolated` ask outside a task: being on the queue is
+    /// being on this executor.
+    func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+}

@@ -17,6 +17,22 @@ struct MonkeyCallFuzz: ParsableCommand {
     @Option(help: "The bus address (default: the session bus).")
     var address: String?
 
+    @OptionGroup var options: FuzzOptions
+
+    func run() throws {
+        guard let address = address ?? Connection.sessionBusAddress else { throw ValidationError("no bus: give --address") }
+        let run = try FuzzRun(address: address, options: options)
+        let result = run.execute()
+        FileHandle.standardError.write(Data(run.summary(result).utf8))
+        let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+        FileHandle.standardOutput.write(Data(("MONKEYCALL-FUZZ-RESULT " + String(decoding: json, as: UTF8.self) + "\n").utf8))
+        if result["daemonGone"] as? Bool == true { throw ExitCode(2) }
+        if !((result["improper"] as? [String: Any]) ?? [:]).isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// What a run does, as the command line gives it: the run reads it whole.
+struct FuzzOptions: ParsableArguments {
     @Option(help: "The seed of the generator.")
     var seed: UInt64 = 1
 
@@ -52,29 +68,12 @@ struct MonkeyCallFuzz: ParsableCommand {
             throw ValidationError("--calls must be positive, --in-flight 1 to 4096, --connections 1 to 8, --ring positive")
         }
     }
-
-    func run() throws {
-        guard let address = address ?? Connection.sessionBusAddress else { throw ValidationError("no bus: give --address") }
-        let foreign = try foreignPaths.map { try ObjectPath($0) }
-        let run = try FuzzRun(address: address, seed: seed, calls: calls, inFlight: inFlight, connections: connections, ringSize: ring,
-                              probeEvery: probeEvery, caller: caller, foreignPaths: foreign, foreignCalls: foreignCalls,
-                              timesWithinContract: timesWithinContract)
-        let result = run.execute()
-        FileHandle.standardError.write(Data(run.summary(result).utf8))
-        let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
-        FileHandle.standardOutput.write(Data(("MONKEYCALL-FUZZ-RESULT " + String(decoding: json, as: UTF8.self) + "\n").utf8))
-        if result["daemonGone"] as? Bool == true { throw ExitCode(2) }
-        if !((result["improper"] as? [String: Any]) ?? [:]).isEmpty { throw ExitCode(1) }
-    }
 }
 
 /// One run: the connections, the pool, the generator and the loop that keeps calls in flight.
 final class FuzzRun: @unchecked Sendable {
     let address: String
-    let calls: Int
-    let inFlight: Int
-    let probeEvery: Int
-    let caller: String
+    let options: FuzzOptions
     let pool: Pool
     let recorder: Recorder
     var generator: Generator
@@ -87,19 +86,15 @@ final class FuzzRun: @unchecked Sendable {
 
     static let replyTimeout: Duration = .seconds(25)
 
-    init(address: String, seed: UInt64, calls: Int, inFlight: Int, connections: Int, ringSize: Int, probeEvery: Int, caller: String,
-         foreignPaths: [ObjectPath], foreignCalls: [String], timesWithinContract: Bool) throws {
+    init(address: String, options: FuzzOptions) throws {
         self.address = address
-        self.calls = calls
-        self.inFlight = inFlight
-        self.probeEvery = probeEvery
-        self.caller = caller
-        pool = Pool(foreignPaths: foreignPaths, foreignCalls: foreignCalls)
-        recorder = Recorder(ringSize: ringSize)
-        links = try (0..<connections).map { _ in try Connection(address: address) }
-        generator = Generator(seed: seed, surface: Surface(), pool: pool, connections: connections, host: caller == "host")
-        generator.timesWithinContract = timesWithinContract
-        generator.maker.boundedUInt64 = timesWithinContract
+        self.options = options
+        pool = Pool(foreignPaths: try options.foreignPaths.map { try ObjectPath($0) }, foreignCalls: options.foreignCalls)
+        recorder = Recorder(ringSize: options.ring)
+        links = try (0..<options.connections).map { _ in try Connection(address: address) }
+        generator = Generator(seed: options.seed, surface: Surface(), pool: pool, connections: options.connections, host: options.caller == "host")
+        generator.timesWithinContract = options.timesWithinContract
+        generator.maker.boundedUInt64 = options.timesWithinContract
         try subscribe()
     }
 
@@ -155,6 +150,7 @@ final class FuzzRun: @unchecked Sendable {
 
     /// Sends the calls, `inFlight` at a time; returns the result.
     func execute() -> [String: Any] {
+        let calls = options.calls, inFlight = options.inFlight, probeEvery = options.probeEvery
         let started = Date()
         let slots = DispatchSemaphore(value: inFlight)
         var sent = 0
@@ -316,7 +312,7 @@ final class FuzzRun: @unchecked Sendable {
         let byName = recorder.byName
         let improper = byName.filter { !Recorder.isProper($0.key) && !$0.key.hasPrefix("not sent") }
         var result: [String: Any] = [
-            "caller": caller, "calls": sent, "answered": recorder.total, "notSent": refused, "seconds": (seconds * 100).rounded() / 100,
+            "caller": options.caller, "calls": sent, "answered": recorder.total, "notSent": refused, "seconds": (seconds * 100).rounded() / 100,
             "callsPerSecond": Int(Double(sent) / max(seconds, 0.001)), "outcomes": byName, "improper": improper,
             "improperExamples": recorder.improperExamples, "daemonGone": recorder.daemonGoneAfter != nil, "alive": alive,
             "probes": probes, "slowest": recorder.slowest(8), "lostConnections": lostConnections.withLock { lost },
@@ -338,7 +334,7 @@ final class FuzzRun: @unchecked Sendable {
     }
 
     func summary(_ result: [String: Any]) -> String {
-        var lines = ["monkeycall-fuzz (\(caller)): \(result["calls"]!) calls in \(result["seconds"]!) s (\(result["callsPerSecond"]!)/s), daemon \(result["daemonGone"] as? Bool == true ? "GONE" : "alive")"]
+        var lines = ["monkeycall-fuzz (\(options.caller)): \(result["calls"]!) calls in \(result["seconds"]!) s (\(result["callsPerSecond"]!)/s), daemon \(result["daemonGone"] as? Bool == true ? "GONE" : "alive")"]
         let outcomes = (result["outcomes"] as? [String: Int] ?? [:]).sorted { ($1.value, $0.key) < ($0.value, $1.key) }
         lines += outcomes.map { "  \($0.value)\t\($0.key)" }
         lines += (result["slowest"] as? [String] ?? []).map { "  slow: \($0)" }

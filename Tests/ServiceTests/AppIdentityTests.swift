@@ -235,9 +235,7 @@ struct AppIdentityTests {
         let bus = try await PrivateBus.start()
         // Where `flatpak install --user` exports the app's desktop file.
         let exports = bus.directory.appendingPathComponent("data/flatpak/exports/share/applications")
-        try FileManager.default.createDirectory(at: exports, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=Mallory Phone\nExec=mallory\n[Desktop Action x]\nName=Other\n"
-            .write(to: exports.appendingPathComponent("org.example.Mallory.desktop"), atomically: true, encoding: .utf8)
+        try writeDesktopFile("org.example.Mallory.desktop", in: exports, name: "Mallory Phone", exec: "mallory", more: "[Desktop Action x]\nName=Other\n")
         let daemon = try await RunningDaemon(bus: bus, owningBus: true)
         let server = try await NotificationServer(address: bus.address)
         let app = try await SandboxedApp(appID: "org.example.Mallory", bus: bus)

@@ -196,30 +196,20 @@ struct CallControlsTests {
     func showAppActivates() async throws {
         let bus = try await PrivateBus.start()
         let applications = bus.directory.appendingPathComponent("data/applications")
-        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=Monkey\nExec=true\nDBusActivatable=true\n"
-            .write(to: applications.appendingPathComponent("org.example.Monkey.desktop"), atomically: true, encoding: .utf8)
+        try writeDesktopFile("org.example.Monkey.desktop", in: applications, name: "Monkey", exec: "true", more: "DBusActivatable=true\n")
         // Launched, the app says so on the bus.
-        try "[Desktop Entry]\nType=Application\nName=Plain\nExec=dbus-send \"--bus=\(bus.address)\" --type=signal /org/example/Plain org.example.Plain.Launched\n"
-            .write(to: applications.appendingPathComponent("org.example.Plain.desktop"), atomically: true, encoding: .utf8)
+        try writeDesktopFile("org.example.Plain.desktop", in: applications, name: "Plain",
+                             exec: "dbus-send \"--bus=\(bus.address)\" --type=signal /org/example/Plain org.example.Plain.Launched")
         let daemon = try await RunningDaemon(bus: bus, environment: ["XDG_DATA_HOME": bus.directory.appendingPathComponent("data").path])
         let server = try await NotificationServer(address: bus.address)
 
         // The app's own connection owns its well-known name, as a D-Bus-activatable app does.
-        let activated = EventBuffer<[DBusValue]>()
-        let appConnection = try Connection(address: bus.address)
-        try appConnection.export("/org/example/Monkey", [Interface("org.freedesktop.Application") {
-            Method("Activate", in: ["platform_data": "a{sv}"]) { call in
-                activated.append((try? call.message.arguments()) ?? [])
-                return .empty
-            }
-        }])
-        #expect(try await appConnection.requestName("org.example.Monkey") == .primaryOwner)
-        let launches = try await SignalRecorder(appConnection, MatchRule(interface: "org.example.Plain"))
+        let monkey = try await ActivatableApp("org.example.Monkey", bus: bus.address)
+        let launches = try await SignalRecorder(monkey.connection, MatchRule(interface: "org.example.Plain"))
         let app = try await Self.app(daemon)
         let (_, _, ongoing) = try await Self.answeredCall(daemon, server, app)
         try server.invoke(ongoing.id, "show-app")
-        #expect(await activated.next() != nil, "Activate was not called")
+        #expect(await monkey.activated.next() != nil, "Activate was not called")
 
         let plain = try await TestProvider(bus: bus, name: "Plain", configuration: ["DesktopEntry": .string("org.example.Plain.desktop")])
         let uuid = try await plain.reportIncoming("bob")
@@ -236,11 +226,9 @@ struct CallControlsTests {
         let bus = try await PrivateBus.start()
         let data = bus.directory.appendingPathComponent("data")
         let applications = data.appendingPathComponent("applications")
-        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
         let signal = { (member: String) in "dbus-send \"--bus=\(bus.address)\" --type=signal /org/example/Launches org.example.Launches.\(member)" }
         // What an app with home access could write: it must never run.
-        try "[Desktop Entry]\nType=Application\nName=Mallory\nExec=\(signal("DesktopFile"))\n"
-            .write(to: applications.appendingPathComponent("org.example.Mallory.desktop"), atomically: true, encoding: .utf8)
+        try writeDesktopFile("org.example.Mallory.desktop", in: applications, name: "Mallory", exec: signal("DesktopFile"))
         // Stand-ins for the systemd user manager's systemd-run and for flatpak (no user manager
         // or Flatpak app here): each says on the bus how it was called; systemd-run then runs the command.
         let bin = bus.directory.appendingPathComponent("bin")
@@ -267,19 +255,11 @@ struct CallControlsTests {
         #expect(try #require(await launches.next("Flatpak")).arguments() == [.string("run org.example.Mallory")])
 
         // Running, the app owns its app id's name: Activate reaches it.
-        let activated = EventBuffer<[DBusValue]>()
-        let owner = try Connection(address: bus.address)
-        try owner.export("/org/example/Mallory", [Interface("org.freedesktop.Application") {
-            Method("Activate", in: ["platform_data": "a{sv}"]) { call in
-                activated.append((try? call.message.arguments()) ?? [])
-                return .empty
-            }
-        }])
-        #expect(try await owner.requestName("org.example.Mallory") == .primaryOwner)
+        let running = try await ActivatableApp("org.example.Mallory", bus: bus.address)
         _ = try await app.reportIncoming(provider, "carol")
         let second = try #require(await server.notified.next { $0.body.hasPrefix("carol") })
         try server.invoke(second.id, "default")
-        #expect(await activated.next() != nil, "Activate was not called")
+        #expect(await running.activated.next() != nil, "Activate was not called")
         #expect(await launches.next("DesktopFile", timeout: .milliseconds(300)) == nil, "the app-writable desktop file was run")
     }
 }

@@ -151,10 +151,8 @@ struct InstallTests {
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         // Another phone app already takes tel: links.
-        let applications = data.appendingPathComponent("applications")
-        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
-        try "[Desktop Entry]\nType=Application\nName=Other Phone\nExec=true %u\nMimeType=x-scheme-handler/tel;\n"
-            .write(to: applications.appendingPathComponent("other-phone.desktop"), atomically: true, encoding: .utf8)
+        try writeDesktopFile("other-phone.desktop", in: data.appendingPathComponent("applications"), name: "Other Phone", exec: "true %u",
+                             more: "MimeType=x-scheme-handler/tel;\n")
         _ = try await ChildProcess.run("/usr/bin/xdg-mime", ["default", "other-phone.desktop", "x-scheme-handler/tel"], environment: environment)
         #expect(try await query("tel") == "other-phone.desktop")
 

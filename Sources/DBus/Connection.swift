@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 internal import CDBus
 
 /// A private connection to a message bus, driven by a serial dispatch queue.
@@ -266,12 +267,15 @@ public struct UncheckedSendable<T>: @unchecked Sendable {
 }
 
 /// Cancels a subscription or a watch when asked to, or when released.
-public final class Subscription: @unchecked Sendable {
-    private var cancelAction: (() -> Void)?
-    init(_ cancel: @escaping () -> Void) { self.cancelAction = cancel }
+public final class Subscription: Sendable {
+    private let cancelAction: Mutex<(@Sendable () -> Void)?>
+    init(_ cancel: @escaping @Sendable () -> Void) { cancelAction = Mutex(cancel) }
+    /// Runs the action outside the lock: it may release the last reference to this.
     public func cancel() {
-        let action = cancelAction
-        cancelAction = nil
+        let action = cancelAction.withLock { action in
+            defer { action = nil }
+            return action
+        }
         action?()
     }
     deinit { cancel() }

@@ -15,7 +15,7 @@ import Glibc
 /// the overcommit pool, which the monitor does not watch, so a process whose tasks all run
 /// here (child tasks inherit the preference; an unstructured `Task {}` and `Task.sleep` do
 /// not, and must not be used) never arms that timer. `IdleTests` holds the daemon to it.
-public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
+public final class SerialTaskExecutor: TaskExecutor {
     /// The process's executor for its tasks.
     public static let shared = SerialTaskExecutor(label: "org.monkeycall.tasks")
 

@@ -198,7 +198,7 @@ extension Method {
 }
 
 /// The reply to a call handled later: `send` the declared outputs, or `fail`.
-public struct Reply<each O: DBusRepresentable>: @unchecked Sendable {
+public struct Reply<each O: DBusRepresentable>: Sendable {
     public let call: MethodCall
     init(_ call: MethodCall) { self.call = call }
     public func send(_ values: repeat each O) { call.reply(Args<repeat each O>.encode(repeat each values)) }

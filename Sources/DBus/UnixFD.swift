@@ -2,7 +2,7 @@ import Glibc
 
 /// A unix file descriptor carried in a message. The instance owns the
 /// descriptor and closes it when released; sending it makes libdbus send a dup.
-public final class UnixFD: @unchecked Sendable, CustomStringConvertible {
+public final class UnixFD: Sendable, CustomStringConvertible {
     public let rawValue: Int32
 
     /// Takes ownership of `rawValue`.

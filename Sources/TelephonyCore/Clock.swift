@@ -93,10 +93,9 @@ public final class ManualClock: TelephonyClock {
 /// or when the heap is mostly cancelled entries. With no task pending the source is disarmed, so
 /// an idle service arms no timer.
 ///
-/// `@unchecked Sendable`: the mutable state is only touched on `queue` (the scheduled closures
-/// are not `Sendable` but run there too, the executor that owns all the state they touch, which
-/// is the contract of `TelephonyClock`).
-public final class DispatchClock: TelephonyClock, @unchecked Sendable {
+/// Not `Sendable`: it belongs to whoever owns the switchboard, and `queue` must be that owner's
+/// executor (the timer's handler runs there; Dispatch cannot say so to the compiler).
+public final class DispatchClock: TelephonyClock {
     public let queue: DispatchQueue
     private let timer: DispatchSourceTimer
     /// Every task scheduled and not yet taken off, cancelled ones included.
@@ -125,7 +124,7 @@ public final class DispatchClock: TelephonyClock, @unchecked Sendable {
         return UInt64(ts.tv_sec) &* 1_000_000 &+ UInt64(ts.tv_nsec / 1_000)
     }
 
-    private final class Token: ScheduledTask, @unchecked Sendable {
+    private final class Token: ScheduledTask {
         let deadline: UInt64
         /// Scheduled, and neither run nor cancelled. Only touched on the clock's queue.
         var action: (() -> Void)?

@@ -68,13 +68,13 @@ struct AppIdentityTests {
         }
         let bank = try await TestProvider(bus: daemon.bus, name: "Bank", configuration: [:])
         try await completeRealBankDirectory(bank)
-        try await root(Self.directory, "SetDirectoryEnabled", [.string("Bank"), .bool(true)])
+        _ = try await root(Self.directory, "SetDirectoryEnabled", [.string("Bank"), .bool(true)])
         _ = try await root(Telephony1.Favorites.interface, "Add", [.string("+15550001"), .string("phone-number"), .string("Mum"), .string("Bank")])
 
         let spy = try await SandboxedApp(appID: "org.example.Mallory", bus: daemon.bus, throughProxy: true)
         let own = try await spy.registerProvider(name: "Mallory")
         try await completeDirectory(spy, own, labels: [(15550004, "Pizza Place")])
-        try await root(Self.directory, "SetDirectoryEnabled", [.string("org.example.Mallory"), .bool(true)])
+        _ = try await root(Self.directory, "SetDirectoryEnabled", [.string("org.example.Mallory"), .bool(true)])
         let favorite = try await spy.reportIncoming(own, "+15550001")
         let labelled = try await spy.reportIncoming(own, "+14085550100")
         let supplied = try await spy.reportIncoming(own, "+15550003", update: ["LocalizedCallerName": "Own Name"])

@@ -4,7 +4,7 @@ import DesktopNotifications
 import Foundation
 import MonkeyCallAPI
 import TelephonyCore
-import TelephonyService
+@testable import TelephonyService
 import Testing
 
 /// With no call in progress nothing is armed to wake the daemon: no timer of
@@ -206,22 +206,20 @@ struct TimerFD: CustomStringConvertible {
     }
 }
 
-/// The service in this process on the real clock (a `DispatchClock` the test holds), on a bus of its own.
+/// The service in this process on the real clock (a `DispatchClock`), on a bus of its own.
 private final class RealClockService: @unchecked Sendable {
     let bus: PrivateBus
     let connection: Connection
-    let clock: DispatchClock
     let service: TelephonyService
     let controller: Connection
 
     init(ringTimeout: Double) async throws {
         bus = try await PrivateBus.start()
         connection = try Connection(address: bus.address, queue: TelephonyActor.queue)
-        clock = DispatchClock(queue: connection.queue)
         var options = ServiceOptions()
         options.ringTimeout = ringTimeout
         options.dataDirectory = bus.directory.appendingPathComponent("data").path
-        service = await TelephonyService(connection: connection, options: options, clock: clock,
+        service = await TelephonyService(connection: connection, options: options, clock: DispatchClock(queue: TelephonyActor.queue),
                                    databasePath: bus.directory.appendingPathComponent("monkeycall.sqlite").path)
         try await service.start()
         controller = try Connection(address: bus.address)
@@ -229,8 +227,12 @@ private final class RealClockService: @unchecked Sendable {
 
     /// The clock's armed timers and the service connection's libdbus timeouts.
     func armed() async -> [Int] {
-        let (clock, connection) = (clock, connection)
-        return await connection.performOnQueue { [clock.pendingTaskCount, connection.armedTimeouts] }
+        await Self.armed(service)
+    }
+
+    @TelephonyActor
+    private static func armed(_ service: TelephonyService) -> [Int] {
+        [(service.switchboard.clock as! DispatchClock).pendingTaskCount, service.connection.armedTimeouts]
     }
 
     /// Once the calls have ended the service may still await a reply for a moment (media players

@@ -40,19 +40,15 @@ enum Decode {
 
     static func update(_ entries: [String: DBusValue]) throws(DBusError) -> CallUpdate {
         let record = try Telephony1.CallUpdate(entries: entries)
-        var update = CallUpdate()
+        var handle: Handle?
         if let value = record.handle {
-            update.handle = Handle(type: try handleType(record.handleType ?? Telephony1.HandleTypes.generic), value: value)
+            handle = Handle(type: try handleType(record.handleType ?? Telephony1.HandleTypes.generic), value: value)
         } else if record.handleType != nil {
             throw DBusError.invalidArgs("update key 'HandleType' needs 'Handle' with it")
         }
-        update.localizedCallerName = record.localizedCallerName
-        update.supportsHolding = record.supportsHolding
-        update.supportsGrouping = record.supportsGrouping
-        update.supportsUngrouping = record.supportsUngrouping
-        update.supportsDTMF = record.supportsDTMF
-        update.hasVideo = record.hasVideo
-        return update
+        return CallUpdate(handle: handle, localizedCallerName: record.localizedCallerName, supportsHolding: record.supportsHolding,
+                          supportsGrouping: record.supportsGrouping, supportsUngrouping: record.supportsUngrouping,
+                          supportsDTMF: record.supportsDTMF, hasVideo: record.hasVideo)
     }
 
     /// One `(kind, args)` entry of `RequestTransaction`.

@@ -113,6 +113,12 @@ extension PrivateBus {
     /// output says `ready`; throws with what it printed when it does not.
     public func launch(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
                        readyWhen ready: String) async throws -> ChildProcess {
+        var arguments = arguments
+        if name == "monkeycalld", Deadlines.underThreadSanitizer {
+            for (option, seconds) in [("--action-timeout", 10.0), ("--ring-timeout", 45)] where !arguments.contains(option) {
+                arguments += [option, String(Deadlines.serviceTimeout(seconds))]
+            }
+        }
         let child = try ChildProcess(BuiltProducts.path(name), arguments, environment: environment.merging(extra) { $1 })
         guard await child.waitForOutput(containing: ready) else {
             throw TestSupportError("\(name) did not start: \(child.output)")

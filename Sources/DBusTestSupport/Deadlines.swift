@@ -11,4 +11,11 @@ public enum Deadlines {
     public static var underThreadSanitizer: Bool { scale > 1 }
 
     public static func stretched(_ timeout: Duration) -> Duration { timeout * scale }
+
+    /// One of the service's timeouts (the action timeout, 10 s; the ring timeout, 45 s) for a test
+    /// that does not choose it: as it is, but stretched on the real clock under ThreadSanitizer (an
+    /// app's answer takes as much longer as everything else does).
+    public static func serviceTimeout(_ seconds: Double, manualClock: Bool = false) -> Double {
+        manualClock ? seconds : seconds * Double(scale)
+    }
 }

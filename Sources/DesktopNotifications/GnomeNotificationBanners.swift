@@ -37,8 +37,8 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
     }
 
     deinit {
-        if let settings = settings.map(UncheckedMutablePointer.init) {
-            loop.perform { g_object_unref(settings.pointer) }
+        if let settings {
+            loop.perform { g_object_unref(settings) }
         }
     }
 
@@ -72,9 +72,4 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
         let onChange: @Sendable (Bool) -> Void
         init(_ onChange: @escaping @Sendable (Bool) -> Void) { self.onChange = onChange }
     }
-}
-
-struct UncheckedMutablePointer<T>: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<T>
-    init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
 }

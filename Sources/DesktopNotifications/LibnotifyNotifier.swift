@@ -248,8 +248,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let handler = handlers.removeValue(forKey: key)
         let acted = actedOn.remove(key) != nil
         // Released after the signal's emission, not inside it.
-        let pointer = UncheckedMutablePointer(notification)
-        loop.perform { g_object_unref(UnsafeMutableRawPointer(pointer.pointer)) }
+        loop.perform { g_object_unref(UnsafeMutableRawPointer(notification)) }
         if reason == 1 { handler?(.expired) } else if !acted { handler?(.dismissed) }
     }
 

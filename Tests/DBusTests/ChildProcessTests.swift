@@ -25,7 +25,7 @@ struct ChildProcessTests {
         var thread = pthread_t()
         let started = pthread_create(&thread, nil, { context in
             let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
-            do { box.child = try ChildProcess("/bin/sleep", ["30"]) } catch { box.error = error }
+            do { box.child = try ChildProcess("/bin/sleep", ["600"]) } catch { box.error = error }
             return nil
         }, Unmanaged.passUnretained(box).toOpaque())
         try #require(started == 0)

@@ -15,7 +15,7 @@ final class FuzzedDaemon: @unchecked Sendable {
     let tally = Tally()
 
     /// Every call gets an answer within this, or it counts as a hang.
-    static let replyDeadline: Duration = .seconds(20)
+    static let replyDeadline: Duration = Deadlines.stretched(.seconds(20))
 
     /// The timeouts default to an hour: objects a test fuzzes must not end on their own, however slow the machine.
     init(actionTimeout: Double = 3600, ringTimeout: Double = 3600) async throws {

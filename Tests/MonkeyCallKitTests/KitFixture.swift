@@ -20,7 +20,7 @@ final class KitFixture: @unchecked Sendable {
     private let watcher: Connection
 
     /// `manualClock`: the service's time stands still until `advanceClock(by:)`.
-    init(actionTimeout: Double = 10, manualClock: Bool = false, startService: Bool = true) async throws {
+    init(actionTimeout: Double? = nil, manualClock: Bool = false, startService: Bool = true) async throws {
         bus = try await PrivateBus.start()
         serviceConnection = try ServiceConnection(address: bus.address)
         watcher = try Connection(address: bus.address)
@@ -32,9 +32,9 @@ final class KitFixture: @unchecked Sendable {
 
     // Released with the fixture: the bus stops on a thread of its own (PrivateBus.deinit).
 
-    func startService(actionTimeout: Double = 10, manualClock: Bool = false) async throws {
+    func startService(actionTimeout: Double? = nil, manualClock: Bool = false) async throws {
         var options = ServiceOptions()
-        options.actionTimeout = actionTimeout
+        options.actionTimeout = actionTimeout ?? Deadlines.serviceTimeout(10, manualClock: manualClock)
         var logger = Logger(label: "test")
         logger.logLevel = .error
         let clock = manualClock ? ManualClock(now: UInt64(Date().timeIntervalSince1970 * 1_000_000)) : nil

@@ -25,15 +25,15 @@ final class ServiceFixture: @unchecked Sendable {
     /// `configure`: further options (the system bus, media pausing).
     /// `notifications`: a test notification server on the bus, and the service posts to it.
     /// `bus`: a bus the test started first (with programs already on it); else a new one.
-    init(actionTimeout: Double = 10, ringTimeout: Double = 45, limits: SwitchboardLimits = .init(), manualClock: Bool = false,
+    init(actionTimeout: Double? = nil, ringTimeout: Double? = nil, limits: SwitchboardLimits = .init(), manualClock: Bool = false,
          notifications: Bool = false, bus startedBus: PrivateBus? = nil, configure: (inout ServiceOptions) -> Void = { _ in }) async throws {
         if let startedBus { bus = startedBus } else { bus = try await PrivateBus.start() }
         notificationServer = notifications ? try await NotificationServer(address: bus.address) : nil
         let notifier: BusNotifier? = notifications ? try await BusNotifier(address: bus.address) : nil
         databasePath = bus.directory.appendingPathComponent("monkeycall.sqlite").path
         var options = ServiceOptions()
-        options.actionTimeout = actionTimeout
-        options.ringTimeout = ringTimeout
+        options.actionTimeout = actionTimeout ?? Deadlines.serviceTimeout(10, manualClock: manualClock)
+        options.ringTimeout = ringTimeout ?? Deadlines.serviceTimeout(45, manualClock: manualClock)
         options.limits = limits
         options.dataDirectory = bus.directory.appendingPathComponent("data").path
         configure(&options)

@@ -93,9 +93,13 @@ public final class TelephonyService {
         switchboardOptions.ringTimeout = options.ringTimeout
         switchboardOptions.limits = options.limits
         let switchboard = Switchboard(clock: clock ?? DispatchClock(queue: connection.queue), options: switchboardOptions)
+        let contactsFollower = ContactsFollower()
         let addressBook = options.addressBook.map { configuration in
             let counted = ContactCount()
-            return AddressBook(configuration: configuration, logger: logger) { event in Self.log(event, counted, logger: logger) }
+            return AddressBook(configuration: configuration, logger: logger) { event in
+                Self.log(event, counted, logger: logger)
+                if case .changed = event { TelephonyActor.enter { contactsFollower.service?.contactsChanged() } }
+            }
         }
         let context = ServiceContext(connection: connection, options: options, switchboard: switchboard, screening: screening,
                                      history: history, historyProblem: problem, addressBook: addressBook, logger: logger)
@@ -129,6 +133,7 @@ public final class TelephonyService {
         if let sleepInhibitor { observers.append(sleepInhibitor) }
         observers.append(mediaPause)
         self.observers = observers
+        contactsFollower.service = self
     }
 
     public enum StartError: Error, CustomStringConvertible {
@@ -222,10 +227,23 @@ public final class TelephonyService {
         }
     }
 
+    /// A contact was added, edited or removed: the calls up show the name they would now ring with
+    /// (the notification, the call object), as if the call had changed; each observer keeps what
+    /// did not change as it is.
+    private func contactsChanged() {
+        for call in switchboard.calls { notify(.callChanged(call)) }
+    }
+
     /// Every event of the switchboard goes to every observer.
     private func notify(_ event: SwitchboardEvent) {
         for observer in observers { observer.observe(event) }
     }
+}
+
+/// Who hears that the contacts changed: the service, once it is made (the address book is made first).
+@TelephonyActor
+private final class ContactsFollower {
+    weak var service: TelephonyService?
 }
 
 /// The address book's latest count, for its log lines (written and read on the address book's queue).

@@ -106,7 +106,7 @@ struct CallControlsTests {
             let end = try await app.perform("end")
             #expect(end.call == uuid)
             let ended = try #require(await server.notified.next { $0.summary.hasPrefix("Call ended") })
-            #expect(ended.summary.wholeMatch(of: /Call ended · 0:0\d/) != nil, "\(ended.summary)")
+            #expect(ended.summary.wholeMatch(of: /Call ended · \d+:\d\d/) != nil, "\(ended.summary)")
             #expect(ended.replacesID == ongoing.id)
             #expect(ended.hints["category"] == .string("call.ended"))
             #expect(ended.timeout == 5000)

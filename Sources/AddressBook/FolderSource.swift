@@ -120,12 +120,25 @@ final class FolderSource: @unchecked Sendable {
 
     /// Watches `folder` and everything under it, and reads every vCard file in it.
     private func scan(_ folder: String, into changes: inout [ContactChange]) {
-        if fd >= 0, watches[folder] == nil {
+        // Watched again even when the path is watched already: a folder removed and made again
+        // at once is another inode, whose events the old watch never sees (the old one's last
+        // events, still queued, are dropped with it). The same folder gives the same descriptor.
+        if fd >= 0 {
             let wd = inotify_add_watch(fd, folder, Self.folderMask)
             if wd >= 0 {
+                if let old = watches[folder], old != wd {
+                    folders[old] = nil
+                    inotify_rm_watch(fd, old)
+                }
                 folders[wd] = folder
                 watches[folder] = wd
-            } else {
+            } else if (errno == ENOENT || errno == ENOTDIR) && roots.contains(folder) {
+                // The root went between the look and the watch: wait for it again.
+                if let old = watches.removeValue(forKey: folder) { folders[old] = nil }
+                attach(folder, into: &changes)
+                return
+            } else if errno != ENOENT && errno != ENOTDIR {
+                // A folder below a root that went meanwhile is told by its parent's events.
                 logger.warning("contacts: cannot watch \(folder): \(String(cString: strerror(errno)))")
             }
         }
@@ -252,8 +265,15 @@ final class FolderSource: @unchecked Sendable {
 
     private func handle(wd: Int32, mask: UInt32, name: String, into changes: inout [ContactChange]) {
         if mask & UInt32(IN_IGNORED) != 0 {
-            if let folder = folders.removeValue(forKey: wd) { watches[folder] = nil }
-            waiting[wd] = nil
+            // The kernel dropped the watch. After our own inotify_rm_watch the descriptor is out of
+            // our tables already; still in them, the folder went without an IN_DELETE_SELF seen here
+            // (its file system unmounted, or a watch added to a folder as it was being removed):
+            // it is gone, and a root is waited for again, as are the roots an ancestor watched for.
+            if let folder = folders[wd] {
+                forget(folder, into: &changes)
+                if roots.contains(folder) { attach(folder, into: &changes) }
+            }
+            for root in waiting.removeValue(forKey: wd) ?? [] { attach(root, into: &changes) }
             return
         }
         if let roots = waiting.removeValue(forKey: wd) {

@@ -121,20 +121,18 @@ final class FolderSource: @unchecked Sendable {
     /// Watches `folder` and everything under it, and reads every vCard file in it.
     private func scan(_ folder: String, into changes: inout [ContactChange]) {
         // Watched again even when the path is watched already: a folder removed and made again
-        // at once is another inode, whose events the old watch never sees (the old one's last
-        // events, still queued, are dropped with it). The same folder gives the same descriptor.
+        // at once is another inode, whose events the old watch never sees. The same folder gives
+        // the same descriptor; another one means the old folder is gone: what it gave goes (and
+        // its watches, with the events still queued for them), and the listing below reads again.
         if fd >= 0 {
             let wd = inotify_add_watch(fd, folder, Self.folderMask)
             if wd >= 0 {
-                if let old = watches[folder], old != wd {
-                    folders[old] = nil
-                    inotify_rm_watch(fd, old)
-                }
+                if let old = watches[folder], old != wd { forget(folder, into: &changes) }
                 folders[wd] = folder
                 watches[folder] = wd
             } else if (errno == ENOENT || errno == ENOTDIR) && roots.contains(folder) {
                 // The root went between the look and the watch: wait for it again.
-                if let old = watches.removeValue(forKey: folder) { folders[old] = nil }
+                forget(folder, into: &changes)
                 attach(folder, into: &changes)
                 return
             } else if errno != ENOENT && errno != ENOTDIR {

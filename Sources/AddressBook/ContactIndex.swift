@@ -25,26 +25,36 @@ public enum ContactChange: Sendable, Hashable {
 
 /// What lookups read: an immutable map from E.164 numbers to names. Sendable and never
 /// changed once made, so any thread may hold one and read it without a lock.
+///
+/// It holds the index's own two lookup tables (numbers to contact slots, and the names by
+/// slot), not a copy: they are copy-on-write, so a snapshot costs nothing while it is the
+/// latest, and the index copies them only when it changes them while an older snapshot is
+/// still held (for as long as a batch takes to apply).
 public final class ContactSnapshot: Sendable {
     /// Counts the batches applied since the index was made.
     public let generation: UInt64
     /// How many contacts with at least one number the index holds.
     public let contactCount: Int
-    private let names: [Int64: String]
+    private let owners: [Int64: UInt32]
+    private let names: ContiguousArray<String>
 
-    init(generation: UInt64, contactCount: Int, names: [Int64: String]) {
+    init(generation: UInt64, contactCount: Int, owners: [Int64: UInt32], names: ContiguousArray<String>) {
         self.generation = generation
         self.contactCount = contactCount
+        self.owners = owners
         self.names = names
     }
 
-    public static let empty = ContactSnapshot(generation: 0, contactCount: 0, names: [:])
+    public static let empty = ContactSnapshot(generation: 0, contactCount: 0, owners: [:], names: [])
 
     /// The name of the contact with this E.164 number (as `PhoneNumber.normalize` gives it).
-    public func name(for number: Int64) -> String? { names[number] }
+    public func name(for number: Int64) -> String? {
+        guard let slot = owners[number] else { return nil }
+        return names[Int(slot)]
+    }
 
     /// How many numbers have a name.
-    public var numberCount: Int { names.count }
+    public var numberCount: Int { owners.count }
 }
 
 /// The index from numbers to names, updated by batches of changes and read through snapshots.
@@ -57,19 +67,16 @@ public final class ContactSnapshot: Sendable {
 /// hand-made retain counting around the swap; an uncontended `Mutex` is one atomic
 /// compare-and-swap in and one out, and is obviously correct.) Callers that look up many
 /// numbers may keep a `snapshot` and read it without any lock at all.
+///
+/// The tables are laid out for an idle daemon's memory (issue 30: 24 MiB with 1,000 contacts):
+/// every contact is a slot in contiguous arrays, and a contact with one number and a short
+/// name (15 bytes of UTF-8 or fewer, kept inline by `String`) costs no heap object of its own.
+/// Sources are interned as small integers, their contacts chained through the slots; numbers
+/// map to the slot of the contact that names them, and only a number two contacts share has
+/// a list of the others.
 public final class ContactIndex: Sendable {
     private let published = Mutex(ContactSnapshot.empty)
     private let tables = Mutex(Tables())
-
-    private struct Tables {
-        var contacts: [ContactKey: (name: String, numbers: [Int64])] = [:]
-        var bySource: [String: Set<String>] = [:]
-        /// Every contact with the number, in key order: the first one names it, so which of two
-        /// contacts sharing a number wins does not depend on the order they arrived in.
-        var owners: [Int64: [ContactKey]] = [:]
-        var names: [Int64: String] = [:]
-        var generation: UInt64 = 0
-    }
 
     public init() {}
 
@@ -87,57 +94,205 @@ public final class ContactIndex: Sendable {
             for change in changes {
                 switch change {
                 case .set(let key, let name, let numbers):
-                    changed = Self.remove(key, from: &tables) || changed
-                    let unique = Array(Set(numbers)).sorted()
-                    guard !name.isEmpty, !unique.isEmpty else { continue }
-                    Self.insert(key, name: name, numbers: unique, into: &tables)
-                    changed = true
+                    var unique = numbers.count > 1 ? Array(Set(numbers)).sorted() : numbers
+                    if name.isEmpty { unique = [] }
+                    changed = tables.set(key, name: name, numbers: unique) || changed
                 case .remove(let key):
-                    changed = Self.remove(key, from: &tables) || changed
+                    changed = tables.remove(key) || changed
                 case .removeSource(let source):
-                    guard let uids = tables.bySource[source] else { continue }
-                    for uid in uids { _ = Self.remove(ContactKey(source: source, uid: uid), from: &tables) }
-                    changed = true
+                    changed = tables.removeSource(source) || changed
                 }
             }
             guard changed else { return nil }
             tables.generation += 1
-            return ContactSnapshot(generation: tables.generation, contactCount: tables.contacts.count, names: tables.names)
+            return ContactSnapshot(generation: tables.generation, contactCount: tables.count, owners: tables.owners, names: tables.names)
         }
         if let next { published.withLock { $0 = next } }
         return next
     }
 
     /// The sources that have contacts now (`vcf:…`, `eds:…`).
-    public var sources: Set<String> { tables.withLock { Set($0.bySource.keys) } }
+    public var sources: Set<String> { tables.withLock { Set($0.sourceIDs.keys) } }
+}
 
-    private static func insert(_ key: ContactKey, name: String, numbers: [Int64], into tables: inout Tables) {
-        tables.contacts[key] = (name, numbers)
-        tables.bySource[key.source, default: []].insert(key.uid)
-        for number in numbers {
-            var owners = tables.owners[number, default: []]
-            let at = owners.firstIndex { key < $0 } ?? owners.endIndex
-            owners.insert(key, at: at)
-            tables.owners[number] = owners
-            if at == 0 { tables.names[number] = name }
+/// The writer's side of the index; only touched under `ContactIndex.tables`' lock.
+private struct Tables {
+    static let none = UInt32.max
+
+    /// A contact's slot: what it was given, apart from its name (in `names`, for the snapshots).
+    struct Slot {
+        /// Its source's id, `none` when the slot is free.
+        var source: UInt32
+        /// The neighbours in its source's chain (or, for a free slot, the next free one).
+        var previous: UInt32
+        var next: UInt32
+        var uid: String
+        /// Its numbers, sorted and distinct: the first, and any others (most contacts have one).
+        var first: Int64
+        var more: [Int64]
+    }
+
+    struct Source {
+        var name: String
+        var head: UInt32
+    }
+
+    /// A contact's key with its source interned.
+    struct Key: Hashable {
+        let source: UInt32
+        let uid: String
+    }
+
+    var slots: ContiguousArray<Slot> = []
+    var names: ContiguousArray<String> = []
+    var freeSlots = none
+    var count = 0
+    var keys: [Key: UInt32] = [:]
+
+    var sources: ContiguousArray<Source> = []
+    var sourceIDs: [String: UInt32] = [:]
+    var freeSources: [UInt32] = []
+
+    /// The slot of the contact that names each number: of all the contacts with the number, the
+    /// first in key order, so which of two wins does not depend on the order they arrived in.
+    var owners: [Int64: UInt32] = [:]
+    /// The other contacts with a number, in key order, for the numbers more than one contact has.
+    var sharers: [Int64: [UInt32]] = [:]
+    var generation: UInt64 = 0
+
+    /// Replaces what `key` had; `numbers` sorted and distinct, empty for a removal.
+    mutating func set(_ key: ContactKey, name: String, numbers: [Int64]) -> Bool {
+        guard let first = numbers.first else { return remove(key) }
+        if let source = sourceIDs[key.source], let slot = keys[Key(source: source, uid: key.uid)] {
+            let old = slots[Int(slot)]
+            if old.first == first, old.more.elementsEqual(numbers.dropFirst()) {
+                // Same numbers: the name alone may change, and precedence with it stays. (A set is
+                // published even when nothing changed, as a removal and an insertion would be.)
+                names[Int(slot)] = name
+                return true
+            }
+            unlink(slot) // Before interning: it may have been its source's last contact.
+        }
+        let source = intern(key.source)
+        let slot = allocate(Slot(source: source, previous: Self.none, next: sources[Int(source)].head, uid: Self.compact(key.uid),
+                                 first: first, more: numbers.count > 1 ? Array(numbers.dropFirst()) : []), name: Self.compact(name))
+        if sources[Int(source)].head != Self.none { slots[Int(sources[Int(source)].head)].previous = slot }
+        sources[Int(source)].head = slot
+        keys[Key(source: source, uid: key.uid)] = slot
+        for number in numbers { own(number, slot) }
+        return true
+    }
+
+    mutating func remove(_ key: ContactKey) -> Bool {
+        guard let source = sourceIDs[key.source], let slot = keys[Key(source: source, uid: key.uid)] else { return false }
+        unlink(slot)
+        return true
+    }
+
+    mutating func removeSource(_ name: String) -> Bool {
+        guard let source = sourceIDs[name] else { return false }
+        // A source is interned exactly as long as it has contacts: the last one unlinked frees it.
+        while sourceIDs[name] == source { unlink(sources[Int(source)].head) }
+        return true
+    }
+
+    /// The string in storage of its own size: a parser's strings grow by appending and keep
+    /// their spare capacity; one of 15 bytes or fewer becomes a small string, with no storage at all.
+    private static func compact(_ text: String) -> String {
+        text.utf8.withContiguousStorageIfAvailable { String(decoding: $0, as: UTF8.self) } ?? text
+    }
+
+    // MARK: Slots and sources
+
+    private mutating func intern(_ name: String) -> UInt32 {
+        if let id = sourceIDs[name] { return id }
+        let id: UInt32
+        if let free = freeSources.popLast() {
+            id = free
+            sources[Int(id)] = Source(name: name, head: Self.none)
+        } else {
+            id = UInt32(sources.count)
+            sources.append(Source(name: name, head: Self.none))
+        }
+        sourceIDs[name] = id
+        return id
+    }
+
+    private mutating func allocate(_ slot: Slot, name: String) -> UInt32 {
+        count += 1
+        if freeSlots != Self.none {
+            let index = freeSlots
+            freeSlots = slots[Int(index)].next
+            slots[Int(index)] = slot
+            names[Int(index)] = name
+            return index
+        }
+        slots.append(slot)
+        names.append(name)
+        return UInt32(slots.count - 1)
+    }
+
+    /// Takes the contact out of every table and frees its slot (and its source, when it was the last).
+    private mutating func unlink(_ index: UInt32) {
+        let slot = slots[Int(index)]
+        disown(slot.first, index)
+        for number in slot.more { disown(number, index) }
+        keys[Key(source: slot.source, uid: slot.uid)] = nil
+        if slot.previous != Self.none { slots[Int(slot.previous)].next = slot.next } else { sources[Int(slot.source)].head = slot.next }
+        if slot.next != Self.none { slots[Int(slot.next)].previous = slot.previous }
+        if sources[Int(slot.source)].head == Self.none {
+            sourceIDs[sources[Int(slot.source)].name] = nil
+            sources[Int(slot.source)].name = ""
+            freeSources.append(slot.source)
+        }
+        slots[Int(index)] = Slot(source: Self.none, previous: Self.none, next: freeSlots, uid: "", first: 0, more: [])
+        names[Int(index)] = ""
+        freeSlots = index
+        count -= 1
+        // A table left mostly free after a large source went is made small again.
+        if count == 0 {
+            slots = []
+            names = []
+            freeSlots = Self.none
+            sources = []
+            freeSources = []
         }
     }
 
-    private static func remove(_ key: ContactKey, from tables: inout Tables) -> Bool {
-        guard let old = tables.contacts.removeValue(forKey: key) else { return false }
-        tables.bySource[key.source]?.remove(key.uid)
-        if tables.bySource[key.source]?.isEmpty == true { tables.bySource[key.source] = nil }
-        for number in old.numbers {
-            guard var owners = tables.owners[number], let at = owners.firstIndex(of: key) else { continue }
-            owners.remove(at: at)
-            if owners.isEmpty {
-                tables.owners[number] = nil
-                tables.names[number] = nil
-            } else {
-                tables.owners[number] = owners
-                if at == 0 { tables.names[number] = tables.contacts[owners[0]]?.name }
-            }
+    private func precedes(_ a: UInt32, _ b: UInt32) -> Bool {
+        let x = slots[Int(a)], y = slots[Int(b)]
+        if x.source == y.source { return x.uid < y.uid }
+        return sources[Int(x.source)].name < sources[Int(y.source)].name
+    }
+
+    // MARK: Numbers
+
+    private mutating func own(_ number: Int64, _ slot: UInt32) {
+        guard let owner = owners[number] else {
+            owners[number] = slot
+            return
         }
-        return true
+        var others = sharers.removeValue(forKey: number) ?? []
+        if precedes(slot, owner) {
+            owners[number] = slot
+            others.insert(owner, at: 0)
+        } else {
+            others.insert(slot, at: others.firstIndex { precedes(slot, $0) } ?? others.endIndex)
+        }
+        sharers[number] = others
+    }
+
+    private mutating func disown(_ number: Int64, _ slot: UInt32) {
+        if owners[number] == slot {
+            if var others = sharers.removeValue(forKey: number) {
+                owners[number] = others.removeFirst()
+                if !others.isEmpty { sharers[number] = others }
+            } else {
+                owners[number] = nil
+            }
+        } else if var others = sharers.removeValue(forKey: number) {
+            others.removeAll { $0 == slot }
+            if !others.isEmpty { sharers[number] = others }
+        }
     }
 }

@@ -28,7 +28,8 @@ final class FolderSource: @unchecked Sendable {
     private var watches: [String: Int32] = [:]
     /// Ancestors watched for a missing root to appear: descriptor → roots waiting on it.
     private var waiting: [Int32: Set<String>] = [:]
-    /// The files that gave contacts (or errors), to remove when their folder goes.
+    /// The files that gave contacts (or errors), to remove when their folder goes: as their
+    /// sources' names (`vcf:/path`), the very strings the index keeps, so a path is stored once.
     private var files: Set<String> = []
 
     /// Largest file read: a vCard with photos is big, an address book's worth of them bigger;
@@ -119,12 +120,23 @@ final class FolderSource: @unchecked Sendable {
 
     /// Watches `folder` and everything under it, and reads every vCard file in it.
     private func scan(_ folder: String, into changes: inout [ContactChange]) {
-        if fd >= 0, watches[folder] == nil {
+        // Watched again even when the path is watched already: a folder removed and made again
+        // at once is another inode, whose events the old watch never sees. The same folder gives
+        // the same descriptor; another one means the old folder is gone: what it gave goes (and
+        // its watches, with the events still queued for them), and the listing below reads again.
+        if fd >= 0 {
             let wd = inotify_add_watch(fd, folder, Self.folderMask)
             if wd >= 0 {
+                if let old = watches[folder], old != wd { forget(folder, into: &changes) }
                 folders[wd] = folder
                 watches[folder] = wd
-            } else {
+            } else if (errno == ENOENT || errno == ENOTDIR) && roots.contains(folder) {
+                // The root went between the look and the watch: wait for it again.
+                forget(folder, into: &changes)
+                attach(folder, into: &changes)
+                return
+            } else if errno != ENOENT && errno != ENOTDIR {
+                // A folder below a root that went meanwhile is told by its parent's events.
                 logger.warning("contacts: cannot watch \(folder): \(String(cString: strerror(errno)))")
             }
         }
@@ -151,14 +163,37 @@ final class FolderSource: @unchecked Sendable {
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// The file's bytes (at most `maximumFileSize` + 1), read with open and read: Foundation's
+    /// FileHandle would bring its own code pages into the idle daemon for the same result.
+    private static func contents(of path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let limit = maximumFileSize + 1
+        var data = Data(count: min(max(Int(info.st_size), 0), limit))
+        var filled = 0
+        while true {
+            if filled == data.count {
+                guard data.count < limit else { break }
+                data.count = min(max(data.count * 2, 4096), limit) // Grown since the stat.
+            }
+            let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        data.count = filled
+        return data
+    }
+
     /// Re-reads one file: what it gave before is replaced in the same batch.
     private func read(_ path: String, into changes: inout [ContactChange]) {
-        let source = "vcf:" + path
+        // The name already kept when the file was read before: the index keeps that one string.
+        let source = files.insert("vcf:" + path).memberAfterInsert
         changes.append(.removeSource(source))
-        files.insert(path)
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: Self.maximumFileSize + 1) else { return }
+        guard let data = Self.contents(of: path) else { return }
         guard data.count <= Self.maximumFileSize else {
             problem("\(path): larger than \(Self.maximumFileSize >> 20) MiB, skipped")
             return
@@ -179,12 +214,13 @@ final class FolderSource: @unchecked Sendable {
 
     /// Everything under `folder` is gone (deleted or moved away).
     private func forget(_ folder: String, into changes: inout [ContactChange]) {
-        let prefix = folder + "/"
+        let prefix = "vcf:" + folder + "/"
         for file in files where file.hasPrefix(prefix) {
-            changes.append(.removeSource("vcf:" + file))
+            changes.append(.removeSource(file))
             files.remove(file)
         }
-        for (path, wd) in watches where path == folder || path.hasPrefix(prefix) {
+        let folderPrefix = folder + "/"
+        for (path, wd) in watches where path == folder || path.hasPrefix(folderPrefix) {
             inotify_rm_watch(fd, wd) // An IN_IGNORED follows; already ignored if it was deleted.
             watches[path] = nil
             folders[wd] = nil
@@ -218,7 +254,7 @@ final class FolderSource: @unchecked Sendable {
         if overflow {
             // Events were lost: everything is read again (each file replaces what it gave).
             logger.notice("contacts: inotify queue overflowed; reading the vCard folders again")
-            changes.append(contentsOf: files.map { .removeSource("vcf:" + $0) })
+            changes.append(contentsOf: files.map { .removeSource($0) })
             files = []
             for root in roots { attach(root, into: &changes) }
         }
@@ -227,8 +263,15 @@ final class FolderSource: @unchecked Sendable {
 
     private func handle(wd: Int32, mask: UInt32, name: String, into changes: inout [ContactChange]) {
         if mask & UInt32(IN_IGNORED) != 0 {
-            if let folder = folders.removeValue(forKey: wd) { watches[folder] = nil }
-            waiting[wd] = nil
+            // The kernel dropped the watch. After our own inotify_rm_watch the descriptor is out of
+            // our tables already; still in them, the folder went without an IN_DELETE_SELF seen here
+            // (its file system unmounted, or a watch added to a folder as it was being removed):
+            // it is gone, and a root is waited for again, as are the roots an ancestor watched for.
+            if let folder = folders[wd] {
+                forget(folder, into: &changes)
+                if roots.contains(folder) { attach(folder, into: &changes) }
+            }
+            for root in waiting.removeValue(forKey: wd) ?? [] { attach(root, into: &changes) }
             return
         }
         if let roots = waiting.removeValue(forKey: wd) {
@@ -247,8 +290,8 @@ final class FolderSource: @unchecked Sendable {
         if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
             if isDirectory {
                 forget(path, into: &changes)
-            } else if files.remove(path) != nil {
-                changes.append(.removeSource("vcf:" + path))
+            } else if let file = files.remove("vcf:" + path) {
+                changes.append(.removeSource(file))
             }
         } else if isDirectory, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
             scan(path, into: &changes) // Files written before the watch was in place are read here.

@@ -50,10 +50,10 @@ private func card(_ name: String, _ tels: String...) -> String {
         #expect(await book.waitForName("+44 20 7946 0010", nil))
     }
 
-    /// Known bug (issue 30): in 2 of 7 whole-suite runs the store was no longer followed after
-    /// being removed with its parent and made again at once; it never failed alone (300 runs).
-    @Test("a store deleted with its parent and made again at once is followed again",
-          .disabled("fails now and then under the whole suite's load; see issue 30's note"))
+    /// `rm -r` of the store's parent races with the store's IN_DELETE_SELF: the parent, the nearest
+    /// folder left when that is handled, may go between the look and the watch, and the store must
+    /// then be waited for from the folder above (missed, no event came after the deletion).
+    @Test("a store deleted with its parent and made again at once is followed again")
     func madeAgain() async throws {
         let home = TemporaryFolder()
         let store = home.path + "/data/kpeoplevcard"

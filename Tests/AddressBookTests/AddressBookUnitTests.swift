@@ -121,4 +121,57 @@ import Testing
         index.apply([.set(a, name: "", numbers: [9]), .removeSource("vcf:/b.vcf")])
         #expect(index.snapshot.numberCount == 0 && index.sources.isEmpty)
     }
+
+    @Test("random batches answer as a plain table of contacts does: shared numbers, edits, removals, sources gone and back")
+    func againstModel() {
+        var random = SplitMix(seed: 30)
+        let index = ContactIndex()
+        var model: [ContactKey: (name: String, numbers: Set<Int64>)] = [:]
+        let sources = ["eds:a", "eds:b", "vcf:/c.vcf", "vcf:/d/e.vcf"]
+        for round in 0..<400 {
+            var batch: [ContactChange] = []
+            for _ in 0..<Int(random.next() % 6) + 1 {
+                let key = ContactKey(source: sources[Int(random.next() % 4)], uid: "\(random.next() % 5)")
+                switch random.next() % 10 {
+                case 0: batch.append(.removeSource(key.source))
+                case 1, 2: batch.append(.remove(key))
+                default:
+                    // Few numbers, so that contacts share them; now and then a long name, or none.
+                    let numbers = (0..<Int(random.next() % 4)).map { _ in Int64(random.next() % 12) }
+                    let name = random.next() % 8 == 0 ? "" : "Name \(round) of a contact with a longer name \(key.uid)"
+                    batch.append(.set(key, name: random.next() % 2 == 0 ? String(name.prefix(9)) : name, numbers: numbers))
+                }
+            }
+            index.apply(batch)
+            for change in batch {
+                switch change {
+                case .set(let key, let name, let numbers):
+                    model[key] = name.isEmpty || numbers.isEmpty ? nil : (name, Set(numbers))
+                case .remove(let key): model[key] = nil
+                case .removeSource(let source): model = model.filter { $0.key.source != source }
+                }
+            }
+            let snapshot = index.snapshot
+            for number in Int64(0)..<12 {
+                let expected = model.filter { $0.value.numbers.contains(number) }.min { $0.key < $1.key }?.value.name
+                #expect(snapshot.name(for: number) == expected, "round \(round), number \(number)")
+            }
+            #expect(snapshot.contactCount == model.count)
+            #expect(snapshot.numberCount == Set(model.values.flatMap(\.numbers)).count)
+            #expect(index.sources == Set(model.keys.map(\.source)))
+        }
+    }
+}
+
+/// A small deterministic generator, so that a failing round is the same on every run.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

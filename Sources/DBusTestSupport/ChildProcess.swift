@@ -120,7 +120,9 @@ extension PrivateBus {
             }
         }
         let child = try ChildProcess(BuiltProducts.path(name), arguments, environment: environment.merging(extra) { $1 })
-        guard await child.waitForOutput(containing: ready) else {
+        // Generous: under the whole suite's load a program (baresip behind the bridge, say) can take
+        // tens of seconds to be ready; one that is ready is waited for no longer.
+        guard await child.waitForOutput(containing: ready, timeout: .seconds(60)) else {
             throw TestSupportError("\(name) did not start: \(child.output)")
         }
         return child

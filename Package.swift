@@ -40,7 +40,7 @@ let package = Package(
         // A D-Bus library that knows nothing of telephony.
         .target(name: "DBus", dependencies: ["CDBus"]),
         // A private dbus-daemon and process helpers for tests and the benchmark.
-        .target(name: "DBusTestSupport", dependencies: ["DBus"]),
+        .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
         .target(name: "PeerIdentity", dependencies: ["DBus"]),
 

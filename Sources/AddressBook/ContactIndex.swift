@@ -27,9 +27,9 @@ public enum ContactChange: Sendable, Hashable {
 /// changed once made, so any thread may hold one and read it without a lock.
 ///
 /// It holds the index's own two lookup tables (numbers to contact slots, and the names by
-/// slot), not a copy: they are copy-on-write, so a snapshot costs nothing while it is the
-/// latest, and the index copies them only when it changes them while an older snapshot is
-/// still held (for as long as a batch takes to apply).
+/// slot), not a copy made for it: they are copy-on-write, so the index copies them once, when
+/// the next batch changes them (the published snapshot still holds them then), and never
+/// keeps a second names table of its own.
 public final class ContactSnapshot: Sendable {
     /// Counts the batches applied since the index was made.
     public let generation: UInt64
@@ -68,7 +68,7 @@ public final class ContactSnapshot: Sendable {
 /// compare-and-swap in and one out, and is obviously correct.) Callers that look up many
 /// numbers may keep a `snapshot` and read it without any lock at all.
 ///
-/// The tables are laid out for an idle daemon's memory (issue 30: 24 MiB with 1,000 contacts):
+/// The tables are laid out for an idle daemon's memory (its goal: 24 MiB with 1,000 contacts):
 /// every contact is a slot in contiguous arrays, and a contact with one number and a short
 /// name (15 bytes of UTF-8 or fewer, kept inline by `String`) costs no heap object of its own.
 /// Sources are interned as small integers, their contacts chained through the slots; numbers

@@ -96,9 +96,6 @@ final class EDSSource: @unchecked Sendable {
             close(toChild[0]); close(toChild[1])
             return failed("pipe: \(String(cString: strerror(errno)))")
         }
-        // Our ends are not inherited by anything else the daemon starts.
-        _ = fcntl(toChild[1], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fromChild[0], F_SETFD, FD_CLOEXEC)
         // Close-on-exec: a program the daemon starts meanwhile (an app, xdg-open) must not keep the
         // helper's stdin open, or the helper would outlive the daemon. The dup2 onto 0 and 1 clears
         // it for the helper. (Glibc's module has no pipe2: the flag is set right after.)

@@ -1,4 +1,5 @@
 import Foundation
+import MonkeyCallAPI
 
 /// A program started by a test (the daemon, the CLI, busctl, gdbus), with its
 /// output collected so that a test can wait for a line with a deadline.
@@ -113,12 +114,6 @@ extension PrivateBus {
     /// output says `ready`; throws with what it printed when it does not.
     public func launch(_ name: String, _ arguments: [String], environment extra: [String: String] = [:],
                        readyWhen ready: String) async throws -> ChildProcess {
-        var arguments = arguments
-        if name == "monkeycalld", Deadlines.underThreadSanitizer {
-            for (option, seconds) in [("--action-timeout", 10.0), ("--ring-timeout", 45)] where !arguments.contains(option) {
-                arguments += [option, String(Deadlines.serviceTimeout(seconds))]
-            }
-        }
         let child = try ChildProcess(BuiltProducts.path(name), arguments, environment: environment.merging(extra) { $1 })
         // Generous: under the whole suite's load a program (baresip behind the bridge, say) can take
         // tens of seconds to be ready; one that is ready is waited for no longer.
@@ -126,6 +121,19 @@ extension PrivateBus {
             throw TestSupportError("\(name) did not start: \(child.output)")
         }
         return child
+    }
+
+    /// A real monkeycalld on this bus, once it serves the API. Under ThreadSanitizer its action and
+    /// ring timeouts stretch as the tests' deadlines do (`Deadlines.serviceTimeout`), unless `extra`
+    /// sets them.
+    public func startMonkeycalld(_ extra: [String] = [], environment: [String: String] = [:]) async throws -> ChildProcess {
+        var arguments = ["--address", address] + extra
+        if Deadlines.underThreadSanitizer {
+            for (option, seconds) in [("--action-timeout", 10.0), ("--ring-timeout", 45)] where !extra.contains(option) {
+                arguments += [option, String(Deadlines.serviceTimeout(seconds))]
+            }
+        }
+        return try await launch("monkeycalld", arguments, environment: environment, readyWhen: "serving \(Telephony1.busName)")
     }
 
     /// Runs the built `monkeycall` CLI on this bus, to its end.

@@ -1,11 +1,16 @@
 import Foundation
 
-/// Writes a script a test's programs will run, through a descriptor that is close-on-exec.
-/// Foundation's writes are not: a child the test process forks meanwhile (for another test)
-/// would keep the file open for writing, and running the script would then fail with "Text
-/// file busy" (ETXTBSY) for as long as that child lives.
+/// Writes a script a test's programs will run (see `writeClosingOnExec`: running it would
+/// otherwise fail with "Text file busy", ETXTBSY, for as long as such a child lives).
 public func writeExecutable(_ text: String, to url: URL) throws {
-    let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    try writeClosingOnExec(text, to: url, mode: 0o755)
+}
+
+/// Writes a file through a descriptor that is close-on-exec. Foundation's writes are not: a child
+/// the test process forks meanwhile (for another test) would keep the file open, and with it the
+/// folders above it (a folder deleted meanwhile tells no IN_DELETE_SELF until that child ends).
+public func writeClosingOnExec(_ text: String, to url: URL, mode: mode_t = 0o644) throws {
+    let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw TestSupportError("cannot write \(url.path): errno \(errno)") }
     defer { close(fd) }
     let bytes = Array(text.utf8)

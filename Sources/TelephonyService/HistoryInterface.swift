@@ -15,8 +15,6 @@ protocol HistoryInterface: ServiceObject {
 }
 
 extension HistoryInterface {
-    nonisolated static func unavailable(_ reason: String) -> DBusError { historyUnavailable(reason) }
-
     nonisolated static func id(_ value: UInt64, _ what: String) throws -> Int64 {
         guard let id = Int64(exactly: value), id > 0 else { throw DBusError.invalidArgs("\(value) is not a \(what) id") }
         return id
@@ -46,7 +44,7 @@ extension HistoryInterface {
     /// The same for a read whose result is the reply as it is: sent from the database's executor,
     /// so that encoding a large one (a List of 10,000 entries) keeps the service queue free too.
     func answer(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> [DBusValue]) throws -> MethodReply {
-        guard let history = context.history else { throw Self.unavailable(context.historyProblem ?? "no database") }
+        guard let history = context.history else { throw historyUnavailable(context.historyProblem ?? "no database") }
         let path = history.path
         history.database.read(body, completingHere: true) { result in
             switch result {
@@ -65,7 +63,7 @@ extension HistoryInterface {
 
     private func answer<T: Sendable>(_ call: MethodCall, _ kind: HistoryQueue.Kind?, _ body: @escaping @Sendable (CallHistory) throws -> T,
                                      reply: @escaping @Sendable @TelephonyActor (Self, T) throws -> [DBusValue]) throws -> MethodReply {
-        guard let history = context.history else { throw Self.unavailable(context.historyProblem ?? "no database") }
+        guard let history = context.history else { throw historyUnavailable(context.historyProblem ?? "no database") }
         let path = history.path
         let done: @Sendable (Result<T, any Error>) -> Void = TelephonyActor.onQueue { [weak self] result in
             guard let self else { return call.fail(stopping) }

@@ -1,7 +1,6 @@
 import AddressBook
 import DBusTestSupport
 import Foundation
-import Glibc
 import Logging
 import Testing
 
@@ -19,16 +18,12 @@ final class TemporaryFolder: @unchecked Sendable {
     func write(_ relative: String, _ text: String) throws {
         let url = URL(fileURLWithPath: path + "/" + relative)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        // A rename into place, as vdirsyncer does. Written with O_CLOEXEC, unlike Foundation's atomic
-        // write: a program another test starts meanwhile would inherit the file, and with it keep the
-        // folders above it from going (the kernel tells a folder's IN_DELETE_SELF only once the last
-        // reference to it is gone, so a store deleted and made again looked never deleted).
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString).tmp").path
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        let written = text.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress, $0.count - 1) }
-        close(fd)
-        guard written == text.utf8.count, rename(temporary, url.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        // A rename into place, as vdirsyncer does; not Foundation's atomic write, whose descriptor a
+        // program another test starts meanwhile would inherit (see `writeClosingOnExec`): a store
+        // deleted and made again then looked never deleted.
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString).tmp")
+        try writeClosingOnExec(text, to: temporary)
+        guard rename(temporary.path, url.path) == 0 else { throw TestSupportError("cannot rename \(temporary.path): errno \(errno)") }
     }
 }
 

@@ -152,7 +152,7 @@ final class SIPRig: @unchecked Sendable {
     }
 
     private static func startDaemon(_ bus: PrivateBus) async throws -> ChildProcess {
-        try await bus.launch("monkeycalld", ["--address", bus.address], readyWhen: "serving \(Telephony1.busName)")
+        try await bus.startMonkeycalld()
     }
 
     /// Kills monkeycalld and starts a new one on the same bus.

@@ -203,9 +203,3 @@ func caught(_ body: () async throws -> Void) async -> (any Error)? {
     }
 }
 
-extension PrivateBus {
-    /// A real monkeycalld on this bus, once it serves the API.
-    func startMonkeycalld(_ extra: [String] = []) async throws -> ChildProcess {
-        try await launch("monkeycalld", ["--address", address] + extra, readyWhen: "serving \(Telephony1.busName)")
-    }
-}

@@ -21,8 +21,7 @@ final class RunningDaemon: @unchecked Sendable {
         ownsBus = bus == nil || owningBus
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
-        daemon = try await self.bus.launch("monkeycalld", ["--address", self.bus.address] + database + extra, environment: environment,
-                                           readyWhen: "serving \(Telephony1.busName)")
+        daemon = try await self.bus.startMonkeycalld(database + extra, environment: environment)
     }
 
     /// A daemon on a bus of its own whose data folder `prepare` fills first (settings, directories).

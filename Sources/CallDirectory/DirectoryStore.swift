@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// What `DirectoryStore.list()` reports of one provider's directory.
 public struct DirectorySummary: Sendable, Hashable {
@@ -136,17 +137,18 @@ public final class DirectoryStore {
     }
 
     /// A directory taken out of the store (`beginRemoval`), its file still to delete.
-    public final class DirectoryRemoval: @unchecked Sendable {
+    public final class DirectoryRemoval: Sendable {
         let path: String, folder: String, flags: Data
-        /// Unmapped when the removal goes, on the thread that ran it.
-        private var removed: Directory?
+        /// Unmapped when the removal runs, on the thread that runs it.
+        private let removed: Mutex<Directory?>
 
         init(path: String, folder: String, flags: Data, removed: Directory?) {
-            (self.path, self.folder, self.flags, self.removed) = (path, folder, flags, removed)
+            (self.path, self.folder, self.flags) = (path, folder, flags)
+            self.removed = Mutex(removed)
         }
 
         public func run() throws(DirectoryError) {
-            removed = nil
+            removed.withLock { $0 = nil }
             if unlink(path) != 0, errno != ENOENT {
                 throw .storageFailed("Cannot delete \(path): \(errorText())")
             }

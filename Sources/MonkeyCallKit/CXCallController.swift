@@ -7,7 +7,7 @@ import MonkeyCallAPI
 /// the transaction and dispatched its actions, not that they succeeded.
 /// Refusals are `CXErrorCodeRequestTransactionError`; a service that is not
 /// running is `CXError` with code `serviceNotRunning`.
-public final class CXCallController: @unchecked Sendable {
+public final class CXCallController: Sendable {
     /// The calls of every provider, and their changes.
     public let callObserver: CXCallObserver
     let serviceConnection: ServiceConnection?

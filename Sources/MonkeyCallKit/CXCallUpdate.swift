@@ -1,25 +1,52 @@
 import DBus
 import MonkeyCallAPI
+import Synchronization
 
 /// A partial change to a call's details: only the properties that were set
-/// are sent, the others stay as they are (CallKit's `CXCallUpdate`).
-public final class CXCallUpdate: @unchecked Sendable {
+/// are sent, the others stay as they are (CallKit's `CXCallUpdate`). What was
+/// set is the API's own record; each property reads it back, with CallKit's
+/// default when it was not set.
+public final class CXCallUpdate: Sendable {
+    private let fields = Mutex(Telephony1.CallUpdate())
+
     /// What was set, as the API sends it.
-    private(set) var record = Telephony1.CallUpdate()
+    var record: Telephony1.CallUpdate { fields.withLock { $0 } }
+
+    public init() {}
 
     /// The other party.
     public var remoteHandle: CXHandle? {
-        didSet { (record.handle, record.handleType) = (remoteHandle?.value, remoteHandle?.type.apiName) }
+        get {
+            let record = record
+            return record.handle.map { CXHandle(type: record.handleType.flatMap(CXHandle.HandleType.init(apiName:)) ?? .generic, value: $0) }
+        }
+        set { fields.withLock { ($0.handle, $0.handleType) = (newValue?.value, newValue?.type.apiName) } }
     }
     /// The caller's name as the app knows it.
-    public var localizedCallerName: String? { didSet { record.localizedCallerName = localizedCallerName } }
-    public var supportsHolding: Bool = true { didSet { record.supportsHolding = supportsHolding } }
-    public var supportsGrouping: Bool = false { didSet { record.supportsGrouping = supportsGrouping } }
-    public var supportsUngrouping: Bool = false { didSet { record.supportsUngrouping = supportsUngrouping } }
-    public var supportsDTMF: Bool = true { didSet { record.supportsDTMF = supportsDTMF } }
-    public var hasVideo: Bool = false { didSet { record.hasVideo = hasVideo } }
-
-    public init() {}
+    public var localizedCallerName: String? {
+        get { record.localizedCallerName }
+        set { fields.withLock { $0.localizedCallerName = newValue } }
+    }
+    public var supportsHolding: Bool {
+        get { record.supportsHolding ?? true }
+        set { fields.withLock { $0.supportsHolding = newValue } }
+    }
+    public var supportsGrouping: Bool {
+        get { record.supportsGrouping ?? false }
+        set { fields.withLock { $0.supportsGrouping = newValue } }
+    }
+    public var supportsUngrouping: Bool {
+        get { record.supportsUngrouping ?? false }
+        set { fields.withLock { $0.supportsUngrouping = newValue } }
+    }
+    public var supportsDTMF: Bool {
+        get { record.supportsDTMF ?? true }
+        set { fields.withLock { $0.supportsDTMF = newValue } }
+    }
+    public var hasVideo: Bool {
+        get { record.hasVideo ?? false }
+        set { fields.withLock { $0.hasVideo = newValue } }
+    }
 
     /// The update as the API's `a{sv}`: the keys that were set, no others.
     var dbusValue: DBusValue { record.dbusValue }

@@ -100,7 +100,7 @@ extension CXProvider {
     func reset() {
         let actions = pendingActions.values
         pendingActions = [:]
-        actions.forEach { $0.markComplete() }
+        actions.forEach { $0.outcome.markComplete() }
         deliver { $0.providerDidReset(self) }
     }
 
@@ -112,7 +112,7 @@ extension CXProvider {
         waiters.forEach { $0.resume(throwing: CXError.invalidated) }
         let actions = pendingActions.values
         pendingActions = [:]
-        actions.forEach { $0.markComplete() }
+        actions.forEach { $0.outcome.markComplete() }
     }
 
     /// The provider's object path, once registered; throws when the service is not running.

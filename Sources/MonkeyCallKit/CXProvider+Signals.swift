@@ -22,21 +22,20 @@ extension CXProvider {
             deliverBegin()
         case API.performAction.name:
             guard let action = ActionCoding.action(arguments) else { return }
-            action.performer = self
+            action.outcome.deliver(to: self)
             pendingActions[action.uuid] = action
             deliver { $0.dispatch(action, from: self) }
         case API.timedOutPerformingAction.name:
             guard case .string(let id)? = arguments.first, let uuid = UUID(uuidString: id) else { return }
-            let action: CXAction
+            let action: any CXCallAction
             if let pending = pendingActions.removeValue(forKey: uuid) {
                 action = pending
             } else if arguments.count == 3, case .string(let call) = arguments[2], let callUUID = UUID(uuidString: call) {
-                action = CXCallAction(call: callUUID)
-                action.uuid = uuid
+                action = ForgottenCallAction(uuid: uuid, call: callUUID)
             } else {
                 return
             }
-            action.markComplete()
+            action.outcome.markComplete()
             deliver { $0.provider(self, timedOutPerforming: action) }
         case API.didReset.name:
             reset()

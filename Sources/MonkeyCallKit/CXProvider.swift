@@ -44,7 +44,7 @@ public final class CXProvider: @unchecked Sendable {
     var earlySignals: [Message] = []
     var isInvalidating = false
     /// Actions handed to the app and not complete yet, by action UUID.
-    var pendingActions: [UUID: CXCallAction] = [:]
+    var pendingActions: [UUID: any CXCallAction] = [:]
     var signalSubscription: Subscription?
     /// Whether the service connection counts this provider among those registering.
     var countsAsRegistering = false
@@ -200,7 +200,7 @@ public final class CXProvider: @unchecked Sendable {
         let collect = { () -> [CXTransaction] in
             var byTransaction: [UUID: [CXAction]] = [:]
             for action in self.pendingActions.values where !action.isComplete {
-                byTransaction[action.transactionUUID ?? action.uuid, default: []].append(action)
+                byTransaction[action.outcome.transactionUUID ?? action.uuid, default: []].append(action)
             }
             return byTransaction.map { CXTransaction(uuid: $0.key, actions: $0.value) }
         }
@@ -240,11 +240,11 @@ public final class CXProvider: @unchecked Sendable {
 }
 
 extension CXProvider: ActionPerformer {
-    func complete(_ action: CXAction, fulfilled: Bool, at date: Date?) {
-        serviceConnection?.connection.onQueue { self.pendingActions[action.uuid] = nil }
+    func complete(actionUUID: UUID, fulfilled: Bool, at date: Date?) {
+        serviceConnection?.connection.onQueue { self.pendingActions[actionUUID] = nil }
         var record = Telephony1.ActionInfo()
         record.date = date.map(APIValue.time)
         let info = record.entries
-        submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(action.uuid), info)
+        submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(actionUUID), info)
     }
 }

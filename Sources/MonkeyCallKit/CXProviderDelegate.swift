@@ -48,7 +48,7 @@ extension CXProviderDelegate {
 
 extension CXProviderDelegate {
     /// Hands `action` to the `perform` method for its class.
-    func dispatch(_ action: CXCallAction, from provider: CXProvider) {
+    func dispatch(_ action: any CXCallAction, from provider: CXProvider) {
         switch action {
         case let action as CXStartCallAction: self.provider(provider, perform: action)
         case let action as CXAnswerCallAction: self.provider(provider, perform: action)

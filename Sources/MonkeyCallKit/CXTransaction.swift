@@ -1,15 +1,13 @@
 import Foundation
+import Synchronization
 
 /// Actions requested together: the service accepts or refuses them as one
 /// (CallKit's `CXTransaction`).
-public final class CXTransaction: @unchecked Sendable, CustomStringConvertible {
-    private let lock = NSLock()
-    private var _uuid: UUID
-    private var _actions: [CXAction]
+public final class CXTransaction: Sendable, CustomStringConvertible {
+    private let state: Mutex<(uuid: UUID, actions: [CXAction])>
 
     public init(actions: [CXAction]) {
-        _uuid = UUID()
-        _actions = actions
+        state = Mutex((UUID(), actions))
     }
 
     public convenience init(action: CXAction) {
@@ -17,23 +15,22 @@ public final class CXTransaction: @unchecked Sendable, CustomStringConvertible {
     }
 
     init(uuid: UUID, actions: [CXAction]) {
-        _uuid = uuid
-        _actions = actions
+        state = Mutex((uuid, actions))
     }
 
     /// The transaction's identity; once requested, the UUID the service gave it.
     public internal(set) var uuid: UUID {
-        get { lock.withLock { _uuid } }
-        set { lock.withLock { _uuid = newValue } }
+        get { state.withLock { $0.uuid } }
+        set { state.withLock { $0.uuid = newValue } }
     }
 
-    public var actions: [CXAction] { lock.withLock { _actions } }
+    public var actions: [CXAction] { state.withLock { $0.actions } }
 
     /// Whether every action is complete.
     public var isComplete: Bool { actions.allSatisfy(\.isComplete) }
 
     public func addAction(_ action: CXAction) {
-        lock.withLock { _actions.append(action) }
+        state.withLock { $0.actions.append(action) }
     }
 
     public var description: String { "CXTransaction \(uuid.uuidString.lowercased()) \(actions)" }

@@ -1,67 +1,112 @@
-import DBus
-import MonkeyCallAPI
 import Foundation
+import Synchronization
 
 /// Something the user asked for that the app performs: it calls `fulfill()`
 /// when done or `fail()` when it cannot (CallKit's `CXAction`). An action
 /// completes once; later calls do nothing, and so does completing an action
 /// that already timed out.
-public class CXAction: @unchecked Sendable, CustomStringConvertible {
-    /// A new action's own; an action the service sends gets the service's
-    /// (`ActionCoding`), before it is handed to anyone.
-    public internal(set) var uuid = UUID()
-    private let lock = NSLock()
-    private var complete = false
+///
+/// CallKit's actions are subclasses of `CXAction`; here the actions are final
+/// classes that conform to it, so that the compiler checks that each is safe to
+/// hand from thread to thread (a subclass cannot be). Their common state is their
+/// `outcome`, which only MonkeyCallKit can make: no type outside it is an action.
+public protocol CXAction: AnyObject, Sendable, CustomStringConvertible {
+    /// The action's identity and completion, kept by MonkeyCallKit.
+    var outcome: CXActionOutcome { get }
+}
+
+/// An action on one call (CallKit's `CXCallAction`). All the service's actions are.
+public protocol CXCallAction: CXAction {
+    var callUUID: UUID { get }
+}
+
+extension CXAction {
+    /// A new action's own; an action the service sends has the service's.
+    public var uuid: UUID { outcome.uuid }
     /// When the service gives up waiting for the app (its action timeout, 10 s by default).
-    public let timeoutDate: Date
-    /// The provider that received the action and reports its outcome.
-    weak var performer: (any ActionPerformer)?
-    /// The transaction the service dispatched the action in.
-    var transactionUUID: UUID?
-
-    init() {
-        self.timeoutDate = Date(timeIntervalSinceNow: 10)
-    }
-
+    public var timeoutDate: Date { outcome.timeoutDate }
     /// Whether the action was fulfilled, failed or timed out.
-    public var isComplete: Bool { lock.withLock { complete } }
+    public var isComplete: Bool { outcome.isComplete }
 
     /// Reports that the app performed the action.
-    public func fulfill() { finish(fulfilled: true, at: nil) }
+    public func fulfill() { outcome.finish(fulfilled: true, at: nil) }
 
     /// Reports that the app could not perform the action.
-    public func fail() { finish(fulfilled: false, at: nil) }
+    public func fail() { outcome.finish(fulfilled: false, at: nil) }
+
+    public var description: String {
+        let action = "\(type(of: self)) \(uuid.uuidString.lowercased())"
+        guard let call = self as? any CXCallAction else { return action }
+        return "\(action) for call \(call.callUUID.uuidString.lowercased())"
+    }
+}
+
+/// What every action holds: its identity, whether it is complete, and who reports its outcome.
+public final class CXActionOutcome: Sendable {
+    private struct State {
+        var uuid = UUID()
+        var complete = false
+        /// The provider that received the action and reports its outcome.
+        weak var performer: (any ActionPerformer)?
+        /// The transaction the service dispatched the action in.
+        var transactionUUID: UUID?
+    }
+
+    private let state = Mutex(State())
+    let timeoutDate = Date(timeIntervalSinceNow: 10)
+
+    init() {}
+
+    var uuid: UUID { state.withLock { $0.uuid } }
+    var isComplete: Bool { state.withLock { $0.complete } }
+    var transactionUUID: UUID? { state.withLock { $0.transactionUUID } }
+
+    /// Gives an action the service sent its ids, before it is handed to anyone.
+    func received(uuid: UUID, transactionUUID: UUID?) {
+        state.withLock { ($0.uuid, $0.transactionUUID) = (uuid, transactionUUID) }
+    }
+
+    /// The provider the action was delivered to, which reports its outcome.
+    func deliver(to performer: any ActionPerformer) {
+        state.withLock { $0.performer = performer }
+    }
 
     /// Marks the action complete without telling anyone; true if it was not complete yet.
     @discardableResult
     func markComplete() -> Bool {
-        lock.withLock {
-            defer { complete = true }
-            return !complete
+        state.withLock { state in
+            defer { state.complete = true }
+            return !state.complete
         }
     }
 
     func finish(fulfilled: Bool, at date: Date?) {
         guard markComplete() else { return }
-        performer?.complete(self, fulfilled: fulfilled, at: date)
+        state.withLock { $0.performer }?.complete(actionUUID: uuid, fulfilled: fulfilled, at: date)
     }
-
-    public var description: String { "\(type(of: self)) \(uuid.uuidString.lowercased())" }
 }
 
 /// Whoever passes an action's outcome on to the service.
 protocol ActionPerformer: AnyObject, Sendable {
-    func complete(_ action: CXAction, fulfilled: Bool, at date: Date?)
+    func complete(actionUUID: UUID, fulfilled: Bool, at date: Date?)
 }
 
-/// An action on one call (CallKit's `CXCallAction`).
-public class CXCallAction: CXAction, @unchecked Sendable {
-    public let callUUID: UUID
+/// An action the provider no longer holds, known by its ids only: one that timed out after
+/// the provider was reset.
+final class ForgottenCallAction: CXCallAction {
+    let callUUID: UUID
+    let outcome = CXActionOutcome()
 
-    public init(call callUUID: UUID) {
+    init(uuid: UUID, call callUUID: UUID) {
         self.callUUID = callUUID
-        super.init()
+        outcome.received(uuid: uuid, transactionUUID: nil)
     }
+}
 
-    override public var description: String { "\(super.description) for call \(callUUID.uuidString.lowercased())" }
+extension Mutex where Value: Sendable {
+    /// A lock around one value, read or replaced whole.
+    var value: Value {
+        get { withLock { $0 } }
+        nonmutating set { withLock { $0 = newValue } }
+    }
 }

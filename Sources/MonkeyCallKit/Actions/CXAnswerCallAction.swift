@@ -1,7 +1,14 @@
 import Foundation
 
 /// Answer an incoming call (CallKit's `CXAnswerCallAction`).
-public final class CXAnswerCallAction: CXCallAction, @unchecked Sendable {
+public final class CXAnswerCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+
+    public init(call callUUID: UUID) {
+        self.callUUID = callUUID
+    }
+
     /// Fulfils the action, noting when the call connected.
-    public func fulfill(withDateConnected date: Date) { finish(fulfilled: true, at: date) }
+    public func fulfill(withDateConnected date: Date) { outcome.finish(fulfilled: true, at: date) }
 }

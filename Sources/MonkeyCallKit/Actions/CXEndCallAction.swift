@@ -1,7 +1,14 @@
 import Foundation
 
 /// End a call, or decline a ringing one (CallKit's `CXEndCallAction`).
-public final class CXEndCallAction: CXCallAction, @unchecked Sendable {
+public final class CXEndCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+
+    public init(call callUUID: UUID) {
+        self.callUUID = callUUID
+    }
+
     /// Fulfils the action, noting when the call ended.
-    public func fulfill(withDateEnded date: Date) { finish(fulfilled: true, at: date) }
+    public func fulfill(withDateEnded date: Date) { outcome.finish(fulfilled: true, at: date) }
 }

@@ -1,21 +1,31 @@
 import DBus
 import MonkeyCallAPI
 import Foundation
+import Synchronization
 
 /// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).
-public final class CXPlayDTMFCallAction: CXCallAction, @unchecked Sendable {
+public final class CXPlayDTMFCallAction: CXCallAction {
     public enum ActionType: Int, Sendable, CaseIterable, APINamed {
         case singleTone = 1
         case softPause = 2
         case hardPause = 3
     }
 
-    public var digits: String
-    public var type: ActionType
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+    private let tones: Mutex<(digits: String, type: ActionType)>
 
     public init(call callUUID: UUID, digits: String, type: ActionType) {
-        self.digits = digits
-        self.type = type
-        super.init(call: callUUID)
+        self.callUUID = callUUID
+        self.tones = Mutex((digits, type))
+    }
+
+    public var digits: String {
+        get { tones.withLock { $0.digits } }
+        set { tones.withLock { $0.digits = newValue } }
+    }
+    public var type: ActionType {
+        get { tones.withLock { $0.type } }
+        set { tones.withLock { $0.type = newValue } }
     }
 }

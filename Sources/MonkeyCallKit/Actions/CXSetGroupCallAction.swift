@@ -1,12 +1,20 @@
 import Foundation
+import Synchronization
 
 /// Merge a call into another call's group, or take it out of its group
 /// with nil (CallKit's `CXSetGroupCallAction`).
-public final class CXSetGroupCallAction: CXCallAction, @unchecked Sendable {
-    public var callUUIDToGroupWith: UUID?
+public final class CXSetGroupCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+    private let other: Mutex<UUID?>
 
     public init(call callUUID: UUID, callUUIDToGroupWith: UUID?) {
-        self.callUUIDToGroupWith = callUUIDToGroupWith
-        super.init(call: callUUID)
+        self.callUUID = callUUID
+        self.other = Mutex(callUUIDToGroupWith)
+    }
+
+    public var callUUIDToGroupWith: UUID? {
+        get { other.value }
+        set { other.value = newValue }
     }
 }

@@ -1,11 +1,19 @@
 import Foundation
+import Synchronization
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).
-public final class CXSetHeldCallAction: CXCallAction, @unchecked Sendable {
-    public var isOnHold: Bool
+public final class CXSetHeldCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+    private let onHold: Mutex<Bool>
 
     public init(call callUUID: UUID, onHold: Bool) {
-        self.isOnHold = onHold
-        super.init(call: callUUID)
+        self.callUUID = callUUID
+        self.onHold = Mutex(onHold)
+    }
+
+    public var isOnHold: Bool {
+        get { onHold.value }
+        set { onHold.value = newValue }
     }
 }

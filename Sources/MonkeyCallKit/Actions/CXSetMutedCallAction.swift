@@ -1,11 +1,19 @@
 import Foundation
+import Synchronization
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).
-public final class CXSetMutedCallAction: CXCallAction, @unchecked Sendable {
-    public var isMuted: Bool
+public final class CXSetMutedCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+    private let muted: Mutex<Bool>
 
     public init(call callUUID: UUID, muted: Bool) {
-        self.isMuted = muted
-        super.init(call: callUUID)
+        self.callUUID = callUUID
+        self.muted = Mutex(muted)
+    }
+
+    public var isMuted: Bool {
+        get { muted.value }
+        set { muted.value = newValue }
     }
 }

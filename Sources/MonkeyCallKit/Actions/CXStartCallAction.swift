@@ -1,16 +1,30 @@
 import Foundation
+import Synchronization
 
 /// Start an outgoing call (CallKit's `CXStartCallAction`).
-public final class CXStartCallAction: CXCallAction, @unchecked Sendable {
-    public var handle: CXHandle
-    public var isVideo: Bool = false
-    public var contactIdentifier: String?
+public final class CXStartCallAction: CXCallAction {
+    public let callUUID: UUID
+    public let outcome = CXActionOutcome()
+    private let details: Mutex<(handle: CXHandle, isVideo: Bool, contactIdentifier: String?)>
 
     public init(call callUUID: UUID, handle: CXHandle) {
-        self.handle = handle
-        super.init(call: callUUID)
+        self.callUUID = callUUID
+        self.details = Mutex((handle, false, nil))
+    }
+
+    public var handle: CXHandle {
+        get { details.withLock { $0.handle } }
+        set { details.withLock { $0.handle = newValue } }
+    }
+    public var isVideo: Bool {
+        get { details.withLock { $0.isVideo } }
+        set { details.withLock { $0.isVideo = newValue } }
+    }
+    public var contactIdentifier: String? {
+        get { details.withLock { $0.contactIdentifier } }
+        set { details.withLock { $0.contactIdentifier = newValue } }
     }
 
     /// Fulfils the action, noting when the call started.
-    public func fulfill(withDateStarted date: Date) { finish(fulfilled: true, at: date) }
+    public func fulfill(withDateStarted date: Date) { outcome.finish(fulfilled: true, at: date) }
 }

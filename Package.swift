@@ -39,6 +39,8 @@ let package = Package(
 
         // A D-Bus library that knows nothing of telephony.
         .target(name: "DBus", dependencies: ["CDBus"]),
+        // A serial executor over a dispatch queue, for actors that keep their state on a queue.
+        .target(name: "QueueExecutor"),
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
@@ -51,7 +53,7 @@ let package = Package(
         .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "ScreenText", logging, orderedCollections]),
 
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
-        .target(name: "CallHistory", dependencies: [grdb]),
+        .target(name: "CallHistory", dependencies: ["QueueExecutor", grdb]),
 
         // The telephony model in pure Swift: no D-Bus, takes a clock.
         .target(name: "TelephonyCore", dependencies: [heap]),
@@ -72,7 +74,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// The baresip configuration the bridge writes when it runs baresip itself:
@@ -85,16 +86,15 @@ public struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 /// A baresip the bridge runs itself, with its configuration folder; stopped with the bridge.
-public final class BaresipProcess: @unchecked Sendable {
+public final class BaresipProcess: Sendable {
     private let process = Process()
-    private let lock = NSLock()
     /// Told when baresip exits by itself (not after `stop()`).
-    private var exitHandler: (@Sendable (Int32) -> Void)?
+    private let exitHandler: Mutex<(@Sendable (Int32) -> Void)?>
 
     /// Starts `baresip -f DIRECTORY` with stdin from /dev/null, its output on our standard error;
     /// `onExit` hears its status if it exits before `stop()`.
     public init(executable: String = "baresip", directory: URL, onExit: @escaping @Sendable (Int32) -> Void) throws {
-        exitHandler = onExit
+        exitHandler = Mutex(onExit)
         guard let path = Self.locate(executable) else {
             throw ConfigurationError(description: "\(executable) is not installed: install it with `sudo apt install baresip-core`, or attach to a running baresip with --control HOST:PORT")
         }
@@ -130,7 +130,7 @@ public final class BaresipProcess: @unchecked Sendable {
             }
             started.signal()
             process.waitUntilExit()
-            let handler = self?.lock.withLock { self?.exitHandler }
+            let handler = self?.exitHandler.withLock { $0 }
             handler?(process.terminationStatus)
         }
         started.wait()
@@ -141,7 +141,7 @@ public final class BaresipProcess: @unchecked Sendable {
 
     /// Stops baresip (SIGTERM) and waits up to 2 s for it.
     public func stop() {
-        lock.withLock { exitHandler = nil }
+        exitHandler.withLock { $0 = nil }
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date(timeIntervalSinceNow: 2)

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// Where baresip's `ctrl_tcp` listens: `HOST:PORT`.
@@ -35,16 +36,33 @@ public struct ControlAddress: Equatable, Sendable, CustomStringConvertible {
 ///
 /// `ctrl_tcp` serves one client at a time (a new one drops the old) and replays
 /// nothing after a reconnect: `onConnected` is where its user resynchronises.
-public final class ControlClient: @unchecked Sendable {
+public final class ControlClient: Sendable {
     public let address: ControlAddress
     let queue: DispatchQueue
-    public var onConnected: () -> Void = {}
-    public var onDisconnected: (_ why: String) -> Void = { _ in }
-    public var onMessage: (ControlMessage) -> Void = { _ in }
 
-    private let lock = NSLock()
-    private var socket: Int32 = -1
-    private var stopped = false
+    private struct State {
+        var socket: Int32 = -1
+        var stopped = false
+        var onConnected: @Sendable () -> Void = {}
+        var onDisconnected: @Sendable (_ why: String) -> Void = { _ in }
+        var onMessage: @Sendable (ControlMessage) -> Void = { _ in }
+    }
+
+    /// Shared by the reading thread and the client's users.
+    private let state = Mutex(State())
+
+    public var onConnected: @Sendable () -> Void {
+        get { state.withLock { $0.onConnected } }
+        set { state.withLock { $0.onConnected = newValue } }
+    }
+    public var onDisconnected: @Sendable (_ why: String) -> Void {
+        get { state.withLock { $0.onDisconnected } }
+        set { state.withLock { $0.onDisconnected = newValue } }
+    }
+    public var onMessage: @Sendable (ControlMessage) -> Void {
+        get { state.withLock { $0.onMessage } }
+        set { state.withLock { $0.onMessage = newValue } }
+    }
     /// Waits between attempts: doubles from the first to the last, then stays there.
     private let backoff: (first: Double, last: Double)
 
@@ -63,10 +81,10 @@ public final class ControlClient: @unchecked Sendable {
 
     /// Closes the connection for good.
     public func stop() {
-        let fd: Int32 = lock.withLock {
-            stopped = true
-            defer { socket = -1 }
-            return socket
+        let fd: Int32 = state.withLock { state in
+            state.stopped = true
+            defer { state.socket = -1 }
+            return state.socket
         }
         if fd >= 0 {
             shutdown(fd, Int32(SHUT_RDWR))
@@ -80,7 +98,8 @@ public final class ControlClient: @unchecked Sendable {
     @discardableResult
     public func send(_ commands: [ControlCommand]) -> Bool {
         let bytes = commands.reduce(into: Data()) { $0.append($1.frame) }
-        return lock.withLock {
+        return state.withLock { state in
+            let socket = state.socket
             guard socket >= 0 else { return false }
             return bytes.withUnsafeBytes { raw in
                 var offset = 0
@@ -95,7 +114,7 @@ public final class ControlClient: @unchecked Sendable {
         }
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func run() {
         var wait = backoff.first
@@ -113,9 +132,9 @@ public final class ControlClient: @unchecked Sendable {
                 wait = min(wait * 2, backoff.last)
                 continue
             }
-            let kept = lock.withLock { () -> Bool in
-                guard !stopped else { return false }
-                socket = fd
+            let kept = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.socket = fd
                 return true
             }
             guard kept else { close(fd); break }
@@ -123,9 +142,9 @@ public final class ControlClient: @unchecked Sendable {
             lastFailure = ""
             queue.async { self.onConnected() }
             let why = read(fd)
-            let closeIt = lock.withLock { () -> Bool in
-                guard socket == fd else { return false }
-                socket = -1
+            let closeIt = state.withLock { state -> Bool in
+                guard state.socket == fd else { return false }
+                state.socket = -1
                 return true
             }
             if closeIt { close(fd) }

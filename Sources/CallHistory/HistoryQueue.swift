@@ -1,5 +1,6 @@
 import Dispatch
 import GRDB
+import QueueExecutor
 
 /// The database's own executor: every use of a `CallHistory` runs on one
 /// serial queue, never on its callers', and each result is handed to a
@@ -28,7 +29,11 @@ import GRDB
 ///
 /// Errors other than busy or locked (a read-only or full disk, a corrupt
 /// file) are not retried: the completion gets them at once.
-public final class HistoryQueue: @unchecked Sendable {
+///
+/// The line is the actor's state, and the actor's executor is the database's queue: the
+/// methods callers use submit work to the queue without waiting, and the work enters the
+/// actor there.
+public actor HistoryQueue {
     public enum Kind: Sendable {
         /// Tried until it succeeds; bounded by `capacity`.
         case entry
@@ -42,17 +47,18 @@ public final class HistoryQueue: @unchecked Sendable {
         public var description: String { "dropped after waiting for the database lock (\(total) entries dropped so far)" }
     }
 
-    public let history: CallHistory
-    public let capacity: Int
-    public let patience: Double
-    public let firstBackoff: Double
-    public let maximumBackoff: Double
+    public nonisolated let history: CallHistory
+    public nonisolated let capacity: Int
+    public nonisolated let patience: Double
+    public nonisolated let firstBackoff: Double
+    public nonisolated let maximumBackoff: Double
 
-    private let queue = DispatchQueue(label: "org.monkeycall.history", qos: .utility)
+    private let executor = QueueExecutor(queue: DispatchQueue(label: "org.monkeycall.history", qos: .utility))
     private let delivery: DispatchQueue
     private let onWaiting: @Sendable (_ waiting: Bool) -> Void
 
-    // Only on `queue`:
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private var line: [Job] = []
     private var entriesWaiting = 0
     private var dropped = 0
@@ -77,28 +83,28 @@ public final class HistoryQueue: @unchecked Sendable {
     }
 
     /// A write, in line behind the writes submitted before it.
-    public func write<T: Sendable>(_ kind: Kind, _ body: @escaping @Sendable (CallHistory) throws -> T,
-                                   then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    public nonisolated func write<T: Sendable>(_ kind: Kind, _ body: @escaping @Sendable (CallHistory) throws -> T,
+                                               then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let delivery = self.delivery
-        queue.async { [self] in
-            let job = Job(kind: kind, deadline: .now() + patience, run: { history in
+        executor.async(on: self) { line in
+            let job = Job(kind: kind, deadline: .now() + line.patience, run: { history in
                 let value = try body(history)
                 delivery.async { completion(.success(value)) }
             }, fail: { error in
                 delivery.async { completion(.failure(error)) }
             })
-            submit(job)
+            line.submit(job)
         }
     }
 
     /// A read, as soon as the queue is free. `completingHere`: the completion runs on the
     /// database's queue instead of `delivery`, for a result that needs nothing of the caller's
     /// (a large reply, encoded and sent as it is).
-    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T, completingHere: Bool = false,
-                                  then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    public nonisolated func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T, completingHere: Bool = false,
+                                              then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let delivery = completingHere ? nil : self.delivery
-        queue.async { [self] in
-            attemptRead(body, deadline: .now() + patience, delay: firstBackoff) { result in
+        executor.async(on: self) { line in
+            line.attemptRead(body, deadline: .now() + line.patience, delay: line.firstBackoff) { result in
                 if let delivery { delivery.async { completion(result) } } else { completion(result) }
             }
         }
@@ -109,8 +115,8 @@ public final class HistoryQueue: @unchecked Sendable {
         do {
             completion(.success(try body(history)))
         } catch where Self.isBusy(error) && DispatchTime.now() < deadline {
-            queue.asyncAfter(deadline: .now() + delay) { [self] in
-                attemptRead(body, deadline: deadline, delay: min(delay * 2, maximumBackoff), then: completion)
+            executor.async(on: self, after: delay) { line in
+                line.attemptRead(body, deadline: deadline, delay: min(delay * 2, line.maximumBackoff), then: completion)
             }
         } catch {
             completion(.failure(error))
@@ -118,39 +124,37 @@ public final class HistoryQueue: @unchecked Sendable {
     }
 
     /// A read for whoever can wait (start-up): the same as `read`, awaited.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T) async throws -> T {
+    public nonisolated func read<T: Sendable>(_ body: @escaping @Sendable (CallHistory) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             read(body) { continuation.resume(with: $0) }
         }
     }
 
     /// Writes waiting for a lock: entries and requests.
-    public func waitingCount() async -> Int {
-        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: self.line.count) } }
-    }
+    public func waitingCount() -> Int { line.count }
 
     /// Waits until no write is left, or `timeout` seconds have passed; returns how many are left.
-    public func settle(timeout: Double) async -> Int {
+    public nonisolated func settle(timeout: Double) async -> Int {
         let deadline = DispatchTime.now() + timeout
         return await withCheckedContinuation { continuation in
-            queue.async { [self] in check(until: deadline, continuation) }
+            executor.async(on: self) { line in line.check(until: deadline, continuation) }
         }
     }
 
     private func check(until deadline: DispatchTime, _ continuation: CheckedContinuation<Int, Never>) {
         guard line.isEmpty || DispatchTime.now() >= deadline else {
-            return queue.asyncAfter(deadline: .now() + firstBackoff) { [self] in check(until: deadline, continuation) }
+            return executor.async(on: self, after: firstBackoff) { line in line.check(until: deadline, continuation) }
         }
         continuation.resume(returning: line.count)
     }
 
     /// Whether SQLite refused for another connection's lock: worth trying again.
-    public static func isBusy(_ error: any Error) -> Bool {
+    public nonisolated static func isBusy(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
         return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
     }
 
-    // MARK: The line (on `queue`)
+    // MARK: The line
 
     private final class Job {
         let kind: Kind
@@ -195,9 +199,9 @@ public final class HistoryQueue: @unchecked Sendable {
                     delivery.async { onWaiting(true) }
                 }
                 retryScheduled = true
-                queue.asyncAfter(deadline: .now() + backoff) { [self] in
-                    retryScheduled = false
-                    drain()
+                executor.async(on: self, after: backoff) { line in
+                    line.retryScheduled = false
+                    line.drain()
                 }
                 backoff = min(backoff * 2, maximumBackoff)
                 return

@@ -1,4 +1,5 @@
 import Dispatch
+import QueueExecutor
 
 /// The one executor of all telephony state: the switchboard, the exported objects and the
 /// observers of the switchboard's events are isolated to it, so the compiler checks that nothing
@@ -52,23 +53,5 @@ extension TelephonyActor {
     /// results): it enters the actor there, and traps when called anywhere else.
     public static func onQueue<Argument: Sendable>(_ completion: @escaping @Sendable @TelephonyActor (Argument) -> Void) -> @Sendable (Argument) -> Void {
         { argument in assumeIsolated { completion(argument) } }
-    }
-}
-
-/// A serial executor over a dispatch queue: each job runs on the queue, in order.
-private final class QueueExecutor: SerialExecutor {
-    let queue: DispatchQueue
-
-    init(queue: DispatchQueue) { self.queue = queue }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
-    }
-
-    /// What `assumeIsolated` and `preconditionIsolated` ask outside a task: being on the queue is
-    /// being on this executor.
-    func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
     }
 }

@@ -65,7 +65,7 @@ let package = Package(
         // The user's address book: an in-memory index from E.164 numbers to names, fed by vCard
         // folders (inotify) and by GNOME's address books through the monkeycall-contacts helper.
         // Pure Swift, no D-Bus, no libebook.
-        .target(name: "AddressBook", dependencies: ["CallDirectory", logging]),
+        .target(name: "AddressBook", dependencies: ["CallDirectory", "QueueExecutor", logging]),
         // Reads evolution-data-server's address books through libebook and streams numbers and
         // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
         .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),

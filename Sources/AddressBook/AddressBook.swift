@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import QueueExecutor
 
 /// What the address book tells its owner, on the address book's own queue.
 public enum AddressBookEvent: Sendable, Hashable {
@@ -85,13 +86,14 @@ public final class AddressBook: Sendable {
         let queue = DispatchQueue(label: "monkeycall.addressbook", qos: .utility)
         self.index = index
         self.queue = queue
-        let apply: ([ContactChange]) -> Void = { changes in
+        let executor = QueueExecutor(queue: queue)
+        let apply: @Sendable ([ContactChange]) -> Void = { changes in
             if let snapshot = index.apply(changes) { onEvent(.changed(snapshot)) }
         }
-        folderSource = FolderSource(roots: configuration.folders, queue: queue, numbering: configuration.numbering,
+        folderSource = FolderSource(roots: configuration.folders, executor: executor, numbering: configuration.numbering,
                                     logger: logger, apply: apply, report: onEvent)
         edsSource = configuration.edsHelper.map {
-            EDSSource(helper: $0, environment: configuration.helperEnvironment, queue: queue, numbering: configuration.numbering,
+            EDSSource(helper: $0, environment: configuration.helperEnvironment, executor: executor, numbering: configuration.numbering,
                       logger: logger, apply: apply, report: onEvent)
         }
     }
@@ -99,16 +101,16 @@ public final class AddressBook: Sendable {
     /// Starts reading, in the background: returns at once.
     public func start() {
         queue.async { [folderSource, edsSource] in
-            folderSource.start()
-            edsSource?.start()
+            folderSource.assumeIsolated { $0.start() }
+            edsSource?.assumeIsolated { $0.start() }
         }
     }
 
     /// Stops following the sources (the helper exits); the index keeps what it has.
     public func stop() {
         queue.sync { [folderSource, edsSource] in
-            folderSource.stop()
-            edsSource?.stop()
+            folderSource.assumeIsolated { $0.stop() }
+            edsSource?.assumeIsolated { $0.stop() }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import QueueExecutor
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,16 +22,18 @@ import Glibc
 /// `ContactNumbering` as the vCard folders. When the helper ends unexpectedly, what it gave is
 /// dropped and it is started again after a pause (1 s, doubling up to a minute; a one-shot
 /// timer that exists only while the helper is down).
-final class EDSSource: @unchecked Sendable {
+actor EDSSource {
     private let helper: String
     private let environment: [String: String]
-    private let queue: DispatchQueue
+    /// The address book's queue: the sources' state is on it.
+    private let executor: QueueExecutor
     private let numbering: ContactNumbering
     private let logger: Logger
-    private let apply: ([ContactChange]) -> Void
-    private let report: (AddressBookEvent) -> Void
+    private let apply: @Sendable ([ContactChange]) -> Void
+    private let report: @Sendable (AddressBookEvent) -> Void
 
-    // Only touched on `queue`.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private var pid: pid_t = 0
     private var input: Int32 = -1
     private var reader: DispatchSourceRead?
@@ -41,11 +44,11 @@ final class EDSSource: @unchecked Sendable {
     private var startedAt = DispatchTime.now()
     private var restart: DispatchWorkItem?
 
-    init(helper: String, environment: [String: String], queue: DispatchQueue, numbering: ContactNumbering, logger: Logger,
-         apply: @escaping ([ContactChange]) -> Void, report: @escaping (AddressBookEvent) -> Void) {
+    init(helper: String, environment: [String: String], executor: QueueExecutor, numbering: ContactNumbering, logger: Logger,
+         apply: @escaping @Sendable ([ContactChange]) -> Void, report: @escaping @Sendable (AddressBookEvent) -> Void) {
         self.helper = helper
         self.environment = environment
-        self.queue = queue
+        self.executor = executor
         self.numbering = numbering
         self.logger = logger
         self.apply = apply
@@ -61,14 +64,12 @@ final class EDSSource: @unchecked Sendable {
         return folders.contains { access($0 + "/dbus-1/services/org.gnome.evolution.dataserver.Sources5.service", R_OK) == 0 }
     }
 
-    /// On `queue`.
     func start() {
-        dispatchPrecondition(condition: .onQueue(queue))
         stopped = false
         launch()
     }
 
-    /// On `queue`: the helper is told to go (its stdin ends) and what it gave stays until the index is dropped.
+    /// The helper is told to go (its stdin ends) and what it gave stays until the index is dropped.
     func stop() {
         stopped = true
         restart?.cancel()
@@ -135,8 +136,8 @@ final class EDSSource: @unchecked Sendable {
         startedAt = .now()
         let output = fromChild[0]
         _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
-        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: queue)
-        reader.setEventHandler { [weak self] in self?.readLines(output) }
+        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: executor.queue)
+        reader.setEventHandler { [weak self] in self?.assumeIsolated { $0.readLines(output) } }
         reader.setCancelHandler { close(output) }
         reader.resume()
         self.reader = reader
@@ -249,12 +250,13 @@ final class EDSSource: @unchecked Sendable {
         // A helper that ran a while before ending starts the pauses over.
         if DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds > 60_000_000_000 { pause = 1 }
         let work = DispatchWorkItem { [weak self] in
-            guard let self else { return }
-            self.restart = nil
-            self.launch()
+            self?.assumeIsolated { source in
+                source.restart = nil
+                source.launch()
+            }
         }
         restart = work
-        queue.asyncAfter(deadline: .now() + pause, execute: work)
+        executor.queue.asyncAfter(deadline: .now() + pause, execute: work)
         pause = min(pause * 2, 60)
     }
 }

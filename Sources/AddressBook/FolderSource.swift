@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import QueueExecutor
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,15 +13,17 @@ import Glibc
 /// exist yet is waited for by watching its nearest existing ancestor for its creation.
 /// Each file is a source of its own (`vcf:/path`): a change re-reads the whole file and
 /// replaces what it gave; a deleted file (or folder) removes what it gave.
-final class FolderSource: @unchecked Sendable {
+actor FolderSource {
     private let roots: [String]
-    private let queue: DispatchQueue
+    /// The address book's queue: the sources' state is on it.
+    private let executor: QueueExecutor
     private let numbering: ContactNumbering
     private let logger: Logger
-    private let apply: ([ContactChange]) -> Void
-    private let report: (AddressBookEvent) -> Void
+    private let apply: @Sendable ([ContactChange]) -> Void
+    private let report: @Sendable (AddressBookEvent) -> Void
 
-    // Only touched on `queue`.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private var fd: Int32 = -1
     private var source: DispatchSourceRead?
     /// Watched folders by watch descriptor, and the reverse.
@@ -36,19 +39,17 @@ final class FolderSource: @unchecked Sendable {
     /// past this the file is skipped and logged.
     static let maximumFileSize = 64 << 20
 
-    init(roots: [String], queue: DispatchQueue, numbering: ContactNumbering, logger: Logger,
-         apply: @escaping ([ContactChange]) -> Void, report: @escaping (AddressBookEvent) -> Void) {
+    init(roots: [String], executor: QueueExecutor, numbering: ContactNumbering, logger: Logger,
+         apply: @escaping @Sendable ([ContactChange]) -> Void, report: @escaping @Sendable (AddressBookEvent) -> Void) {
         self.roots = roots.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        self.queue = queue
+        self.executor = executor
         self.numbering = numbering
         self.logger = logger
         self.apply = apply
         self.report = report
     }
 
-    /// On `queue`.
     func start() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard fd < 0 else { return }
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
@@ -58,8 +59,8 @@ final class FolderSource: @unchecked Sendable {
             apply(changes)
             return
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.readEvents() }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: executor.queue)
+        source.setEventHandler { [weak self] in self?.assumeIsolated { $0.readEvents() } }
         let descriptor = fd
         source.setCancelHandler { close(descriptor) }
         source.resume()
@@ -70,7 +71,6 @@ final class FolderSource: @unchecked Sendable {
         for root in roots { report(.sourceReady("vcf:" + root)) }
     }
 
-    /// On `queue`.
     func stop() {
         source?.cancel()
         source = nil

@@ -84,7 +84,7 @@ let package = Package(
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
-        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit"]),
+        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit", "QueueExecutor"]),
         .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),

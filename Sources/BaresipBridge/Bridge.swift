@@ -1,5 +1,6 @@
 import Foundation
 import MonkeyCallKit
+import QueueExecutor
 
 /// baresip as a MonkeyCall provider: its `ctrl_tcp` events become the provider's
 /// reports, and MonkeyCall's actions become `ctrl_tcp` commands. An action is
@@ -7,10 +8,12 @@ import MonkeyCallKit
 /// where baresip has no event) and failed otherwise, so that MonkeyCall's
 /// timeouts and errors say what happened.
 ///
-/// Everything runs on `queue`: the control client's callbacks and the provider's delegate.
-public final class Bridge: CXProviderDelegate, @unchecked Sendable {
-    public let queue: DispatchQueue
-    public let provider: CXProvider
+/// Everything runs on `queue`, the actor's executor: the control client's callbacks and the
+/// provider's delegate enter the actor there.
+public actor Bridge: CXProviderDelegate {
+    public nonisolated let queue: DispatchQueue
+    private nonisolated let executor: QueueExecutor
+    public nonisolated let provider: CXProvider
     private let controller: CXCallController
     private let control: ControlClient
     private let account: SIPAccount?
@@ -19,7 +22,8 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     /// its calls before they are ended as failed.
     private let reconnectGrace: Double
 
-    // On queue:
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private var calls = CallTable()
     /// Calls up in baresip that MonkeyCall does not know (after a restart of the bridge or of
     /// the service), being announced through a start action of our own: UUID → baresip id.
@@ -34,25 +38,26 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     public init(configuration: CXProviderConfiguration, control address: ControlAddress, account: SIPAccount?,
                 busAddress: String? = nil, reconnectGrace: Double = 1.5, log: @escaping @Sendable (String) -> Void) {
         queue = DispatchQueue(label: "monkeycall-baresip.bridge")
+        executor = QueueExecutor(queue: queue)
         self.account = account
         self.log = log
         self.reconnectGrace = reconnectGrace
         control = ControlClient(address: address, queue: queue)
         controller = CXCallController(queue: queue, busAddress: busAddress)
         provider = CXProvider(configuration: configuration, busAddress: busAddress)
-        control.onConnected = { [unowned self] in connected() }
-        control.onDisconnected = { [unowned self] why in disconnected(why) }
-        control.onMessage = { [unowned self] message in handle(message) }
+        control.onConnected = { [unowned self] in assumeIsolated { $0.connected() } }
+        control.onDisconnected = { [unowned self] why in assumeIsolated { $0.disconnected(why) } }
+        control.onMessage = { [unowned self] message in assumeIsolated { $0.handle(message) } }
     }
 
     /// Starts: the provider registers and the control connection opens.
-    public func start() {
+    public nonisolated func start() {
         provider.setDelegate(self, queue: queue)
         control.start()
     }
 
     /// Stops talking to baresip and leaves MonkeyCall (the provider's calls end as failed).
-    public func stop() {
+    public nonisolated func stop() {
         control.stop()
         provider.invalidate()
     }
@@ -60,7 +65,6 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     // MARK: The control connection
 
     private func connected() {
-        dispatchPrecondition(condition: .onQueue(queue))
         isConnected = true
         connectionNumber += 1
         log("Connected to baresip at \(control.address).")
@@ -68,7 +72,6 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     }
 
     private func disconnected(_ why: String) {
-        dispatchPrecondition(condition: .onQueue(queue))
         let wasConnected = isConnected
         isConnected = false
         let waiting = replies
@@ -88,9 +91,9 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
             calls[id: call.id] = call
         }
         let number = connectionNumber
-        queue.asyncAfter(deadline: .now() + reconnectGrace) { [weak self] in
-            guard let self, !isConnected, connectionNumber == number else { return }
-            endAll(reason: "baresip did not come back")
+        executor.async(on: self, after: reconnectGrace) { bridge in
+            guard !bridge.isConnected, bridge.connectionNumber == number else { return }
+            bridge.endAll(reason: "baresip did not come back")
         }
     }
 
@@ -106,9 +109,9 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     }
 
     /// Sends `commands` in one write; `reply` gets their responses in order (nil for
-    /// each one that did not come, because the connection dropped).
+    /// each one that did not come, because the connection dropped). Every reply comes, at the
+    /// latest when the connection drops, so a reply may hold the bridge.
     private func send(_ commands: [ControlCommand], reply: @escaping ([ControlResponse?]) -> Void = { _ in }) {
-        dispatchPrecondition(condition: .onQueue(queue))
         var tagged = commands
         var responses = [ControlResponse?](repeating: nil, count: commands.count)
         var outstanding = commands.count
@@ -129,7 +132,6 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     }
 
     private func handle(_ message: ControlMessage) {
-        dispatchPrecondition(condition: .onQueue(queue))
         switch message {
         case .response(let response):
             if let token = response.token { replies.removeValue(forKey: token)?(response) }
@@ -181,13 +183,16 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         update.supportsGrouping = false
         update.hasVideo = false
         log("Incoming call \(call.uuid.uuidString.lowercased()) from \(handle).")
+        // The completion runs on the delegate's queue, which is the actor's.
         provider.reportNewIncomingCall(with: call.uuid, update: update) { [weak self] error in
-            guard let self, let error else { return }
-            // Refused (block list, Do Not Disturb): the caller hears 486 from baresip.
-            log("MonkeyCall refused the call from \(handle): \(error). Rejecting it.")
-            guard calls[id: id]?.uuid == call.uuid else { return }
-            calls.remove(id: id)
-            send([.callfind(id), .hangup])
+            guard let error else { return }
+            self?.assumeIsolated { bridge in
+                // Refused (block list, Do Not Disturb): the caller hears 486 from baresip.
+                bridge.log("MonkeyCall refused the call from \(handle): \(error). Rejecting it.")
+                guard bridge.calls[id: id]?.uuid == call.uuid else { return }
+                bridge.calls.remove(id: id)
+                bridge.send([.callfind(id), .hangup])
+            }
         }
     }
 
@@ -198,13 +203,12 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
     private func resync() {
         guard isConnected, isProviderReady else { return }
         let known = calls.ids
-        send([.listcalls]) { [weak self] responses in
-            guard let self, let listing = responses[0] else { return }
+        send([.listcalls]) { [self] responses in
+            guard let listing = responses[0] else { return }
             let lines = CommandOutput.lines(fromListcalls: listing.data)
             let commands = lines.flatMap { [ControlCommand.line($0.number), .callstat] }
             guard !commands.isEmpty else { return reconcile(known: known, found: []) }
-            send(commands) { [weak self] responses in
-                guard let self else { return }
+            send(commands) { [self] responses in
                 var found: [FoundCall] = []
                 for (index, line) in lines.enumerated() {
                     guard let stat = responses[2 * index + 1], let id = CommandOutput.callID(fromCallstat: stat.data) else { continue }
@@ -256,22 +260,40 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         adopting[uuid] = (found.id, established)
         log("Reporting call \(uuid.uuidString.lowercased()) with \(found.peer), already up in baresip.")
         let start = CXStartCallAction(call: uuid, handle: CXHandle(type: .generic, value: found.peer))
+        // The completion runs on the controller's queue, which is the actor's.
         controller.requestTransaction(with: start) { [weak self] error in
-            guard let self, let error else { return }
-            adopting[uuid] = nil
-            log("MonkeyCall refused the call with \(found.peer) that baresip has: \(error)")
+            guard let error else { return }
+            self?.assumeIsolated { bridge in
+                bridge.adopting[uuid] = nil
+                bridge.log("MonkeyCall refused the call with \(found.peer) that baresip has: \(error)")
+            }
         }
     }
 
-    // MARK: CXProviderDelegate
+    // MARK: CXProviderDelegate (called on the delegate's queue, which is the actor's)
 
-    public func providerDidBegin(_ provider: CXProvider) {
+    public nonisolated func providerDidBegin(_ provider: CXProvider) { assumeIsolated { $0.began() } }
+    public nonisolated func providerDidReset(_ provider: CXProvider) { assumeIsolated { $0.reset() } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXStartCallAction) { assumeIsolated { $0.start(action) } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) { assumeIsolated { $0.answer(action) } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXEndCallAction) { assumeIsolated { $0.end(action) } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXSetHeldCallAction) { assumeIsolated { $0.hold(action) } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXSetMutedCallAction) { assumeIsolated { $0.mute(action) } }
+    public nonisolated func provider(_ provider: CXProvider, perform action: CXPlayDTMFCallAction) { assumeIsolated { $0.playTones(action) } }
+
+    public nonisolated func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) {
+        log("MonkeyCall gave up waiting for \(action).")
+    }
+
+    // MARK: Actions
+
+    private func began() {
         isProviderReady = true
         log("monkeycall-baresip is ready.")
         resync()
     }
 
-    public func providerDidReset(_ provider: CXProvider) {
+    private func reset() {
         // MonkeyCall dropped every call; those baresip still has are reported again at the next begin.
         isProviderReady = false
         calls.removeAll()
@@ -279,7 +301,7 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         log("MonkeyCall was reset.")
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXStartCallAction) {
+    private func start(_ action: CXStartCallAction) {
         if let adopted = adopting.removeValue(forKey: action.callUUID) {
             calls[id: adopted.id] = BridgedCall(id: adopted.id, uuid: action.callUUID, outgoing: true, established: adopted.established)
             action.fulfill()
@@ -292,8 +314,7 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         }
         let uri = SIPAccount.dialURI(for: action.handle.value, domain: account?.domain)
         // dial answers ok even for garbage and gives no id: callstat, in the same write, shows the call it made.
-        send([.dial(uri), .callstat]) { [weak self] responses in
-            guard let self else { return }
+        send([.dial(uri), .callstat]) { [self] responses in
             guard let dial = responses[0], dial.ok, let stat = responses[1], stat.ok,
                   let id = CommandOutput.callID(fromCallstat: stat.data), !CommandOutput.isIncoming(callstat: stat.data),
                   calls[id: id] == nil else {
@@ -306,31 +327,31 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         }
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) {
+    private func answer(_ action: CXAnswerCallAction) {
         guard var call = calls[uuid: action.callUUID], call.isRingingIncoming else { return action.fail() }
         call.answer = action
         calls[id: call.id] = call
         var commands: [ControlCommand] = [.callfind(call.id), .accept]
         // With two calls ringing, baresip's first accept only tries to hold the other one; the second answers.
         if calls.hasOtherRingingIncoming(than: call.id) { commands += [.callfind(call.id), .accept] }
-        send(commands) { [weak self] responses in
+        send(commands) { responses in
             let sent = Self.selected(responses[0]) && responses.allSatisfy { $0?.ok == true }
-            if !sent { self?.failPending(\.answer, of: call.id) }
+            if !sent { self.failPending(\.answer, of: call.id) }
         }
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXEndCallAction) {
+    private func end(_ action: CXEndCallAction) {
         guard var call = calls[uuid: action.callUUID] else { return action.fail() }
         call.end = action
         calls[id: call.id] = call
         // A ringing call: baresip rejects it with 486.
-        send([.callfind(call.id), .hangup]) { [weak self] responses in
+        send([.callfind(call.id), .hangup]) { responses in
             let sent = Self.selected(responses[0]) && responses.allSatisfy { $0 != nil }
-            if !sent { self?.failPending(\.end, of: call.id) }
+            if !sent { self.failPending(\.end, of: call.id) }
         }
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXSetHeldCallAction) {
+    private func hold(_ action: CXSetHeldCallAction) {
         guard let call = calls[uuid: action.callUUID], call.established else { return action.fail() }
         // baresip has no hold event: its reply confirms.
         send([.callfind(call.id), action.isOnHold ? .hold : .resume]) { responses in
@@ -338,11 +359,11 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         }
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXSetMutedCallAction) {
+    private func mute(_ action: CXSetMutedCallAction) {
         guard let call = calls[uuid: action.callUUID] else { return action.fail() }
         guard call.muted != action.isMuted else { return action.fulfill() }
-        send([.callfind(call.id), .mute]) { [weak self] responses in
-            guard let self, Self.selected(responses[0]), let reply = responses[1], reply.ok, var now = calls[id: call.id] else {
+        send([.callfind(call.id), .mute]) { [self] responses in
+            guard Self.selected(responses[0]), let reply = responses[1], reply.ok, var now = calls[id: call.id] else {
                 return action.fail()
             }
             now.muted = CommandOutput.isMuted(fromMuteReply: reply.data) ?? !now.muted
@@ -351,7 +372,7 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         }
     }
 
-    public func provider(_ provider: CXProvider, perform action: CXPlayDTMFCallAction) {
+    private func playTones(_ action: CXPlayDTMFCallAction) {
         let digits = action.digits.uppercased().filter { "0123456789*#ABCD".contains($0) }
         guard let call = calls[uuid: action.callUUID], call.established, !digits.isEmpty else { return action.fail() }
         send([.callfind(call.id), .sndcode(digits)]) { responses in
@@ -359,12 +380,8 @@ public final class Bridge: CXProviderDelegate, @unchecked Sendable {
         }
     }
 
-    public func provider(_ provider: CXProvider, timedOutPerforming action: CXAction) {
-        log("MonkeyCall gave up waiting for \(action).")
-    }
-
     /// Whether a `callfind` found its call (it answers ok with "call not found" when it did not).
-    static func selected(_ response: ControlResponse?) -> Bool {
+    nonisolated static func selected(_ response: ControlResponse?) -> Bool {
         guard let response, response.ok else { return false }
         return !response.data.contains("not found")
     }

@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
-        .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI"]),
+        .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", argumentParser, logging, serviceLifecycle]),
         .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// Told of each change to any call (CallKit's `CXCallObserverDelegate`).
 public protocol CXCallObserverDelegate: AnyObject {
@@ -10,20 +11,18 @@ public protocol CXCallObserverDelegate: AnyObject {
 /// The calls of every provider, kept up to date from the service's objects
 /// (CallKit's `CXCallObserver`). When the service goes away its calls are
 /// reported as ended.
-public final class CXCallObserver: @unchecked Sendable {
+public final class CXCallObserver: Sendable {
     let serviceConnection: ServiceConnection?
-    private let lock = NSLock()
-    private var snapshot: [CXCall] = []
-    private weak var delegateObject: (any CXCallObserverDelegate)?
-    private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.observer.delegate")
+    /// What the app reads and who it told to hear of changes: set from any thread.
+    private let published = Mutex(Published())
+    /// Follows the service's objects, on the connection's queue.
+    private let tracker: CallTracker?
 
-    // On the service connection's queue:
-    private var properties: [ObjectPath: [String: DBusValue]] = [:]
-    private var known: [UUID: CXCall] = [:]
-    private var order: [UUID] = []
-    private var subscriptions: [Subscription] = []
-    private var refreshing = 0
-    private var heldBack: [Message] = []
+    private struct Published {
+        var calls: [CXCall] = []
+        weak var delegate: (any CXCallObserverDelegate)?
+        var queue = DispatchQueue(label: "MonkeyCallKit.observer.delegate")
+    }
 
     /// Observes the calls on the session bus.
     public convenience init() {
@@ -37,58 +36,100 @@ public final class CXCallObserver: @unchecked Sendable {
 
     init(serviceConnection: ServiceConnection?) {
         self.serviceConnection = serviceConnection
-        start()
+        tracker = serviceConnection.map(CallTracker.init)
+        tracker?.start(publishingTo: self)
     }
 
-    deinit { serviceConnection?.removeOwnerListener(self) }
+    deinit { tracker?.stop() }
 
     /// The live calls, in the order they appeared; an ended call is reported once and leaves the list.
-    public var calls: [CXCall] { lock.withLock { snapshot } }
+    public var calls: [CXCall] { published.withLock { $0.calls } }
 
     /// Sets the delegate and the queue `callObserver(_:callChanged:)` runs on (nil: a private serial queue).
     public func setDelegate(_ delegate: (any CXCallObserverDelegate)?, queue: DispatchQueue?) {
-        lock.withLock {
-            delegateObject = delegate
-            delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.observer.delegate")
+        let target = UncheckedSendable(delegate)
+        published.withLock {
+            $0.delegate = target.value
+            $0.queue = queue ?? DispatchQueue(label: "MonkeyCallKit.observer.delegate")
         }
     }
 
-    private func start() {
-        guard let serviceConnection else { return }
-        Task(executorPreference: serviceConnection.tasks) { [weak self] in
+    /// The calls are now `calls`; the delegate hears of `changed`.
+    fileprivate func publish(_ calls: [CXCall], changed: CXCall?) {
+        let (delegate, queue) = published.withLock { published in
+            published.calls = calls
+            return (UncheckedSendable(published.delegate), published.queue)
+        }
+        guard let changed, delegate.value != nil else { return }
+        queue.async { delegate.value?.callObserver(self, callChanged: changed) }
+    }
+}
+
+/// The service's call objects as an observer follows them: on the service connection's queue,
+/// whose executor it shares.
+private actor CallTracker {
+    private let serviceConnection: ServiceConnection
+    private weak var observer: CXCallObserver?
+    private var properties: [ObjectPath: [String: DBusValue]] = [:]
+    private var known: [UUID: CXCall] = [:]
+    private var order: [UUID] = []
+    private var subscriptions: [Subscription] = []
+    private var refreshing = 0
+    private var heldBack: [Message] = []
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { serviceConnection.executor.asUnownedSerialExecutor() }
+
+    init(serviceConnection: ServiceConnection) {
+        self.serviceConnection = serviceConnection
+    }
+
+    nonisolated func start(publishingTo observer: CXCallObserver) {
+        let serviceConnection = self.serviceConnection
+        Task(executorPreference: serviceConnection.tasks) { [weak self, weak observer] in
             await serviceConnection.ready()
             let callRoot = Telephony1.callRoot
             let changes = MatchRule(sender: Telephony1.busName, pathNamespace: callRoot,
                                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             let objects = MatchRule(sender: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.ObjectManager")
+            // Signals are handled on the connection's queue, the tracker's executor.
+            let handler: (Message) -> Void = { [weak self] message in self?.assumeIsolated { $0.handle(message) } }
             var subscriptions: [Subscription] = []
-            if let subscription = try? await serviceConnection.connection.subscribe(changes, handler: { [weak self] in self?.handle($0) }) {
+            if let subscription = try? await serviceConnection.connection.subscribe(changes, handler: handler) {
                 subscriptions.append(subscription)
             }
-            if let subscription = try? await serviceConnection.connection.subscribe(objects, handler: { [weak self] in self?.handle($0) }) {
+            if let subscription = try? await serviceConnection.connection.subscribe(objects, handler: handler) {
                 subscriptions.append(subscription)
             }
-            guard let self else { return }
+            guard let self, let observer else { return }
             serviceConnection.addOwnerListener(self) { [weak self] _, new in
-                self?.serviceGone()
-                if !new.isEmpty { self?.refresh() }
+                self?.assumeIsolated { tracker in
+                    tracker.serviceGone()
+                    if !new.isEmpty { tracker.refresh() }
+                }
             }
-            serviceConnection.connection.onQueue { self.subscriptions = subscriptions }
-            self.refresh()
+            await self.began(publishingTo: observer, subscriptions)
         }
     }
+
+    private func began(publishingTo observer: CXCallObserver, _ subscriptions: [Subscription]) {
+        self.observer = observer
+        self.subscriptions = subscriptions
+        refresh()
+    }
+
+    nonisolated func stop() { serviceConnection.removeOwnerListener(self) }
 
     /// Reads every call from the ObjectManager. Signals that come meanwhile
     /// are held back and applied on top of the snapshot, in order.
     private func refresh() {
-        guard let serviceConnection else { return }
-        serviceConnection.connection.onQueue { self.refreshing += 1 }
+        refreshing += 1
+        let serviceConnection = self.serviceConnection
         Task(executorPreference: serviceConnection.tasks) { [weak self] in
             // The service sends its signals only to subscribers (and each app its own objects'):
             // subscribed again whenever the service (re)starts, before the snapshot.
             _ = try? await serviceConnection.call(Telephony1.rootPath, Telephony1.Manager.interface, Telephony1.Manager.subscribe.name)
             let reply = try? await serviceConnection.call(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-            serviceConnection.connection.onQueue { self?.applySnapshot(reply) }
+            await self?.applySnapshot(reply)
         }
     }
 
@@ -119,7 +160,7 @@ public final class CXCallObserver: @unchecked Sendable {
         return nil
     }
 
-    /// On the queue: a signal about the calls.
+    /// A signal about the calls.
     private func handle(_ message: Message) {
         if refreshing > 0 {
             heldBack.append(message)
@@ -151,7 +192,7 @@ public final class CXCallObserver: @unchecked Sendable {
         }
     }
 
-    /// On the queue: publishes the call at `path` when it changed.
+    /// Publishes the call at `path` when it changed.
     private func update(_ path: ObjectPath) {
         guard let values = properties[path], let call = CXCall(properties: values) else { return }
         guard known[call.uuid] != call else { return }
@@ -168,7 +209,7 @@ public final class CXCallObserver: @unchecked Sendable {
         publish(call)
     }
 
-    /// On the queue: the call is gone; it is reported ended if it was not yet.
+    /// The call is gone; it is reported ended if it was not yet.
     private func remove(_ uuid: UUID) {
         guard let call = known.removeValue(forKey: uuid) else { return }
         order.removeAll { $0 == uuid }
@@ -181,13 +222,6 @@ public final class CXCallObserver: @unchecked Sendable {
     }
 
     private func publish(_ changed: CXCall?) {
-        let calls = order.compactMap { known[$0] }
-        let (delegate, queue) = lock.withLock { () -> ((any CXCallObserverDelegate)?, DispatchQueue) in
-            snapshot = calls
-            return (delegateObject, delegateQueue)
-        }
-        guard let changed, let delegate else { return }
-        let target = UncheckedSendable(delegate)
-        queue.async { target.value.callObserver(self, callChanged: changed) }
+        observer?.publish(order.compactMap { known[$0] }, changed: changed)
     }
 }

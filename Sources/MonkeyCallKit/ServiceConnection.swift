@@ -13,7 +13,8 @@ import Synchronization
 actor ServiceConnection {
     nonisolated let connection: Connection
     nonisolated var queue: DispatchQueue { connection.queue }
-    private nonisolated let executor: QueueExecutor
+    /// The connection's queue as an executor: the kit's other actors on the queue share it.
+    nonisolated let executor: QueueExecutor
     /// Where the kit's tasks for this connection run (see `SerialTaskExecutor.monkeyCallKit`).
     nonisolated let tasks = SerialTaskExecutor(label: "org.monkeycall.MonkeyCallKit")
     /// Done once `NameOwnerChanged` of the service is followed.

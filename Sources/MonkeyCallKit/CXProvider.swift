@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// The app's side of the service: it reports calls the app did not start
 /// through the system (incoming calls, connection progress, remote ends) and
@@ -11,44 +12,32 @@ import MonkeyCallAPI
 /// registration is lost, the provider registers again by itself with the same
 /// configuration: the delegate hears `providerDidReset` and then `providerDidBegin`.
 ///
-/// State lives on the bus connection's queue; the methods may be called from any thread.
+/// Its registration lives on the bus connection's queue (`ProviderSession`); the methods may be
+/// called from any thread.
 ///
 /// An app that links MonkeyCallKit gains no periodic wake-up: the kit's tasks run on a serial
 /// executor of its own, not on Swift concurrency's default one, whose first job starts
 /// libdispatch's once-a-second monitor on Linux. The app's own tasks are its business; to stay
 /// quiet when idle, give them a serial executor too (`SerialTaskExecutor`, `runMain`).
-public final class CXProvider: @unchecked Sendable {
+public final class CXProvider: Sendable {
     /// The configuration the provider registers with (also on every re-registration).
     public let configuration: CXProviderConfiguration
 
     let serviceConnection: ServiceConnection?
     let connectionError: CXError?
+    /// The registration and the actions in flight, on the service connection's queue.
+    let session: ProviderSession?
 
-    private let delegateLock = NSLock()
-    private weak var delegateObject: (any CXProviderDelegate)?
-    private var delegateQueue = DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+    private let delegation = Mutex(Delegation())
     private static let orphanedCompletions = DispatchQueue(label: "MonkeyCallKit.provider.completions")
-    /// The service said DidBegin while no delegate was set (it can, when the
-    /// registration is quicker than the app's `setDelegate`): the next delegate hears it.
-    private var beganUnheard = false
 
-    // On the service connection's queue:
-    enum State {
-        case starting, registering, registered(ObjectPath), unavailable(CXError), invalidated
+    private struct Delegation {
+        weak var delegate: (any CXProviderDelegate)?
+        var queue = DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+        /// The service said DidBegin while no delegate was set (it can, when the
+        /// registration is quicker than the app's `setDelegate`): the next delegate hears it.
+        var beganUnheard = false
     }
-    var state: State = .starting
-    var pathWaiters: [CheckedContinuation<ObjectPath, any Error>] = []
-    /// The owner appeared while a registration was on its way: retry it if it failed for want of a service.
-    var retryRegistration = false
-    /// Signals that came while registering, replayed when the path is known.
-    var earlySignals: [Message] = []
-    var isInvalidating = false
-    /// Actions handed to the app and not complete yet, by action UUID.
-    var pendingActions: [UUID: any CXCallAction] = [:]
-    var signalSubscription: Subscription?
-    /// Whether the service connection counts this provider among those registering.
-    var countsAsRegistering = false
-    var removalSubscription: Subscription?
 
     /// Provider methods run one after the other, in the order the app called them.
     struct Job: Sendable {
@@ -57,7 +46,6 @@ public final class CXProvider: @unchecked Sendable {
         let completion: @Sendable (Result<[DBusValue], any Error>) -> Void
     }
     private let jobs: AsyncStream<Job>.Continuation
-    private var worker: Task<Void, Never>?
 
     /// Registers a provider with the service on the session bus.
     public convenience init(configuration: CXProviderConfiguration) {
@@ -77,9 +65,10 @@ public final class CXProvider: @unchecked Sendable {
         self.configuration = configuration
         self.serviceConnection = serviceConnection
         self.connectionError = error
+        session = serviceConnection.map { ProviderSession(serviceConnection: $0, configuration: configuration) }
         let (stream, continuation) = AsyncStream.makeStream(of: Job.self)
         jobs = continuation
-        worker = Task(executorPreference: serviceConnection?.tasks ?? SerialTaskExecutor.monkeyCallKit) { [weak self] in
+        Task(executorPreference: serviceConnection?.tasks ?? SerialTaskExecutor.monkeyCallKit) { [weak self] in
             for await job in stream {
                 guard let self else {
                     job.completion(.failure(CXError.invalidated))
@@ -88,48 +77,41 @@ public final class CXProvider: @unchecked Sendable {
                 await self.run(job)
             }
         }
-        if let error {
-            state = .unavailable(error)
-        } else {
-            setRegistering(true)
-            start()
-        }
+        session?.start(for: self)
     }
 
     deinit {
-        if countsAsRegistering { serviceConnection?.endRegistering() }
         jobs.finish()
-        serviceConnection?.removeOwnerListener(self)
     }
 
     // MARK: Delegate
 
     /// Sets the delegate and the queue its methods are called on (nil: a private serial queue).
     public func setDelegate(_ delegate: (any CXProviderDelegate)?, queue: DispatchQueue?) {
-        delegateLock.withLock {
-            delegateObject = delegate
-            delegateQueue = queue ?? DispatchQueue(label: "MonkeyCallKit.provider.delegate")
-            if let delegate, beganUnheard {
-                beganUnheard = false
-                let work = UncheckedSendable((delegate, self))
-                delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
+        let delegate = UncheckedSendable(delegate)
+        delegation.withLock {
+            $0.delegate = delegate.value
+            $0.queue = queue ?? DispatchQueue(label: "MonkeyCallKit.provider.delegate")
+            if delegate.value != nil, $0.beganUnheard {
+                $0.beganUnheard = false
+                $0.queue.async { delegate.value?.providerDidBegin(self) }
             }
         }
     }
 
     /// `providerDidBegin`, kept for the next delegate when there is none yet.
     func deliverBegin() {
-        delegateLock.withLock {
-            guard let delegate = delegateObject else { beganUnheard = true; return }
-            let work = UncheckedSendable((delegate, self))
-            delegateQueue.async { work.value.0.providerDidBegin(work.value.1) }
+        delegation.withLock {
+            let delegate = UncheckedSendable($0.delegate)
+            guard delegate.value != nil else { $0.beganUnheard = true; return }
+            $0.queue.async { delegate.value?.providerDidBegin(self) }
         }
     }
 
     /// Calls `body` with the delegate on the delegate's queue.
     func deliver(_ body: @escaping (any CXProviderDelegate) -> Void) {
-        let (delegate, queue) = delegateLock.withLock { (delegateObject, delegateQueue) }
-        guard let delegate else { return }
+        let (delegate, queue) = delegation.withLock { (UncheckedSendable($0.delegate), $0.queue) }
+        guard let delegate = delegate.value else { return }
         let work = UncheckedSendable((delegate, body))
         queue.async { work.value.1(work.value.0) }
     }
@@ -142,7 +124,7 @@ public final class CXProvider: @unchecked Sendable {
         submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { [weak self] result in
             let error: (any Error)? = if case .failure(let error) = result { ErrorMapping.incoming(error) } else { nil }
             // A provider already gone: a serial queue, never a global one (see `SerialTaskExecutor.monkeyCallKit`).
-            let queue = self?.delegateLock.withLock { self?.delegateQueue } ?? CXProvider.orphanedCompletions
+            let queue = self?.delegation.withLock { $0.queue } ?? CXProvider.orphanedCompletions
             queue.async { completion(error) }
         }
     }
@@ -177,43 +159,23 @@ public final class CXProvider: @unchecked Sendable {
 
     /// Ends the provider's calls as failed and removes it from the service; it does nothing more.
     public func invalidate() {
-        guard let serviceConnection else { return }
-        serviceConnection.connection.onQueue {
-            guard !self.isInvalidating else { return }
-            self.isInvalidating = true
-            if case .starting = self.state { self.setRegistering(false) }
-            self.serviceConnection?.removeOwnerListener(self)
-            self.signalSubscription?.cancel()
-            self.signalSubscription = nil
-            self.removalSubscription?.cancel()
-            self.removalSubscription = nil
+        guard let session else { return }
+        session.enter { $0.beginInvalidating() }
+        submit(API.invalidate) { [weak session] _ in
+            session?.enter { $0.becomeInvalidated() }
         }
-        submit(API.invalidate) { [weak self] _ in
-            guard let self else { return }
-            serviceConnection.connection.onQueue { self.becomeInvalidated() }
-        }
+    }
+
+    /// The provider's object path, once registered; throws when the service is not running.
+    func registeredPath() async throws -> ObjectPath {
+        guard let session else { throw connectionError ?? CXError.serviceNotRunning }
+        return try await session.registeredPath()
     }
 
     /// The transactions whose actions the app has not completed yet.
     public var pendingTransactions: [CXTransaction] {
-        guard let serviceConnection else { return [] }
-        let collect = { () -> [CXTransaction] in
-            var byTransaction: [UUID: [CXAction]] = [:]
-            for action in self.pendingActions.values where !action.isComplete {
-                byTransaction[action.outcome.transactionUUID ?? action.uuid, default: []].append(action)
-            }
-            return byTransaction.map { CXTransaction(uuid: $0.key, actions: $0.value) }
-        }
-        if serviceConnection.connection.isOnQueue { return collect() }
-        let box = UncheckedSendable(collect)
-        return serviceConnection.queue.sync { box.value() }
-    }
-
-    /// Tells the service connection whether this provider is on its way to being registered.
-    func setRegistering(_ registering: Bool) {
-        guard registering != countsAsRegistering else { return }
-        countsAsRegistering = registering
-        if registering { serviceConnection?.beginRegistering() } else { serviceConnection?.endRegistering() }
+        guard let session else { return [] }
+        return session.synchronously { $0.pendingTransactions }
     }
 
     // MARK: Jobs
@@ -241,7 +203,7 @@ public final class CXProvider: @unchecked Sendable {
 
 extension CXProvider: ActionPerformer {
     func complete(actionUUID: UUID, fulfilled: Bool, at date: Date?) {
-        serviceConnection?.connection.onQueue { self.pendingActions[actionUUID] = nil }
+        session?.enter { $0.pendingActions[actionUUID] = nil }
         var record = Telephony1.ActionInfo()
         record.date = date.map(APIValue.time)
         let info = record.entries

@@ -85,11 +85,11 @@ actor ServiceConnection {
     private var settledWaiters: [CheckedContinuation<Void, Never>] = []
 
     nonisolated func beginRegistering() {
-        onQueue { $0.registering += 1 }
+        executor.enter(self) { $0.registering += 1 }
     }
 
     nonisolated func endRegistering() {
-        onQueue { serviceConnection in
+        executor.enter(self) { serviceConnection in
             serviceConnection.registering -= 1
             guard serviceConnection.registering == 0 else { return }
             let waiters = serviceConnection.settledWaiters
@@ -114,17 +114,12 @@ actor ServiceConnection {
     /// `listener(old, new)` runs on the queue for each change of the service's owner.
     nonisolated func addOwnerListener(_ owner: AnyObject, _ listener: @escaping @Sendable (_ old: String, _ new: String) -> Void) {
         let id = ObjectIdentifier(owner)
-        onQueue { $0.ownerListeners[id] = listener }
+        executor.enter(self) { $0.ownerListeners[id] = listener }
     }
 
     nonisolated func removeOwnerListener(_ owner: AnyObject) {
         let id = ObjectIdentifier(owner)
-        onQueue { $0.ownerListeners[id] = nil }
-    }
-
-    /// Runs `work` on the actor: at once when already on its queue, else soon, in order.
-    private nonisolated func onQueue(_ work: @escaping @Sendable (isolated ServiceConnection) -> Void) {
-        if connection.isOnQueue { assumeIsolated(work) } else { executor.async(on: self, work) }
+        executor.enter(self) { $0.ownerListeners[id] = nil }
     }
 
     /// Calls the service; D-Bus errors come back as they are.

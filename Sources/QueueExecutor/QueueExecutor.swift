@@ -9,7 +9,15 @@ import Dispatch
 public final class QueueExecutor: SerialExecutor {
     public let queue: DispatchQueue
 
-    public init(queue: DispatchQueue) { self.queue = queue }
+    public init(queue: DispatchQueue) {
+        self.queue = queue
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(queue))
+    }
+
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Whether this code runs on the queue.
+    public var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(queue) }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -20,6 +28,12 @@ public final class QueueExecutor: SerialExecutor {
     /// being on this executor.
     public func checkIsolated() {
         dispatchPrecondition(condition: .onQueue(queue))
+    }
+
+    /// Runs `operation` isolated to `actor`, whose executor this is: at once when already on the
+    /// queue, else soon, in order with the queue's other work.
+    public func enter<A: Actor>(_ actor: A, _ operation: @escaping @Sendable (isolated A) -> Void) {
+        if isOnQueue { actor.assumeIsolated(operation) } else { async(on: actor, operation) }
     }
 
     /// Runs `operation` isolated to `actor`, whose executor this is, on the queue: soon, or after

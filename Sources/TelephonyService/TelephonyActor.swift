@@ -16,14 +16,9 @@ public actor TelephonyActor {
     public static let shared = TelephonyActor()
 
     /// The queue behind the executor: the one to drive the service's connection on.
-    public static let queue: DispatchQueue = {
-        let queue = DispatchQueue(label: "org.monkeycall.telephony")
-        queue.setSpecific(key: onQueueKey, value: ())
-        return queue
-    }()
-    private static let onQueueKey = DispatchSpecificKey<Void>()
+    public static var queue: DispatchQueue { executor.queue }
 
-    private static let executor = QueueExecutor(queue: queue)
+    private static let executor = QueueExecutor(queue: DispatchQueue(label: "org.monkeycall.telephony"))
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executor.asUnownedSerialExecutor() }
 
@@ -41,7 +36,7 @@ public actor TelephonyActor {
 
 extension TelephonyActor {
     /// Whether this code runs on the actor's queue.
-    public static var isOnQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) != nil }
+    public static var isOnQueue: Bool { executor.isOnQueue }
 
     /// Runs `operation` on the actor: at once when already on its queue, else soon, from any thread
     /// (a completion on another queue, a callback of libnotify's or GLib's thread).

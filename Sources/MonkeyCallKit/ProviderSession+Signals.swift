@@ -3,8 +3,9 @@ import Foundation
 import MonkeyCallAPI
 
 /// The signals the service sends the provider, turned into delegate calls.
-extension CXProvider {
-    /// On the queue.
+extension ProviderSession {
+    typealias API = Telephony1.Provider
+
     func receive(_ message: Message) {
         guard !isInvalidating, let member = message.member, let path = message.path else { return }
         switch state {
@@ -19,12 +20,13 @@ extension CXProvider {
         let arguments = (try? message.arguments()) ?? []
         switch member {
         case API.didBegin.name:
-            deliverBegin()
+            provider?.deliverBegin()
         case API.performAction.name:
             guard let action = ActionCoding.action(arguments) else { return }
-            action.outcome.deliver(to: self)
+            guard let provider else { return }
+            action.outcome.deliver(to: provider)
             pendingActions[action.uuid] = action
-            deliver { $0.dispatch(action, from: self) }
+            deliver { $0.dispatch(action, from: $1) }
         case API.timedOutPerformingAction.name:
             guard case .string(let id)? = arguments.first, let uuid = UUID(uuidString: id) else { return }
             let action: any CXCallAction
@@ -36,16 +38,16 @@ extension CXProvider {
                 return
             }
             action.outcome.markComplete()
-            deliver { $0.provider(self, timedOutPerforming: action) }
+            deliver { $0.provider($1, timedOutPerforming: action) }
         case API.didReset.name:
             reset()
         case API.didActivateAudioSession.name:
-            deliver { $0.provider(self, didActivate: AudioSession(isActive: true)) }
+            deliver { $0.provider($1, didActivate: AudioSession(isActive: true)) }
         case API.didDeactivateAudioSession.name:
-            deliver { $0.provider(self, didDeactivate: AudioSession(isActive: false)) }
+            deliver { $0.provider($1, didDeactivate: AudioSession(isActive: false)) }
         case API.didRequestShowApp.name:
             guard case .string(let call)? = arguments.first, let uuid = UUID(uuidString: call) else { return }
-            deliver { $0.provider(self, didRequestShowAppFor: uuid) }
+            deliver { $0.provider($1, didRequestShowAppFor: uuid) }
         default:
             break
         }

@@ -114,7 +114,7 @@ public final class BaresipProcess: Sendable {
         // fires when the *thread* that started the child ends, and pool threads come and go.
         let process = self.process
         let started = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var failure: (any Error)?
+        let failure = Mutex<(any Error)?>(nil)
         Thread.detachNewThread { [weak self] in
             // Process keeps the spawning thread's signal mask, and Swift's threads block SIGTERM:
             // baresip would not hear `stop()` nor its parent-death signal. It starts with none blocked.
@@ -124,7 +124,7 @@ public final class BaresipProcess: Sendable {
             do {
                 try process.run()
             } catch {
-                failure = error
+                failure.withLock { $0 = error }
                 started.signal()
                 return
             }
@@ -134,7 +134,7 @@ public final class BaresipProcess: Sendable {
             handler?(process.terminationStatus)
         }
         started.wait()
-        if let failure { throw ConfigurationError(description: "cannot start \(path): \(failure)") }
+        if let failure = failure.withLock({ $0 }) { throw ConfigurationError(description: "cannot start \(path): \(failure)") }
     }
 
     public var pid: Int32 { process.processIdentifier }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import OrderedCollections
 import ScreenText
+import Synchronization
 
 /// Notifications through libnotify. All libnotify work happens on a GLib
 /// loop thread; a missing or crashed notification server costs one warning,
@@ -287,16 +288,15 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 /// libnotify's own warnings ("Failed to connect to proxy", once per notification while there is no
 /// server) go to our log at debug level: the notifier says once that notifications cannot be shown.
 enum LibnotifyLog {
-    private static let installed = NSLock()
-    nonisolated(unsafe) private static var logger: Logger?
+    private static let logger = Mutex<Logger?>(nil)
 
     static func route(to logger: Logger) {
-        installed.withLock {
-            guard Self.logger == nil else { return }
-            Self.logger = logger
+        Self.logger.withLock { installed in
+            guard installed == nil else { return }
+            installed = logger
             let handler: @convention(c) (UnsafePointer<CChar>?, GLogLevelFlags, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { _, _, message, _ in
                 guard let message else { return }
-                LibnotifyLog.installed.withLock { LibnotifyLog.logger }?.debug("libnotify: \(String(cString: message))")
+                LibnotifyLog.logger.withLock { $0 }?.debug("libnotify: \(String(cString: message))")
             }
             let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue | G_LOG_LEVEL_CRITICAL.rawValue)
             g_log_set_handler("libnotify", levels, handler, nil)

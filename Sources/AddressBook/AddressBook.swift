@@ -90,11 +90,10 @@ public final class AddressBook: Sendable {
         let apply: @Sendable ([ContactChange]) -> Void = { changes in
             if let snapshot = index.apply(changes) { onEvent(.changed(snapshot)) }
         }
-        folderSource = FolderSource(roots: configuration.folders, executor: executor, numbering: configuration.numbering,
-                                    logger: logger, apply: apply, report: onEvent)
+        let context = ContactSourceContext(executor: executor, numbering: configuration.numbering, logger: logger, apply: apply, report: onEvent)
+        folderSource = FolderSource(roots: configuration.folders, context: context)
         edsSource = configuration.edsHelper.map {
-            EDSSource(helper: $0, environment: configuration.helperEnvironment, executor: executor, numbering: configuration.numbering,
-                      logger: logger, apply: apply, report: onEvent)
+            EDSSource(helper: $0, environment: configuration.helperEnvironment, context: context)
         }
     }
 
@@ -125,4 +124,15 @@ public final class AddressBook: Sendable {
     public func name(forHandle handle: String) -> String? {
         configuration.numbering.e164(handle).flatMap { index.lookup($0) }
     }
+}
+
+/// What the address book gives each of its sources: the executor their state is on (the book's
+/// queue), how numbers are read, where the log goes, how changes reach the index, and how the
+/// book's owner hears of them.
+struct ContactSourceContext: Sendable {
+    let executor: QueueExecutor
+    let numbering: ContactNumbering
+    let logger: Logger
+    let apply: @Sendable ([ContactChange]) -> Void
+    let report: @Sendable (AddressBookEvent) -> Void
 }

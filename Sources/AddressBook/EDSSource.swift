@@ -25,14 +25,9 @@ import Glibc
 actor EDSSource {
     private let helper: String
     private let environment: [String: String]
-    /// The address book's queue: the sources' state is on it.
-    private let executor: QueueExecutor
-    private let numbering: ContactNumbering
-    private let logger: Logger
-    private let apply: @Sendable ([ContactChange]) -> Void
-    private let report: @Sendable (AddressBookEvent) -> Void
+    private let context: ContactSourceContext
 
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { context.executor.asUnownedSerialExecutor() }
 
     private var pid: pid_t = 0
     private var input: Int32 = -1
@@ -44,15 +39,10 @@ actor EDSSource {
     private var startedAt = DispatchTime.now()
     private var restart: DispatchWorkItem?
 
-    init(helper: String, environment: [String: String], executor: QueueExecutor, numbering: ContactNumbering, logger: Logger,
-         apply: @escaping @Sendable ([ContactChange]) -> Void, report: @escaping @Sendable (AddressBookEvent) -> Void) {
+    init(helper: String, environment: [String: String], context: ContactSourceContext) {
         self.helper = helper
         self.environment = environment
-        self.executor = executor
-        self.numbering = numbering
-        self.logger = logger
-        self.apply = apply
-        self.report = report
+        self.context = context
     }
 
     /// Whether evolution-data-server is installed: its registry's D-Bus service file is in a
@@ -136,17 +126,17 @@ actor EDSSource {
         startedAt = .now()
         let output = fromChild[0]
         _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
-        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: executor.queue)
+        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: context.executor.queue)
         reader.setEventHandler { [weak self] in self?.assumeIsolated { $0.readLines(output) } }
         reader.setCancelHandler { close(output) }
         reader.resume()
         self.reader = reader
-        logger.debug("contacts: started \(helper) (pid \(child))")
+        context.logger.debug("contacts: started \(helper) (pid \(child))")
     }
 
     private func failed(_ text: String) {
-        logger.warning("contacts: GNOME's address books are not read: \(text)")
-        report(.problem(text))
+        context.logger.warning("contacts: GNOME's address books are not read: \(text)")
+        context.report(.problem(text))
         scheduleRestart()
     }
 
@@ -168,7 +158,7 @@ actor EDSSource {
         }
         pending.removeSubrange(..<start)
         if ended { helperEnded(into: &changes) }
-        apply(changes)
+        context.apply(changes)
     }
 
     private func handle(line: ArraySlice<UInt8>, into changes: inout [ContactChange]) {
@@ -179,24 +169,24 @@ actor EDSSource {
         case "set" where fields.count >= 4:
             let key = ContactKey(source: source(1)!, uid: fields[2])
             sources.insert(key.source)
-            changes.append(.set(key, name: fields[3], numbers: fields[4...].compactMap { numbering.e164($0) }))
+            changes.append(.set(key, name: fields[3], numbers: fields[4...].compactMap { context.numbering.e164($0) }))
         case "remove" where fields.count >= 3:
             changes.append(.remove(ContactKey(source: source(1)!, uid: fields[2])))
         case "drop" where fields.count >= 2:
             changes.append(.removeSource(source(1)!))
             sources.remove(source(1)!)
         case "ready" where fields.count >= 2:
-            apply(changes) // What was read is in the index before anyone hears it is ready.
+            context.apply(changes) // What was read is in the index before anyone hears it is ready.
             changes = []
-            report(.sourceReady(source(1)!))
+            context.report(.sourceReady(source(1)!))
         case "eds" where fields.count >= 2:
-            report(.evolutionDataServer(running: fields[1] == "up"))
+            context.report(.evolutionDataServer(running: fields[1] == "up"))
         case "error" where fields.count >= 3:
             let where_ = fields[1].isEmpty ? "evolution-data-server" : "address book \(fields[1])"
-            logger.warning("contacts: \(where_): \(fields[2])")
-            report(.problem("\(where_): \(fields[2])"))
+            context.logger.warning("contacts: \(where_): \(fields[2])")
+            context.report(.problem("\(where_): \(fields[2])"))
         default:
-            logger.debug("contacts: unknown line from \(helper): \(String(decoding: line.prefix(80), as: UTF8.self))")
+            context.logger.debug("contacts: unknown line from \(helper): \(String(decoding: line.prefix(80), as: UTF8.self))")
         }
     }
 
@@ -240,8 +230,8 @@ actor EDSSource {
             while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         }
         guard !stopped else { return }
-        logger.warning("contacts: \(helper) ended; GNOME's address books are read again in \(Int(pause)) s")
-        report(.evolutionDataServer(running: false))
+        context.logger.warning("contacts: \(helper) ended; GNOME's address books are read again in \(Int(pause)) s")
+        context.report(.evolutionDataServer(running: false))
         scheduleRestart()
     }
 
@@ -256,7 +246,7 @@ actor EDSSource {
             }
         }
         restart = work
-        executor.queue.asyncAfter(deadline: .now() + pause, execute: work)
+        context.executor.queue.asyncAfter(deadline: .now() + pause, execute: work)
         pause = min(pause * 2, 60)
     }
 }

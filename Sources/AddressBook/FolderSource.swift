@@ -15,14 +15,9 @@ import Glibc
 /// replaces what it gave; a deleted file (or folder) removes what it gave.
 actor FolderSource {
     private let roots: [String]
-    /// The address book's queue: the sources' state is on it.
-    private let executor: QueueExecutor
-    private let numbering: ContactNumbering
-    private let logger: Logger
-    private let apply: @Sendable ([ContactChange]) -> Void
-    private let report: @Sendable (AddressBookEvent) -> Void
+    private let context: ContactSourceContext
 
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated var unownedExecutor: UnownedSerialExecutor { context.executor.asUnownedSerialExecutor() }
 
     private var fd: Int32 = -1
     private var source: DispatchSourceRead?
@@ -39,27 +34,22 @@ actor FolderSource {
     /// past this the file is skipped and logged.
     static let maximumFileSize = 64 << 20
 
-    init(roots: [String], executor: QueueExecutor, numbering: ContactNumbering, logger: Logger,
-         apply: @escaping @Sendable ([ContactChange]) -> Void, report: @escaping @Sendable (AddressBookEvent) -> Void) {
+    init(roots: [String], context: ContactSourceContext) {
         self.roots = roots.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        self.executor = executor
-        self.numbering = numbering
-        self.logger = logger
-        self.apply = apply
-        self.report = report
+        self.context = context
     }
 
     func start() {
         guard fd < 0 else { return }
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else {
-            logger.warning("contacts: inotify is not available (\(String(cString: strerror(errno)))): vCard folders are read once, not followed")
+            context.logger.warning("contacts: inotify is not available (\(String(cString: strerror(errno)))): vCard folders are read once, not followed")
             var changes: [ContactChange] = []
             for root in roots { scan(root, into: &changes) }
-            apply(changes)
+            context.apply(changes)
             return
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: executor.queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
         source.setEventHandler { [weak self] in self?.assumeIsolated { $0.readEvents() } }
         let descriptor = fd
         source.setCancelHandler { close(descriptor) }
@@ -67,8 +57,8 @@ actor FolderSource {
         self.source = source
         var changes: [ContactChange] = []
         for root in roots { attach(root, into: &changes) }
-        apply(changes)
-        for root in roots { report(.sourceReady("vcf:" + root)) }
+        context.apply(changes)
+        for root in roots { context.report(.sourceReady("vcf:" + root)) }
     }
 
     func stop() {
@@ -100,7 +90,7 @@ actor FolderSource {
                 // The ancestor went between the look and the watch (`rm -r` of the folders above
                 // the root): look again from what is left, rather than stop following the root.
                 if errno == ENOENT || errno == ENOTDIR { continue }
-                logger.warning("contacts: cannot watch \(ancestor) for \(root) to appear: \(String(cString: strerror(errno)))")
+                context.logger.warning("contacts: cannot watch \(ancestor) for \(root) to appear: \(String(cString: strerror(errno)))")
                 return
             }
             // Made between the look and the watch (mkdir -p): look again rather than miss it.
@@ -137,7 +127,7 @@ actor FolderSource {
                 return
             } else if errno != ENOENT && errno != ENOTDIR {
                 // A folder below a root that went meanwhile is told by its parent's events.
-                logger.warning("contacts: cannot watch \(folder): \(String(cString: strerror(errno)))")
+                context.logger.warning("contacts: cannot watch \(folder): \(String(cString: strerror(errno)))")
             }
         }
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
@@ -201,15 +191,15 @@ actor FolderSource {
         let (cards, errors) = VCardParser.parse(data, file: path)
         for error in errors { problem("\(error.description) (card skipped)") }
         for (position, card) in cards.enumerated() {
-            let numbers = card.telephones.compactMap { numbering.e164($0) }
+            let numbers = card.telephones.compactMap { context.numbering.e164($0) }
             guard let name = card.name, !numbers.isEmpty else { continue }
             changes.append(.set(ContactKey(source: source, uid: String(position)), name: name, numbers: numbers))
         }
     }
 
     private func problem(_ text: String) {
-        logger.warning("contacts: \(text)")
-        report(.problem(text))
+        context.logger.warning("contacts: \(text)")
+        context.report(.problem(text))
     }
 
     /// Everything under `folder` is gone (deleted or moved away).
@@ -253,12 +243,12 @@ actor FolderSource {
         }
         if overflow {
             // Events were lost: everything is read again (each file replaces what it gave).
-            logger.notice("contacts: inotify queue overflowed; reading the vCard folders again")
+            context.logger.notice("contacts: inotify queue overflowed; reading the vCard folders again")
             changes.append(contentsOf: files.map { .removeSource($0) })
             files = []
             for root in roots { attach(root, into: &changes) }
         }
-        apply(changes)
+        context.apply(changes)
     }
 
     private func handle(wd: Int32, mask: UInt32, name: String, into changes: inout [ContactChange]) {

@@ -27,25 +27,16 @@ public final class CXCallUpdate: Sendable {
         get { record.localizedCallerName }
         set { fields.withLock { $0.localizedCallerName = newValue } }
     }
-    public var supportsHolding: Bool {
-        get { record.supportsHolding ?? true }
-        set { fields.withLock { $0.supportsHolding = newValue } }
-    }
-    public var supportsGrouping: Bool {
-        get { record.supportsGrouping ?? false }
-        set { fields.withLock { $0.supportsGrouping = newValue } }
-    }
-    public var supportsUngrouping: Bool {
-        get { record.supportsUngrouping ?? false }
-        set { fields.withLock { $0.supportsUngrouping = newValue } }
-    }
-    public var supportsDTMF: Bool {
-        get { record.supportsDTMF ?? true }
-        set { fields.withLock { $0.supportsDTMF = newValue } }
-    }
-    public var hasVideo: Bool {
-        get { record.hasVideo ?? false }
-        set { fields.withLock { $0.hasVideo = newValue } }
+    public var supportsHolding: Bool { get { self[\.supportsHolding, or: true] } set { self[\.supportsHolding, or: true] = newValue } }
+    public var supportsGrouping: Bool { get { self[\.supportsGrouping, or: false] } set { self[\.supportsGrouping, or: false] = newValue } }
+    public var supportsUngrouping: Bool { get { self[\.supportsUngrouping, or: false] } set { self[\.supportsUngrouping, or: false] = newValue } }
+    public var supportsDTMF: Bool { get { self[\.supportsDTMF, or: true] } set { self[\.supportsDTMF, or: true] = newValue } }
+    public var hasVideo: Bool { get { self[\.hasVideo, or: false] } set { self[\.hasVideo, or: false] = newValue } }
+
+    /// A flag of the update: CallKit's default until it is set.
+    private subscript(_ flag: WritableKeyPath<Telephony1.CallUpdate, Bool?>, or defaultValue: Bool) -> Bool {
+        get { fields.withLock { $0[keyPath: flag] } ?? defaultValue }
+        set { fields.withLock { $0[keyPath: flag] = newValue } }
     }
 
     /// The update as the API's `a{sv}`: the keys that were set, no others.

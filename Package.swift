@@ -41,8 +41,10 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // A serial executor over a dispatch queue, for actors that keep their state on a queue.
         .target(name: "QueueExecutor"),
+        // posix_spawn with a clean start, for the daemon's helper and the tests' children.
+        .target(name: "ProcessSpawn"),
         // A private dbus-daemon and process helpers for tests and the benchmark.
-        .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI"]),
+        .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI", "ProcessSpawn"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
         .target(name: "PeerIdentity", dependencies: ["DBus"]),
 
@@ -65,7 +67,7 @@ let package = Package(
         // The user's address book: an in-memory index from E.164 numbers to names, fed by vCard
         // folders (inotify) and by GNOME's address books through the monkeycall-contacts helper.
         // Pure Swift, no D-Bus, no libebook.
-        .target(name: "AddressBook", dependencies: ["CallDirectory", "QueueExecutor", logging]),
+        .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", logging]),
         // Reads evolution-data-server's address books through libebook and streams numbers and
         // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
         .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),

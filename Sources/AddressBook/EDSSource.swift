@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProcessSpawn
 import QueueExecutor
 #if canImport(Glibc)
 import Glibc
@@ -81,54 +82,35 @@ actor EDSSource {
 
     private func launch() {
         guard !stopped else { return }
-        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
-        guard pipe(&toChild) == 0 else { return failed("pipe: \(String(cString: strerror(errno)))") }
-        guard pipe(&fromChild) == 0 else {
-            close(toChild[0]); close(toChild[1])
-            return failed("pipe: \(String(cString: strerror(errno)))")
-        }
         // Close-on-exec: a program the daemon starts meanwhile (an app, xdg-open) must not keep the
-        // helper's stdin open, or the helper would outlive the daemon. The dup2 onto 0 and 1 clears
-        // it for the helper. (Glibc's module has no pipe2: the flag is set right after.)
-        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addclose(&actions, toChild[0])
-        posix_spawn_file_actions_addclose(&actions, fromChild[1])
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t(), defaults = sigset_t()
-        sigemptyset(&emptyMask)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = [strdup(helper)] + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, helper, &actions, &attributes, argv, envp)
-        close(toChild[0])
-        close(fromChild[1])
-        guard result == 0 else {
-            close(toChild[1])
-            close(fromChild[0])
-            return failed("cannot start \(helper): \(String(cString: strerror(result)))")
+        // helper's stdin open, or the helper would outlive the daemon.
+        let pipes: [Spawn.Pipe]
+        switch Spawn.pipes(2) {
+        case .success(let made): pipes = made
+        case .failure(let error): return failed("pipe: \(error)")
+        }
+        let (input, output) = (pipes[0], pipes[1])
+        let started = Spawn.start([helper], environment: environment, files: [
+            .duplicate(input.read, as: 0), .duplicate(output.write, as: 1), .close(input.read), .close(output.write),
+        ])
+        close(input.read)
+        close(output.write)
+        let child: pid_t
+        switch started {
+        case .success(let pid): child = pid
+        case .failure(let error):
+            close(input.write)
+            close(output.read)
+            return failed("cannot start \(helper): \(error)")
         }
         pid = child
-        input = toChild[1]
+        self.input = input.write
         startedAt = .now()
-        let output = fromChild[0]
-        _ = fcntl(output, F_SETFL, fcntl(output, F_GETFL) | O_NONBLOCK)
-        let reader = DispatchSource.makeReadSource(fileDescriptor: output, queue: context.executor.queue)
-        reader.setEventHandler { [weak self] in self?.assumeIsolated { $0.readLines(output) } }
-        reader.setCancelHandler { close(output) }
+        let fd = output.read
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let reader = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
+        reader.setEventHandler { [weak self] in self?.assumeIsolated { $0.readLines(fd) } }
+        reader.setCancelHandler { close(fd) }
         reader.resume()
         self.reader = reader
         context.logger.debug("contacts: started \(helper) (pid \(child))")

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawn
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,46 +72,28 @@ final class Spawned: @unchecked Sendable {
 
     /// Runs on the spawner thread: the child with its stdin from /dev/null and
     /// its stdout and stderr into pipes; returns its pid and the pipes' read ends.
+    /// (Our own spawns all happen on the spawner thread, one at a time.)
     private static func spawn(_ argv: [String], environment: [String: String]) throws -> (pid_t, Int32, Int32) {
-        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
-        // Close-on-exec, so that children spawned at the same time by other
-        // threads do not inherit our pipes and hold back their end of file.
-        // (Glibc's module does not export pipe2; our own spawns all happen on
-        // the spawner thread, one at a time, which does the same for them.)
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw TestSupportError("pipe failed: errno \(errno)") }
-        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-
-        // The test runner's threads may block or ignore signals; the child starts clean.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t(), defaults = sigset_t()
-        sigemptyset(&emptyMask)
-        sigfillset(&defaults)
-        sigdelset(&defaults, SIGKILL)
-        sigdelset(&defaults, SIGSTOP)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (cArgv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, envp)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard result == 0 else {
-            close(outPipe[0])
-            close(errPipe[0])
-            throw TestSupportError("cannot start \(argv.joined(separator: " ")): \(String(cString: strerror(result)))")
+        let pipes: [Spawn.Pipe]
+        switch Spawn.pipes(2) {
+        case .success(let made): pipes = made
+        case .failure(let error): throw TestSupportError("pipe failed: \(error)")
         }
-        return (pid, outPipe[0], errPipe[0])
+        let (out, err) = (pipes[0], pipes[1])
+        // The test runner's threads may block or ignore signals; the child starts clean.
+        let started = Spawn.start(argv, environment: environment, files: [
+            .open(path: "/dev/null", flags: O_RDONLY, as: 0), .duplicate(out.write, as: 1), .duplicate(err.write, as: 2),
+        ])
+        close(out.write)
+        close(err.write)
+        switch started {
+        case .success(let pid):
+            return (pid, out.read, err.read)
+        case .failure(let error):
+            close(out.read)
+            close(err.read)
+            throw TestSupportError("cannot start \(argv.joined(separator: " ")): \(error)")
+        }
     }
 
     var exitStatus: Int32? { lock.withLock { status } }

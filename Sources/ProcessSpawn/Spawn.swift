@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting a program with `posix_spawn`, clean: every signal at its default and none blocked
+/// (the spawning process's threads block or ignore some, and a child inherits both), with its
+/// descriptors as the caller arranges them. For the daemon's helper and the tests' children.
+public enum Spawn {
+    /// What a descriptor of the child is.
+    public enum File {
+        /// `path` opened with `flags` as `descriptor`.
+        case open(path: String, flags: Int32, as: Int32)
+        /// The parent's `descriptor` as the child's `as`.
+        case duplicate(Int32, as: Int32)
+        /// The parent's `descriptor`, closed in the child.
+        case close(Int32)
+    }
+
+    /// Starts `argv[0]` with `argv` and `environment`; the pid, or the errno of the failure.
+    public static func start(_ argv: [String], environment: [String: String], files: [File]) -> Result<pid_t, SpawnError> {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for file in files {
+            switch file {
+            case .open(let path, let flags, let descriptor): posix_spawn_file_actions_addopen(&actions, descriptor, path, flags, 0)
+            case .duplicate(let descriptor, let target): posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+            case .close(let descriptor): posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t(), defaults = sigset_t()
+        sigemptyset(&emptyMask)
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (cArgv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArgv, envp)
+        return result == 0 ? .success(pid) : .failure(SpawnError(code: result))
+    }
+
+    /// One pipe: what is written to `write` is read from `read`.
+    public struct Pipe: Sendable {
+        public let read: Int32
+        public let write: Int32
+    }
+
+    /// `count` pipes whose ends are all close-on-exec, so that a child another thread starts
+    /// meanwhile does not inherit them and hold back their end of file (`duplicate` onto a
+    /// child's descriptor clears the flag there); none when one cannot be made. Glibc's module
+    /// has no `pipe2`: the flag is set right after.
+    public static func pipes(_ count: Int) -> Result<[Pipe], SpawnError> {
+        var made: [Pipe] = []
+        for _ in 0..<count {
+            var ends: [Int32] = [0, 0]
+            guard Glibc.pipe(&ends) == 0 else {
+                let error = SpawnError(code: errno)
+                for pipe in made { close(pipe.read); close(pipe.write) }
+                return .failure(error)
+            }
+            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            made.append(Pipe(read: ends[0], write: ends[1]))
+        }
+        return .success(made)
+    }
+}
+
+/// An errno from starting a program, with its text.
+public struct SpawnError: Error, CustomStringConvertible {
+    public let code: Int32
+    public var description: String { String(cString: strerror(code)) }
+}

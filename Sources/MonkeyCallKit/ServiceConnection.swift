@@ -12,7 +12,6 @@ import Synchronization
 /// and enter it with `assumeIsolated`; the methods its users call from elsewhere post to it.
 actor ServiceConnection {
     nonisolated let connection: Connection
-    nonisolated var queue: DispatchQueue { connection.queue }
     /// The connection's queue as an executor: the kit's other actors on the queue share it.
     nonisolated let executor: QueueExecutor
     /// Where the kit's tasks for this connection run (see `SerialTaskExecutor.monkeyCallKit`).

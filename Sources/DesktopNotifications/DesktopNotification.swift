@@ -70,7 +70,9 @@ public protocol Notifier: AnyObject, Sendable {
     func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void)
     /// Closes the notification posted under `key`, if any.
     func withdraw(_ key: String)
-    /// Forgets every notification and what it knew of the server: the server that showed them
-    /// went away, or a new one took the name.
-    func reset()
+    /// The server that showed the notifications went away: forgets them and what it knew of it.
+    func serverVanished()
+    /// A server took the name: what is known of the server is asked afresh. Notifications it has
+    /// shown already stay known, so that posting them again replaces them in place.
+    func serverAppeared()
 }

@@ -18,9 +18,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// Notifications whose button was pressed: a server that closes them afterwards (reason 2,
     /// though they are resident) did not see the user dismiss them.
     private var actedOn: Set<String> = []
-    private var capabilities: Set<String>?
-    /// The server's name (`GetServerInformation`), read once per server.
-    private var serverName: String?
+    /// What is known of the server, asked once per server (`serverAppeared` asks again).
+    private var server: ServerKnowledge = .unknown
     private var warnedUnavailable = false
     /// Notifications waiting for the loop thread, the newest for each key. The loop thread may
     /// fall behind: with no server libnotify spends five bus round trips failing each one, and a
@@ -90,33 +89,62 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
     }
 
-    public func reset() {
+    public func serverVanished() {
         requests.withLock { waiting = [:] }
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]
             self.handlers = [:]
             self.actedOn = []
-            self.capabilities = nil
-            self.serverName = nil
+            self.server = .unknown
         }
     }
 
-    /// The server's capabilities, read once per server (until `reset`); empty when there is none.
-    /// An empty answer is kept too: without a server each notification then costs one failed call
-    /// to the bus, not two, and the owner watch says when a server comes (`reset`).
-    private func serverCapabilities() -> Set<String> {
-        if let capabilities { return capabilities }
-        var result = Set<String>()
+    /// What was shown since the last vanishing was shown to this server: a notification that
+    /// waited on the loop thread while the server came may already be on it, and is replaced in
+    /// place when posted again (never drawn twice). Only what the server is, is asked afresh.
+    public func serverAppeared() {
+        loop.perform { self.server = .unknown }
+    }
+
+    /// The notification server as far as the loop thread knows it.
+    private enum ServerKnowledge {
+        /// Not asked since it last changed.
+        case unknown
+        /// Asked, and nobody answered: nothing is shown until a server appears (the owner watch
+        /// says so) and the board posts again what should be on screen. Without a server each
+        /// notification then costs nothing, not five failed calls to the bus; and one that waited
+        /// here while the server came is not drawn before the server's name is known.
+        case absent
+        case present(name: String, capabilities: Set<String>)
+    }
+
+    /// The server's name (`GetServerInformation`) and capabilities, asked together once per
+    /// server; nil when no server answers.
+    private func currentServer() -> (name: String, capabilities: Set<String>)? {
+        switch server {
+        case .present(let name, let capabilities): return (name, capabilities)
+        case .absent: return nil
+        case .unknown: break
+        }
+        var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
+        var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
+        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0 else {
+            server = .absent
+            return nil
+        }
+        let serverName = name.map { String(cString: $0) } ?? ""
+        for text in [name, vendor, version, specVersion] { g_free(text) }
+        var capabilities = Set<String>()
         var list = notify_get_server_caps()
         let head = list
         while let node = list {
-            if let data = node.pointee.data { result.insert(String(cString: data.assumingMemoryBound(to: CChar.self))) }
+            if let data = node.pointee.data { capabilities.insert(String(cString: data.assumingMemoryBound(to: CChar.self))) }
             list = node.pointee.next
         }
         g_list_free_full(head, g_free)
-        capabilities = result
-        return result
+        server = .present(name: serverName, capabilities: capabilities)
+        return (serverName, capabilities)
     }
 
     /// Servers that show no app name with a notification, by their `GetServerInformation` name:
@@ -130,25 +158,19 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// label ("Answer" twice) is left out.
     static let serversWithDefaultButton: Set<String> = ["Xfce Notify Daemon"]
 
-    /// The server's name, asked once per server (`GetServerInformation`); "" when it does not say.
-    private func currentServerName() -> String {
-        if let serverName { return serverName }
-        var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
-        var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
-        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0, let name else { return "" }
-        let result = String(cString: name)
-        for text in [name, vendor, version, specVersion] { g_free(text) }
-        serverName = result
-        return result
-    }
-
     private func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
-        let capabilities = serverCapabilities()
+        guard let (serverName, capabilities) = currentServer() else {
+            if !warnedUnavailable {
+                logger.warning("cannot show notifications (calls still work): no notification server answers on the session bus")
+                warnedUnavailable = true
+            }
+            return
+        }
         // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
         // names, handles and labels come from apps and directories (ScreenText says what goes).
         let summary = ScreenText.clean(notification.summary)
         var plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
-        if !notification.namesAppInText, !capabilities.isEmpty, Self.serversWithoutAppName.contains(currentServerName()) {
+        if !notification.namesAppInText, Self.serversWithoutAppName.contains(serverName) {
             // The server would not say which app this is: the body's last line does.
             let app = ScreenText.clean(notification.appName)
             plainBody = plainBody.isEmpty ? app : plainBody + "\n" + app
@@ -188,7 +210,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         if capabilities.isEmpty || capabilities.contains("actions") {
             let key = notification.key
             var actions = notification.actions
-            if Self.serversWithDefaultButton.contains(currentServerName()) {
+            if Self.serversWithDefaultButton.contains(serverName) {
                 actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
             }
             for action in actions {
@@ -206,8 +228,6 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         var error: UnsafeMutablePointer<GError>?
         if notify_notification_show(target, &error) != 0 {
             shown[notification.key] = target
-            // Shown, though the capabilities came back empty: a server is there after all, ask it.
-            if capabilities.isEmpty { self.capabilities = nil }
             if warnedUnavailable { logger.info("notification server is back") }
             warnedUnavailable = false
         } else {
@@ -219,11 +239,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             }
             shown[notification.key] = nil
             handlers[notification.key] = nil
-            if !capabilities.isEmpty {
-                // The server that answered is failing: ask whoever serves next.
-                self.capabilities = nil
-                serverName = nil
-            }
+            // The server that answered is failing: ask whoever serves next.
+            server = .unknown
             g_object_unref(UnsafeMutableRawPointer(target))
         }
     }

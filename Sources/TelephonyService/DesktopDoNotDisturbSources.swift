@@ -33,7 +33,9 @@ final class DesktopDoNotDisturbSources {
         let name = Self.notificationServer
         let ownerWatch = try await connection.watchNameOwnerChanges(TelephonyActor.onQueue { [weak self] change in
             guard let self, change.name == name else { return }
-            if change.newOwner.isEmpty { board?.serverVanished() } else { board?.serverAppeared() }
+            // A server that replaced another (old and new owner both set) is a vanishing, then an appearing.
+            if !change.oldOwner.isEmpty { board?.serverVanished() }
+            if !change.newOwner.isEmpty { board?.serverAppeared() }
             notificationServerAppeared(change.newOwner.isEmpty ? nil : change.newOwner)
         })
         var watches = [ownerWatch]

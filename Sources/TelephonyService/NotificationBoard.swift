@@ -90,7 +90,7 @@ final class NotificationBoard {
         hasServer = false
         posted = [:]
         transientKeys = []
-        notifier.reset()
+        notifier.serverVanished()
     }
 
     /// A notification server appeared: every poster shows again what it should.
@@ -98,7 +98,7 @@ final class NotificationBoard {
         hasServer = true
         posted = [:]
         transientKeys = []
-        notifier.reset()
+        notifier.serverAppeared()
         for repost in reposters { repost() }
     }
 }

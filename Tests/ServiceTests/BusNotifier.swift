@@ -100,12 +100,14 @@ final class BusNotifier: Notifier, @unchecked Sendable {
         }
     }
 
-    func reset() {
+    func serverVanished() {
         lock.withLock {
             ids = [:]
             handlers = [:]
         }
     }
+
+    func serverAppeared() {}
 
     deinit { connection.close() }
 }

@@ -17,7 +17,8 @@ struct NotificationBoardTests {
         var posted: Int { lock.withLock { posts } }
         func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void) { lock.withLock { posts += 1 } }
         func withdraw(_ key: String) {}
-        func reset() {}
+        func serverVanished() {}
+        func serverAppeared() {}
     }
 
     final class Poster {}

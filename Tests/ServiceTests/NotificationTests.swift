@@ -165,6 +165,12 @@ struct NotificationTests {
         let server = try await NotificationServer(address: daemon.bus.address, serverName: "dunst")
         let shown = try #require(await server.notified.next { $0.body.hasPrefix("bob") })
         #expect(shown.body == "bob\nMonkey")
+        // One notification for bob's call: a later carol is shown after anything posted for bob
+        // (the notifier keeps order), and every Notify for bob since replaced the first in place.
+        _ = try await app.reportIncoming("carol")
+        _ = try #require(await server.notified.next { $0.body.hasPrefix("carol") })
+        let bobs = server.notified.all.filter { $0.body.hasPrefix("bob") }
+        #expect(bobs.dropFirst().allSatisfy { $0.replacesID == shown.id }, "\(bobs.map { ($0.id, $0.replacesID, $0.body) })")
 
         // The server crashes mid-ring: the daemon carries on.
         server.stop()

@@ -94,7 +94,7 @@ let package = Package(
         .executableTarget(name: "monkeycall-fuzz", dependencies: ["FuzzSupport", "DBus", "MonkeyCallAPI", argumentParser]),
         // The seeded generator and hostile values that monkeycall-fuzz and FuzzTests share.
         .target(name: "FuzzSupport", dependencies: ["DBus"]),
-        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", "AddressBook", argumentParser]),
+        .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", "CallDirectory", "AddressBook", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),

@@ -1,10 +1,13 @@
 import DBus
 import DBusTestSupport
 import Foundation
+import CallDirectory
 import MonkeyCallAPI
 
 struct DirectoryResult {
     let entries: Int
+    /// The updates the load took: one complete, the rest incremental.
+    let updates: Int
     let loadSeconds: Double
     let noopSeconds: Double
     let residentGrowth: Int
@@ -32,20 +35,42 @@ enum DirectoryPhase {
          .array(element: "s", (start..<(start + count)).map { .string("C\($0)") })]
     }
 
-    /// Sends every batch to `target(kind)`: the same messages for the load and the baseline.
-    static func sendAll(_ connection: Connection, perKind: Int, _ target: (_ identification: Bool) -> (ObjectPath, String, String)) async throws -> Double {
+    /// Sends every batch of `load` to `target(kind)`: the same messages for the load and the baseline.
+    static func sendAll(_ connection: Connection, _ load: DirectoryLoad, _ target: (_ identification: Bool) -> (ObjectPath, String, String)) async throws -> Double {
         let start = ContinuousClock.now
-        for offset in stride(from: 0, to: perKind, by: batch) {
+        for part in load.parts { try await send(connection, part, target) }
+        return (ContinuousClock.now - start).seconds
+    }
+
+    private static func send(_ connection: Connection, _ part: DirectoryLoad.Part, _ target: (_ identification: Bool) -> (ObjectPath, String, String)) async throws {
+        for offset in stride(from: part.blocking.lowerBound, to: part.blocking.upperBound, by: batch) {
             let (path, interface, member) = target(false)
             try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member,
-                                      [blocking(offset, min(batch, perKind - offset))])
+                                      [blocking(offset, min(batch, part.blocking.upperBound - offset))])
         }
-        for offset in stride(from: 0, to: perKind, by: batch) {
+        for offset in stride(from: part.identification.lowerBound, to: part.identification.upperBound, by: batch) {
             let (path, interface, member) = target(true)
             try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member,
-                                      identification(offset, min(batch, perKind - offset)))
+                                      identification(offset, min(batch, part.identification.upperBound - offset)))
         }
-        return (ContinuousClock.now - start).seconds
+    }
+
+    /// Loads `load` into `provider`'s directory as an app must: each part in an update of its own,
+    /// the first complete, the rest incremental. Every update but the last is completed; the last
+    /// is returned open, for the caller to complete (and time).
+    static func loadAllButLastComplete(_ connection: Connection, provider: ObjectPath, _ load: DirectoryLoad) async throws -> ObjectPath {
+        var open: ObjectPath?
+        for part in load.parts {
+            if let open { try await connection.telephony(Telephony1.CallDirectoryUpdate.complete, at: open) }
+            let update = try await connection.telephony(Telephony1.Provider.beginCallDirectoryUpdate, part.incremental, at: provider)
+            try await send(connection, part) { identification in
+                (update, Telephony1.CallDirectoryUpdate.interface,
+                 identification ? Telephony1.CallDirectoryUpdate.addIdentificationEntries.name : Telephony1.CallDirectoryUpdate.addBlockingEntries.name)
+            }
+            open = update
+        }
+        guard let open else { throw BenchError("a directory load with no update") }
+        return open
     }
 
     static func measure(_ service: DaemonUnderTest, executable: String, perKind: Int, iterations: Int) async throws -> DirectoryResult {
@@ -53,15 +78,12 @@ enum DirectoryPhase {
         defer { connection.close() }
         let provider = try await connection.registerProvider("Directory")
 
-        let noop = try await sendAll(connection, perKind: perKind) { _ in (Telephony1.rootPath, "org.freedesktop.DBus.Peer", "Ping") }
+        let plan = DirectoryLoad(perKind: perKind)
+        let noop = try await sendAll(connection, plan) { _ in (Telephony1.rootPath, "org.freedesktop.DBus.Peer", "Ping") }
         let before = try service.residentBytes()
-        let update = try await connection.telephony(Telephony1.Provider.beginCallDirectoryUpdate, false, at: provider)
         let start = ContinuousClock.now
-        _ = try await sendAll(connection, perKind: perKind) { identification in
-            (update, Telephony1.CallDirectoryUpdate.interface,
-             identification ? Telephony1.CallDirectoryUpdate.addIdentificationEntries.name : Telephony1.CallDirectoryUpdate.addBlockingEntries.name)
-        }
-        try await connection.telephony(Telephony1.CallDirectoryUpdate.complete, at: update)
+        let last = try await loadAllButLastComplete(connection, provider: provider, plan)
+        try await connection.telephony(Telephony1.CallDirectoryUpdate.complete, at: last)
         let load = (ContinuousClock.now - start).seconds
         // A new app's directory is off until the user turns it on.
         try await connection.telephony(Telephony1.CallDirectory.setDirectoryEnabled, "Directory", true)
@@ -77,7 +99,7 @@ enum DirectoryPhase {
         let (identifies, pings) = try await RoundTrips.interleaved(iterations: iterations, rounds: 10, identify, ping)
 
         let ready = try await startToIdentify(service, executable: executable, probe: probe, expected: expected)
-        return DirectoryResult(entries: 2 * perKind, loadSeconds: load, noopSeconds: noop, residentGrowth: growth,
+        return DirectoryResult(entries: 2 * perKind, updates: plan.parts.count, loadSeconds: load, noopSeconds: noop, residentGrowth: growth,
                                identify: Samples(identifies), ping: Samples(pings), startToIdentify: ready)
     }
 
@@ -100,5 +122,64 @@ enum DirectoryPhase {
             await Task.yield()
         }
         throw BenchError("a fresh monkeycalld did not answer Identify correctly within 20 s\(daemon.output)")
+    }
+}
+
+/// How an app loads `perKind` blocking and `perKind` identification entries within the bounds of
+/// one update (`DirectoryLimits.maximumUpdateBytes` in all, `maximumUpdateLabelBytes` of labels):
+/// a complete update with as many entries as fit, then incremental updates with the rest, each as
+/// full, blocking entries first. Numbers only grow, so each part adds after the last.
+struct DirectoryLoad {
+    struct Part {
+        var incremental: Bool
+        var blocking: Range<Int>
+        var identification: Range<Int>
+    }
+
+    let parts: [Part]
+
+    init(perKind: Int, bytes budget: Int = DirectoryLimits.maximumUpdateBytes, labelBytes labelBudget: Int = DirectoryLimits.maximumUpdateLabelBytes) {
+        var parts: [Part] = []
+        var part = Part(incremental: false, blocking: 0..<0, identification: 0..<0)
+        var bytes = 0, labels = 0
+        // Batch by batch: a batch that would overflow the update starts the next one.
+        func add(_ range: Range<Int>, identification: Bool) {
+            let labelCost = identification ? Self.labelBytes(range) : 0
+            let cost = range.count * (identification ? 10 : 8) + labelCost
+            if bytes + cost > budget || labels + labelCost > labelBudget {
+                parts.append(part)
+                part = Part(incremental: true, blocking: 0..<0, identification: 0..<0)
+                bytes = 0
+                labels = 0
+            }
+            if identification {
+                part.identification = (part.identification.isEmpty ? range.lowerBound : part.identification.lowerBound)..<range.upperBound
+            } else {
+                part.blocking = (part.blocking.isEmpty ? range.lowerBound : part.blocking.lowerBound)..<range.upperBound
+            }
+            bytes += cost
+            labels += labelCost
+        }
+        for offset in stride(from: 0, to: perKind, by: DirectoryPhase.batch) {
+            add(offset..<min(offset + DirectoryPhase.batch, perKind), identification: false)
+        }
+        for offset in stride(from: 0, to: perKind, by: DirectoryPhase.batch) {
+            add(offset..<min(offset + DirectoryPhase.batch, perKind), identification: true)
+        }
+        parts.append(part)
+        self.parts = parts
+    }
+
+    /// The UTF-8 bytes of the labels "C0", "C1", … of `entries` (`DirectoryPhase.identification`).
+    static func labelBytes(_ entries: Range<Int>) -> Int {
+        var total = 0, digits = 1, power = 10
+        var index = entries.lowerBound
+        while index < entries.upperBound {
+            while index >= power { digits += 1; power *= 10 }
+            let end = min(entries.upperBound, power)
+            total += (end - index) * (1 + digits)
+            index = end
+        }
+        return total
     }
 }

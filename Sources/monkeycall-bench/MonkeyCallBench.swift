@@ -34,6 +34,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only the address book's (10,000 contacts indexed at start, incoming calls from contacts against a daemon without, idle RSS with 1,000).")
     var contacts = false
 
+    @Option(name: .customLong("readme-table"), help: ArgumentHelp("Also writes the README's table of figures to this file (scripts/bench-table).", valueName: "path"))
+    var readmeTable: String?
+
+    @Option(help: "The build the README's table names (a commit).")
+    var build = "unnamed build"
+
     @Option(help: "Call lifecycles in the soak (default: 1000000), or of each kind with --floor (default: 2000).")
     var lifecycles: Int?
 
@@ -43,6 +49,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
         guard [soak, queue, floor, contacts].filter({ $0 }).count <= 1 else { throw ValidationError("--soak, --queue, --floor and --contacts are separate runs") }
+        guard readmeTable == nil || ![soak, queue, floor, contacts].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -91,7 +98,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let counts = Counts(quick: quick, iterations: iterations)
         if contacts {
             progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
-            let result = try await ContactsPhase.measure(executable: path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions,
+            let result = try await ContactsPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                          contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
             print((["MonkeyCall address book: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                     "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + ContactsPhase.render(result)).joined(separator: "\n"))
@@ -112,22 +119,32 @@ struct MonkeyCallBench: AsyncParsableCommand {
             return
         }
         if queue {
-            try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions) { service in
+            try await withDaemon(path, options: Self.unthrottled + daemonOptions) { service in
                 let (stall, lock) = try await measureQueue(service, counts)
                 return (["MonkeyCall service queue: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                          "daemon: \(path)", ""] + QueuePhase.render(stall, lock)).joined(separator: "\n")
             }
             return
         }
-        try await withFullRunDaemon(path, counts) { try await measure($0, counts, path: path).render() }
+        try await withFullRunDaemon(path, counts) { service in
+            let report = try await measure(service, counts, path: path)
+            if let readmeTable { try Data((report.readmeTable(build: build) + "\n").utf8).write(to: URL(fileURLWithPath: readmeTable)) }
+            return report.render()
+        }
     }
+
+    /// The daemon as the bench runs it: ringing calls outlive the 45 s ring timeout, and one app
+    /// reports calls and registers providers (a round of the floor registers afresh) as fast as it
+    /// can, since the flood guard and the registration limit would measure themselves. Both limits
+    /// stay for apps: these are options of this daemon only.
+    static let unthrottled = ["--ring-timeout", "600", "--incoming-call-rate", "0", "--registration-rate", "0"]
 
     /// The daemon as the full run measures it (and `--floor`, to compare with it). Ringing calls
     /// of the memory phase must outlive the default 45 s ring timeout; one app's calls go as fast
     /// as it can make them (the flood guard would measure itself). Recents at its limit: the
     /// history fills it, and each call recorded drops the oldest.
     private func withFullRunDaemon(_ path: String, _ counts: Counts, _ body: (DaemonUnderTest) async throws -> String) async throws {
-        try await withDaemon(path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0", "--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
+        try await withDaemon(path, options: Self.unthrottled + ["--recents-limit", "\(counts.historyRows)"] + daemonOptions, prepare: {
             progress("writing a history of \(counts.historyRows) calls")
             try RecentsPhase.prefill(dataHome: $0, rows: counts.historyRows)
         }, body)
@@ -180,8 +197,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
 
-        progress("call lifecycles: \(oneByOne) over 1 provider with 50 subscribers, and \(oneByOne) with none, in alternating rounds")
-        let subscribers = try await SubscriberCost.measure(address: service.address, count: oneByOne, subscribers: 50)
+        progress("call lifecycles: \(oneByOne) over 1 provider with 16 subscribers, and \(oneByOne) with none, in alternating rounds")
+        // 16: the most subscribed connections one app (the bench is one process) may have.
+        let subscribers = try await SubscriberCost.measure(address: service.address, count: oneByOne, subscribers: 16)
 
         progress("notification latency: \(counts.notifications) incoming calls")
         let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications)
@@ -203,7 +221,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         let memory = try await Memory.measure(service, idle: idle, providers: counts.memoryProviders, calls: counts.memoryCalls)
 
         progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
-        let contacts = try await ContactsPhase.measure(executable: path, options: ["--ring-timeout", "600", "--incoming-call-rate", "0"] + daemonOptions,
+        let contacts = try await ContactsPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                        contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
         return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, subscribers: subscribers, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory, contacts: contacts)

@@ -75,7 +75,9 @@ struct Report {
                                      "calls ended and recorded: \(recents.recorded) in \(fixed(recents.recordSeconds, 2)) s = \(fixed(recents.perSecond, 0)) entries/s", ""]
 
         var directoryTable = Table(["call directory (\(directory.entries) entries)", "value"])
-        directoryTable.add(["load through D-Bus, complete", fixed(directory.loadSeconds, 2) + " s"])
+        let incremental = directory.updates - 1
+        directoryTable.add(["load through D-Bus, complete" + (incremental > 0 ? " + \(incremental) incremental update\(incremental == 1 ? "" : "s")" : ""),
+                            fixed(directory.loadSeconds, 2) + " s"])
         directoryTable.add(["same bytes to a no-op (Peer.Ping)", fixed(directory.noopSeconds, 2) + " s"])
         directoryTable.add(["ratio no-op / load (target >= 0.5)", fixed(directory.loadRatio, 2)])
         directoryTable.add(["daemon RSS growth per entry", fixed(directory.bytesPerEntry, 1) + " bytes"])

@@ -31,6 +31,10 @@ struct Daemon: ParsableCommand {
                                valueName: "calls"))
     var incomingCallRate: Double = SwitchboardLimits().incomingCallsPerSecond
 
+    @Option(help: ArgumentHelp("Providers one app may register in a minute, after a burst of as many; 0 lifts the limit (for a benchmark that registers in rounds).",
+                               valueName: "registrations"))
+    var registrationRate: Int = SwitchboardLimits().registrationsPerMinute
+
     @Option(help: "The Recents and Favorites database; settings and call directories go beside it (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite, else $HOME/.local/share/monkeycall/monkeycall.sqlite).")
     var database: String?
 
@@ -70,6 +74,7 @@ struct Daemon: ParsableCommand {
     func validate() throws {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
         guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
+        guard registrationRate >= 0 else { throw ValidationError("--registration-rate must be 0 or more") }
         guard recentsLimit >= 1 else { throw ValidationError("--recents-limit must be 1 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
         guard addressBook || contacts.isEmpty else { throw ValidationError("--contacts needs the address book: drop --no-address-book") }
@@ -137,6 +142,7 @@ struct Daemon: ParsableCommand {
         options.ringTimeout = ringTimeout
         options.limits.incomingCallsPerSecond = incomingCallRate
         options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
+        options.limits.registrationsPerMinute = registrationRate
         options.dataDirectory = dataFolder.path
         options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia

@@ -192,7 +192,7 @@ public struct Directory: Sendable {
         old: UnsafeBufferPointer<Int64>, update: DirectoryUpdate
     ) -> (numbers: UnsafeMutablePointer<Int64>?, count: Int) {
         let additions = update.blockingAdditions
-        if old.isEmpty, update.cancelledBlocking.isEmpty {
+        if old.isEmpty, update.cancelledBlocking.count == 0 {
             let count = additions.count
             return (additions.take(), count) // Nothing to merge: the update's memory becomes the directory's.
         }
@@ -232,7 +232,7 @@ public struct Directory: Sendable {
         let adds = update.identificationAdditions.buffer
         let lengths = update.labelLengths.buffer
         let addedBytes = update.labelBytes.buffer
-        if old.identification.isEmpty, update.cancelledIdentification.isEmpty {
+        if old.identification.isEmpty, update.cancelledIdentification.count == 0 {
             // Nothing to merge: the update's numbers and label bytes become the directory's.
             let offsets = allocate(Offset.self, adds.count + 1)
             offsets[0] = 0
@@ -303,15 +303,16 @@ struct MergeWalk {
     private let old: UnsafeBufferPointer<Int64>
     private let removals: UnsafeBufferPointer<Int64>
     private let additions: UnsafeBufferPointer<Int64>
-    private let cancelled: [Int]
+    /// Ascending (DirectoryUpdate keeps them so).
+    private let cancelled: UnsafeBufferPointer<Int>
     private var i = 0, r = 0, a = 0, c = 0
     private var pacer = Pacer()
 
-    init(old: UnsafeBufferPointer<Int64>, removals: UnsafeBufferPointer<Int64>, additions: UnsafeBufferPointer<Int64>, cancelled: Set<Int>) {
+    init(old: UnsafeBufferPointer<Int64>, removals: UnsafeBufferPointer<Int64>, additions: UnsafeBufferPointer<Int64>, cancelled: Column<Int>) {
         self.old = old
         self.removals = removals
         self.additions = additions
-        self.cancelled = cancelled.sorted()
+        self.cancelled = cancelled.buffer
     }
 
     @inline(__always)

@@ -56,6 +56,12 @@ public enum DirectoryLimits {
     /// The labels an open update holds in memory, all together: 64 MiB. Without it, 20 million
     /// labels of 256 bytes would be 5 GB of the service's memory before `Complete`.
     public static let maximumUpdateLabelBytes = 64 << 20
+    /// Everything an open update holds, additions, removals and labels together: 128 MiB. Removing
+    /// an addition frees no room, so an update cannot grow past it by adding and removing in turn.
+    public static let maximumUpdateBytes = 128 << 20
+    /// All apps' open updates together: 256 MiB, well below the unit's `MemoryMax=1G` with the
+    /// directories themselves and a `Complete` in progress.
+    public static let maximumOpenUpdateBytes = 256 << 20
     /// A block list pattern's UTF-8 bytes, as for a call's handle.
     public static let maximumPatternBytes = 1024
     /// Patterns in the user's block list: each is written to disk and checked on every incoming call.

@@ -24,6 +24,8 @@ public final class DirectoryStore {
     /// Directories of providers with no flag yet: enabled (the desktop has no Settings app to ask first).
     public let enabledByDefault: Bool
     public let maximumEntries: Int
+    /// What all open updates hold together, bounded.
+    public let updateBudget: DirectoryUpdateBudget
 
     private var directories: [String: Directory] = [:]
     private var enabledFlags: [String: Bool] = [:]
@@ -38,10 +40,12 @@ public final class DirectoryStore {
 
     static let enabledFileName = "enabled.json"
 
-    public init(folder: String, enabledByDefault: Bool = true, maximumEntries: Int = DirectoryLimits.maximumEntries) throws(DirectoryError) {
+    public init(folder: String, enabledByDefault: Bool = true, maximumEntries: Int = DirectoryLimits.maximumEntries,
+                updateBudget: DirectoryUpdateBudget = DirectoryUpdateBudget()) throws(DirectoryError) {
         self.folder = folder
         self.enabledByDefault = enabledByDefault
         self.maximumEntries = maximumEntries
+        self.updateBudget = updateBudget
         do {
             // The user's directories are theirs alone: the folder 0700, files 0600.
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -294,7 +298,7 @@ public final class DirectoryStore {
         guard !completing.contains(providerName) else {
             throw .currentlyLoading("The last directory update of \(providerName) is still being applied.")
         }
-        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries)
+        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries, budget: updateBudget)
         openUpdates[providerName] = update
         return update
     }

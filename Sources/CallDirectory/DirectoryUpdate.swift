@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One open Call Directory update of one provider, with CallKit's rules.
 ///
 /// Batches may arrive in many calls (D-Bus messages of, say, 100,000 numbers);
@@ -45,18 +47,34 @@ public final class DirectoryUpdate {
     let identificationRemovals = Column<Int64>()
     public private(set) var removesAllBlocking = false
     public private(set) var removesAllIdentification = false
-    // Indices of additions that a later removal cancelled.
-    var cancelledBlocking: Set<Int> = []
-    var cancelledIdentification: Set<Int> = []
+    // Indices of additions that a later removal cancelled, ascending: removals and additions
+    // both ascend, so each cancellation finds a later addition than the one before.
+    let cancelledBlocking = Column<Int>()
+    let cancelledIdentification = Column<Int>()
     // The last number of each kind in this update (0: none; numbers start at 1).
     var lastBlockingAddition: Int64 = 0
     var lastIdentificationAddition: Int64 = 0
     var lastBlockingRemoval: Int64 = 0
     var lastIdentificationRemoval: Int64 = 0
 
-    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries) {
+    /// The memory of every open update of the store, against which this one's growth counts.
+    private let budget: DirectoryUpdateBudget
+    /// What this update has taken from `budget`: `heldBytes` as of its last growth.
+    private var reserved = 0
+
+    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries, budget: DirectoryUpdateBudget = DirectoryUpdateBudget()) {
         self.kind = kind
         self.maximumEntries = maximumEntries
+        self.budget = budget
+    }
+
+    deinit { budget.release(reserved) }
+
+    /// The bytes the update holds in memory: its numbers, label lengths, label bytes and
+    /// cancellations. Removals count as much as additions: removing an addition frees no room.
+    public var heldBytes: Int {
+        (blockingAdditions.count + identificationAdditions.count + blockingRemovals.count + identificationRemovals.count
+            + cancelledBlocking.count + cancelledIdentification.count) * 8 + labelLengths.count * 2 + labelBytes.count
     }
 
     public var isIncremental: Bool { kind == .incremental }
@@ -74,6 +92,7 @@ public final class DirectoryUpdate {
         try checkOpen()
         try checkAscending(numbers, after: lastBlockingAddition, kind: "blocking")
         try checkRoom(for: numbers.count)
+        try reserve(numbers.count * 8)
         numbers.withUnsafeBufferPointer { blockingAdditions.append(contentsOf: $0) }
         if let last = numbers.last { lastBlockingAddition = last }
     }
@@ -99,6 +118,7 @@ public final class DirectoryUpdate {
                 + "\(DirectoryLimits.maximumUpdateLabelBytes >> 20) MiB of labels (complete it and continue in an incremental update).")
         }
         guard !numbers.isEmpty else { return }
+        try reserve(numbers.count * 10 + bytes)
         numbers.withUnsafeBufferPointer { identificationAdditions.append(contentsOf: $0) }
         labelLengths.reserveMore(labels.count)
         labelBytes.reserveMore(Swift.max(bytes, 1))
@@ -122,12 +142,12 @@ public final class DirectoryUpdate {
 
     public func removeBlocking(_ numbers: [Int64]) throws(DirectoryError) {
         try remove(numbers, method: "RemoveBlockingEntries", kind: "blocking removal", into: blockingRemovals,
-                   after: &lastBlockingRemoval, cancelling: blockingAdditions, &cancelledBlocking)
+                   after: &lastBlockingRemoval, cancelling: blockingAdditions, cancelledBlocking)
     }
 
     public func removeIdentification(_ numbers: [Int64]) throws(DirectoryError) {
         try remove(numbers, method: "RemoveIdentificationEntries", kind: "identification removal", into: identificationRemovals,
-                   after: &lastIdentificationRemoval, cancelling: identificationAdditions, &cancelledIdentification)
+                   after: &lastIdentificationRemoval, cancelling: identificationAdditions, cancelledIdentification)
     }
 
     public func removeAllBlocking() throws(DirectoryError) {
@@ -135,7 +155,8 @@ public final class DirectoryUpdate {
         removesAllBlocking = true
         blockingAdditions.removeAll()
         blockingRemovals.removeAll()
-        cancelledBlocking = []
+        cancelledBlocking.removeAll()
+        settleReservation()
     }
 
     public func removeAllIdentification() throws(DirectoryError) {
@@ -145,18 +166,22 @@ public final class DirectoryUpdate {
         labelLengths.removeAll()
         labelBytes.removeAll()
         identificationRemovals.removeAll()
-        cancelledIdentification = []
+        cancelledIdentification.removeAll()
+        settleReservation()
     }
 
     /// Removals of one kind: checked against that kind's last removal, kept, and cancelling that
     /// kind's additions of the same numbers.
     private func remove(_ numbers: [Int64], method: String, kind: String, into removals: Column<Int64>, after last: inout Int64,
-                        cancelling additions: Column<Int64>, _ cancelled: inout Set<Int>) throws(DirectoryError) {
+                        cancelling additions: Column<Int64>, _ cancelled: Column<Int>) throws(DirectoryError) {
         try checkIncremental(method)
         try checkAscending(numbers, after: last, kind: kind)
         try checkRemovalRoom(removals.count + numbers.count)
+        // A removal may cancel an addition: room for its index too.
+        try reserve(numbers.count * 16)
         numbers.withUnsafeBufferPointer { removals.append(contentsOf: $0) }
-        cancel(numbers, in: additions, cancelled: &cancelled)
+        cancel(numbers, in: additions, cancelled: cancelled)
+        settleReservation()
         if let number = numbers.last { last = number }
     }
 
@@ -175,8 +200,9 @@ public final class DirectoryUpdate {
         labelBytes.removeAll()
         blockingRemovals.removeAll()
         identificationRemovals.removeAll()
-        cancelledBlocking = []
-        cancelledIdentification = []
+        cancelledBlocking.removeAll()
+        cancelledIdentification.removeAll()
+        settleReservation()
     }
 
     func checkOpen() throws(DirectoryError) {
@@ -214,6 +240,30 @@ public final class DirectoryUpdate {
         }
     }
 
+    /// Room for `bytes` more, within this update's bound and the store's: `maximumEntriesExceeded`
+    /// past either, before anything is kept.
+    private func reserve(_ bytes: Int) throws(DirectoryError) {
+        let held = heldBytes + bytes
+        guard held <= DirectoryLimits.maximumUpdateBytes else {
+            throw .maximumEntriesExceeded("The update would hold \(held) bytes; an update may hold at most \(DirectoryLimits.maximumUpdateBytes >> 20) MiB "
+                + "(8 bytes a number, added or removed, 10 more and its label's an identification entry; complete it and continue in an incremental update).")
+        }
+        guard budget.take(held - reserved) else {
+            throw .maximumEntriesExceeded("The open directory updates of all apps hold \(budget.limit >> 20) MiB, all the service keeps for them; "
+                + "complete this update and continue in an incremental one, or try again when others have completed.")
+        }
+        reserved = held
+    }
+
+    /// After the update shrank (or grew less than reserved): gives back what it no longer holds.
+    private func settleReservation() {
+        let held = heldBytes
+        if held < reserved {
+            budget.release(reserved - held)
+            reserved = held
+        }
+    }
+
     private func checkRemovalRoom(_ total: Int) throws(DirectoryError) {
         guard total <= maximumEntries else {
             throw .maximumEntriesExceeded("The update would remove \(total) entries of one kind; a provider has at most \(maximumEntries).")
@@ -221,11 +271,37 @@ public final class DirectoryUpdate {
     }
 
     /// A removal cancels an earlier addition of the same number in this update.
-    private func cancel(_ numbers: [Int64], in additions: Column<Int64>, cancelled: inout Set<Int>) {
+    private func cancel(_ numbers: [Int64], in additions: Column<Int64>, cancelled: Column<Int>) {
         guard let first = numbers.first, let last = additions.last, first <= last else { return }
         let added = additions.buffer
         for number in numbers where number <= last {
-            if let index = added.index(of: number) { cancelled.insert(index) }
+            if let index = added.index(of: number) { cancelled.append(index) }
         }
+    }
+}
+
+/// The memory all open directory updates of a store may hold together
+/// (`DirectoryLimits.maximumOpenUpdateBytes`): each update takes from it as it grows and gives back
+/// when it ends. Updates grow on their owner's executor, but one may end on the thread that applies it.
+public final class DirectoryUpdateBudget: Sendable {
+    public let limit: Int
+    private let held = Mutex(0)
+
+    public init(limit: Int = DirectoryLimits.maximumOpenUpdateBytes) { self.limit = limit }
+
+    /// What the open updates hold now.
+    public var heldBytes: Int { held.withLock { $0 } }
+
+    func take(_ bytes: Int) -> Bool {
+        held.withLock { held in
+            guard held + bytes <= limit else { return false }
+            held += bytes
+            return true
+        }
+    }
+
+    func release(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        held.withLock { $0 -= bytes }
     }
 }

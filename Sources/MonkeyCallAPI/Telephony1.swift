@@ -163,7 +163,10 @@ extension Telephony1 {
             its own providers and calls). Like org.freedesktop.systemd1.Manager's
             Subscribe. Ends with Unsubscribe or when the connection leaves the
             bus. A provider hears its own objects' signals without subscribing.
-            """, errors: [DBusError.Name.invalidArgs])
+            At most 16 connections of one app (a sandboxed app; a host
+            process, whatever names it uses) and 4,096 in all may be
+            subscribed: LimitsExceeded past either.
+            """, errors: [DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let unsubscribe = MethodSpec(interface, "Unsubscribe", doc: """
             stops the signals Subscribe started.
@@ -707,7 +710,12 @@ extension Telephony1 {
         public static let interface = "org.monkeycall.Telephony1.CallDirectoryUpdate"
 
         public static let addBlockingEntries = MethodSpec(interface, "AddBlockingEntries", in: Arg("numbers", [Int64].self), doc: """
-            adds numbers to block.
+            adds numbers to block. An open update holds at most
+            128 MiB, additions and removals together (8 bytes a number, 10
+            and its label for an identification entry; removing an addition
+            frees nothing), and all apps' open updates 256 MiB together
+            (MaximumEntriesExceeded past either: complete it and continue in
+            an incremental update).
             """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let addIdentificationEntries = MethodSpec(interface, "AddIdentificationEntries", in: Arg("numbers", [Int64].self), Arg("labels", [String].self), doc: """

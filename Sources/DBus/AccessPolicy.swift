@@ -22,10 +22,21 @@ public struct Caller: Sendable, Hashable, CustomStringConvertible {
     /// The unique bus name of the connection.
     public let name: String
     public let identity: any CallerIdentity
+    /// Who pays for what the caller holds (subscriptions, and the per-app limits of whoever uses
+    /// the connection): a sandboxed app is its app however many connections it opens; a host
+    /// caller is its process (user, PID and start time), however many connections or names it uses.
+    /// Without the process known, its connection.
+    public let account: String
 
-    public init(name: String, identity: any CallerIdentity) {
+    public init(name: String, identity: any CallerIdentity, account: String? = nil) {
         self.name = name
         self.identity = identity
+        self.account = account ?? Self.account(of: identity, process: nil) ?? "connection \(name)"
+    }
+
+    /// The account of a caller: its app when sandboxed, else its process when known.
+    static func account(of identity: any CallerIdentity, process: String?) -> String? {
+        identity.isSandboxed ? "app \(identity)" : process.map { "process \($0)" }
     }
 
     public static func == (lhs: Caller, rhs: Caller) -> Bool {
@@ -99,7 +110,7 @@ struct CallerRegistry {
     enum Entry {
         /// Being identified; the calls that arrived meanwhile, in order.
         case identifying([Message], watch: Subscription)
-        case known(any CallerIdentity, watch: Subscription)
+        case known(any CallerIdentity, account: String, watch: Subscription)
     }
     var entries: [String: Entry] = [:]
     var policy: AccessPolicy?
@@ -115,7 +126,7 @@ extension Connection {
     /// Who is behind `name`, when a call from it has been identified and it is still on the bus.
     public func identity(of name: String) -> (any CallerIdentity)? {
         onQueueSync {
-            if case .known(let identity, _)? = callers.entries[name] { return identity }
+            if case .known(let identity, _, _)? = callers.entries[name] { return identity }
             return nil
         }
     }
@@ -125,8 +136,8 @@ extension Connection {
     func admit(_ message: Message) -> Caller? {
         let sender = message.sender ?? ""
         switch callers.entries[sender] {
-        case .known(let identity, _)?:
-            return Caller(name: sender, identity: identity)
+        case .known(let identity, let account, _)?:
+            return Caller(name: sender, identity: identity, account: account)
         case .identifying(var waiting, let watch)?:
             waiting.append(message)
             callers.entries[sender] = .identifying(waiting, watch: watch)
@@ -135,10 +146,11 @@ extension Connection {
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
             let watch = watchVanishing(of: sender) { [weak self] in self?.callers.entries[sender] = nil }
             callers.entries[sender] = .identifying([message], watch: watch)
-            identify(sender, with: { [weak self] pid, credentials in
-                guard let policy = self?.callers.policy else { return UnidentifiedCaller() }
-                return try policy.identify(processID: pid, credentials: credentials)
-            }) { [weak self] (result: Result<any CallerIdentity, Error>) in
+            identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
+                let identity = try self?.callers.policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
+                let process = PeerCredentials.processKey(pid: pid, userID: credentials.userID)
+                return (identity, Caller.account(of: identity, process: process) ?? "connection \(sender)")
+            }) { [weak self] (result: Result<(any CallerIdentity, String), Error>) in
                 guard let self else { return }
                 onQueue { self.identified(sender, result) }
             }
@@ -148,11 +160,11 @@ extension Connection {
 
     /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
     /// refused when it could not be identified (the next call tries again).
-    private func identified(_ sender: String, _ result: Result<any CallerIdentity, Error>) {
+    private func identified(_ sender: String, _ result: Result<(any CallerIdentity, String), Error>) {
         guard case .identifying(let waiting, let watch)? = callers.entries[sender] else { return }
         switch result {
-        case .success(let identity):
-            callers.entries[sender] = .known(identity, watch: watch)
+        case .success(let (identity, account)):
+            callers.entries[sender] = .known(identity, account: account, watch: watch)
             for message in waiting { handleMethodCall(message) }
         case .failure(let error):
             callers.entries[sender] = nil

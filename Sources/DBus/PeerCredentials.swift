@@ -29,6 +29,17 @@ extension PeerCredentials {
         return nil
     }
 
+    /// "UID:PID:START" for the process `pid`: its start time (field 22 of /proc/PID/stat, in clock
+    /// ticks since boot) tells it from a later process given the same PID. nil when /proc has no such process.
+    public static func processKey(pid: Int32, userID: UInt32?) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let commandEnd = stat.lastIndex(of: ")") else { return nil }
+        // After "PID (COMMAND) ": the state is field 3, so the start time is the 20th field from here.
+        let fields = stat[stat.index(after: commandEnd)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        return "\(userID.map(String.init) ?? "?"):\(pid):\(fields[19])"
+    }
+
     /// Whether the process of a pidfd has not been reaped: until it is, its PID cannot be reused.
     static func isAlive(pidFD fd: UnixFD) -> Bool {
         processID(ofPidFD: fd) != nil

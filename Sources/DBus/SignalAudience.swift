@@ -7,23 +7,80 @@ import Foundation
 /// xdg-dbus-proxy included, and no proxy can filter it by content; so the one way not to tell an
 /// app what it may not know is not to broadcast. Without a policy, signals are broadcast as usual.
 struct SignalAudience {
+    struct Subscriber {
+        let caller: Caller
+        let watch: Subscription
+    }
+
     /// The connections that called `subscribe`, until they unsubscribe or leave the bus.
-    var subscribers: [String: (caller: Caller, watch: Subscription)] = [:]
+    private(set) var subscribers: [String: Subscriber] = [:]
+    /// The same, by account (`Caller.account`: a sandboxed app, a host process), so that a signal's
+    /// recipients are looked up, not found by a scan of every subscriber, and each account's count is known.
+    private(set) var byAccount: [String: Set<String>] = [:]
+    /// Host subscribers: they hear of every object.
+    private(set) var hosts: Set<String> = []
+
+    mutating func add(_ subscriber: Subscriber) {
+        let caller = subscriber.caller
+        subscribers[caller.name] = subscriber
+        byAccount[caller.account, default: []].insert(caller.name)
+        if !caller.identity.isSandboxed { hosts.insert(caller.name) }
+    }
+
+    @discardableResult
+    mutating func remove(_ name: String) -> Subscriber? {
+        guard let subscriber = subscribers.removeValue(forKey: name) else { return nil }
+        let account = subscriber.caller.account
+        byAccount[account]?.remove(name)
+        if byAccount[account]?.isEmpty == true { byAccount[account] = nil }
+        hosts.remove(name)
+        return subscriber
+    }
+
+    /// Who may hear of an object of `owner`: host subscribers, and the subscribers of the owner's own
+    /// app when it is sandboxed (the policy has the last word on each).
+    func candidates(about owner: Caller?) -> [Caller] {
+        var names = hosts
+        if let owner, owner.identity.isSandboxed, let sameApp = byAccount[owner.account] { names.formUnion(sameApp) }
+        return names.compactMap { subscribers[$0]?.caller }
+    }
+}
+
+/// The bounds of `Connection.subscribe`.
+public struct SubscriptionLimits: Sendable {
+    /// Subscribed connections of one account (a sandboxed app, a host process).
+    public var perAccount: Int
+    /// Subscribed connections in all.
+    public var total: Int
+
+    public init(perAccount: Int, total: Int) {
+        self.perAccount = perAccount
+        self.total = total
+    }
 }
 
 extension Connection {
     /// `caller` hears, from now on, the signals of every object the access policy lets it hear
-    /// (`AccessPolicy.mayHear`), until `unsubscribe` or until it leaves the bus.
-    public func subscribe(_ caller: Caller) {
-        onQueueSync {
-            guard audience.subscribers[caller.name] == nil else { return }
-            let watch = watchVanishing(of: caller.name) { [weak self] in self?.audience.subscribers[caller.name] = nil }
-            audience.subscribers[caller.name] = (caller, watch)
+    /// (`AccessPolicy.mayHear`), until `unsubscribe` or until it leaves the bus. Subscribing again
+    /// changes nothing. Past `limits` it is refused with a message that says which bound it met.
+    public func subscribe(_ caller: Caller, within limits: SubscriptionLimits) -> String? {
+        onQueueSync { () -> String? in
+            guard audience.subscribers[caller.name] == nil else { return nil }
+            let mine = audience.byAccount[caller.account]?.count ?? 0
+            guard mine < limits.perAccount else {
+                return "\(caller.identity.isSandboxed ? "the app \(caller.identity)" : "this process") already has \(mine) subscribed connections; the limit is \(limits.perAccount)"
+            }
+            guard audience.subscribers.count < limits.total else {
+                return "the service has \(audience.subscribers.count) subscribed connections, its limit"
+            }
+            let watch = watchVanishing(of: caller.name) { [weak self] in self?.audience.remove(caller.name) }
+            audience.add(.init(caller: caller, watch: watch))
+            return nil
         }
     }
 
     public func unsubscribe(_ name: String) {
-        onQueueSync { audience.subscribers.removeValue(forKey: name)?.watch.cancel() }
+        onQueueSync { audience.remove(name)?.watch.cancel() }
     }
 
     /// The connections that hear a signal about an object owned by `owner` (nil: the service's
@@ -32,9 +89,9 @@ extension Connection {
         guard let policy = callers.policy else { return nil }
         var recipients: [Caller] = []
         if let owner { recipients.append(owner) }
-        for (name, subscriber) in audience.subscribers where name != owner?.name
-        && policy.mayHear(interface: interface, about: owner, subscriber.caller) {
-            recipients.append(subscriber.caller)
+        for subscriber in audience.candidates(about: owner) where subscriber.name != owner?.name
+        && policy.mayHear(interface: interface, about: owner, subscriber) {
+            recipients.append(subscriber)
         }
         return recipients
     }

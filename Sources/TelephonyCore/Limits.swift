@@ -36,6 +36,12 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var maximumProvidersPerApp: Int = 32
     /// Registrations of one app in a minute (a burst of as many, then one every 60/N s); 0: no limit.
     public var registrationsPerMinute: Int = 60
+    /// Connections of one app (a sandboxed app, a host process) subscribed to the service's signals:
+    /// each is a copy of every signal its app may hear.
+    public var maximumSubscriptionsPerApp: Int = 16
+    /// Subscribed connections in all: every signal's recipients are found by app, but each host
+    /// subscriber gets a copy of every signal.
+    public var maximumSubscriptions: Int = 4096
     /// Outgoing calls one app may start at once, then `outgoingCallsPerSecond`; 0 per second: no limit.
     public var outgoingCallBurst: Int = 20
     public var outgoingCallsPerSecond: Double = 10

@@ -34,7 +34,12 @@ final class ManagerObject: ServiceObject {
             method(Manager.listLinkHandlers) { manager, _ in manager.context.linkClaims.handlers }
             method(Manager.setLinkHandler) { manager, _, scheme, app in try manager.context.linkClaims.choose(app, for: scheme) }
             method(Manager.subscribe) { manager, call in
-                manager.context.connection.subscribe(call.caller ?? Caller(name: call.sender, app: .host))
+                let limits = manager.context.options.limits
+                if let refusal = manager.context.connection.subscribe(call.caller ?? Caller(name: call.sender, app: .host),
+                                                                      within: SubscriptionLimits(perAccount: limits.maximumSubscriptionsPerApp,
+                                                                                                 total: limits.maximumSubscriptions)) {
+                    throw DBusError.limitsExceeded("Subscribe: \(refusal).")
+                }
             }
             method(Manager.unsubscribe) { manager, call in manager.context.connection.unsubscribe(call.sender) }
             Property(Manager.version) { Telephony1.version }

@@ -19,7 +19,7 @@ final class SandboxedApp: @unchecked Sendable {
     private let driver: Connection
 
     static let agent = """
-        import dbus, dbus.service, dbus.mainloop.glib, json, sys
+        import dbus, dbus.bus, dbus.service, dbus.mainloop.glib, json, os, sys
         from gi.repository import GLib
         dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
         bus = dbus.SessionBus()
@@ -52,6 +52,24 @@ final class SandboxedApp: @unchecked Sendable {
                 except dbus.exceptions.DBusException as e:
                     return json.dumps({"error": e.get_dbus_name(), "message": e.get_dbus_message()})
 
+            # Opens `count` more connections of its own, each calling Manager.Subscribe; they stay open.
+            # The outcome of each: "ok" or the error's name.
+            @dbus.service.method("org.example.Agent", in_signature="u", out_signature="s")
+            def SubscribeMany(self, count):
+                outcomes = []
+                for _ in range(count):
+                    link = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+                    try:
+                        link.call_blocking("org.monkeycall.Telephony1", "/org/monkeycall/Telephony1", "org.monkeycall.Telephony1.Manager",
+                                           "Subscribe", "", ())
+                        links.append(link)
+                        outcomes.append("ok")
+                    except dbus.exceptions.DBusException as e:
+                        link.close()
+                        outcomes.append(e.get_dbus_name())
+                return json.dumps(outcomes)
+
+        links = []
         name = dbus.service.BusName(sys.argv[1], bus)
         Agent(bus, "/agent")
         print("ready", bus.get_unique_name(), flush=True)
@@ -120,6 +138,16 @@ final class SandboxedApp: @unchecked Sendable {
             throw TestSupportError("the agent answered \(reply)")
         }
         return Outcome(result: object["result"], error: object["error"] as? String, message: object["message"] as? String ?? "")
+    }
+
+    /// Opens `count` more connections inside the sandbox, each subscribing; how many were refused with each error.
+    func subscribeMany(_ count: Int) async throws -> [String: Int] {
+        let reply = try await driver.call(destination: agentName, path: "/agent", interface: "org.example.Agent", member: "SubscribeMany",
+                                          [.uint32(UInt32(count))], timeout: .seconds(60))
+        guard case .string(let json)? = reply.first, let outcomes = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] else {
+            throw TestSupportError("the agent answered \(reply)")
+        }
+        return outcomes.reduce(into: [:]) { $0[$1, default: 0] += 1 }
     }
 
     func root(_ interface: String, _ member: String, signature: String = "", _ arguments: [Any] = []) async throws -> Outcome {

@@ -114,13 +114,27 @@ struct CallerRegistry {
     }
     var entries: [String: Entry] = [:]
     var policy: AccessPolicy?
+    /// Where the questions about callers go to the bus: a connection of its own, on the same
+    /// queue, so that no reply waits behind the callers' own messages on the served connection.
+    /// An app's first messages may be big enough (two of 33 MB) that libdbus stops reading before
+    /// the reply to GetConnectionCredentials: then nothing was read, from anyone, for its 25 s timeout.
+    var lookups: Connection?
+    /// Calls held while their senders are identified, all senders together: past it a call is
+    /// refused at once, and its bytes freed. Identification takes a round trip or two.
+    static let maximumWaiting = 256
+    var waitingCount = 0
 }
 
 extension Connection {
     /// Puts `policy` in front of every method call this connection serves. Caller identities are
     /// cached per connection and forgotten when it leaves the bus (`followNameOwners` must run).
     public func setAccessPolicy(_ policy: AccessPolicy?) {
-        onQueueSync { callers.policy = policy }
+        // Its own connection, opened here and not on the queue (it registers with the bus first).
+        let lookups = policy == nil ? nil : try? Connection(address: address, queue: queue)
+        onQueueSync {
+            callers.policy = policy
+            if callers.lookups == nil { callers.lookups = lookups } else { lookups?.close() }
+        }
     }
 
     /// Who is behind `name`, when a call from it has been identified and it is still on the bus.
@@ -139,14 +153,24 @@ extension Connection {
         case .known(let identity, let account, _)?:
             return Caller(name: sender, identity: identity, account: account)
         case .identifying(var waiting, let watch)?:
+            guard callers.waitingCount < CallerRegistry.maximumWaiting else {
+                replyError(to: message, DBusError.limitsExceeded("\(CallerRegistry.maximumWaiting) calls are waiting for their senders to be identified; try again"))
+                return nil
+            }
             waiting.append(message)
+            callers.waitingCount += 1
             callers.entries[sender] = .identifying(waiting, watch: watch)
             return nil
         case nil:
+            guard callers.waitingCount < CallerRegistry.maximumWaiting else {
+                replyError(to: message, DBusError.limitsExceeded("\(CallerRegistry.maximumWaiting) calls are waiting for their senders to be identified; try again"))
+                return nil
+            }
+            callers.waitingCount += 1
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
-            let watch = watchVanishing(of: sender) { [weak self] in self?.callers.entries[sender] = nil }
+            let watch = watchVanishing(of: sender) { [weak self] in self?.forgetCaller(sender) }
             callers.entries[sender] = .identifying([message], watch: watch)
-            identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
+            (callers.lookups ?? self).identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
                 let identity = try self?.callers.policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
                 let process = PeerCredentials.processKey(pid: pid, userID: credentials.userID)
                 return (identity, Caller.account(of: identity, process: process) ?? "connection \(sender)")
@@ -160,8 +184,15 @@ extension Connection {
 
     /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
     /// refused when it could not be identified (the next call tries again).
+    /// A caller left the bus: whatever of it waits goes too.
+    private func forgetCaller(_ sender: String) {
+        if case .identifying(let waiting, _)? = callers.entries[sender] { callers.waitingCount -= waiting.count }
+        callers.entries[sender] = nil
+    }
+
     private func identified(_ sender: String, _ result: Result<(any CallerIdentity, String), Error>) {
         guard case .identifying(let waiting, let watch)? = callers.entries[sender] else { return }
+        callers.waitingCount -= waiting.count
         switch result {
         case .success(let (identity, account)):
             callers.entries[sender] = .known(identity, account: account, watch: watch)

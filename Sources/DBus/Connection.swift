@@ -29,6 +29,8 @@ public final class Connection: @unchecked Sendable {
     var callers = CallerRegistry()
     /// Who hears signals when there is an access policy.
     var audience = SignalAudience()
+    /// The most entries an `a{sv}` argument of an incoming call may have (`limitVariantDictionaries`).
+    var maximumVariantDictionaryEntries = Int.max
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -110,7 +112,14 @@ public final class Connection: @unchecked Sendable {
         onQueue {
             dbus_connection_close(self.raw)
             self.handleDisconnect()
+            self.callers.lookups?.close()
         }
+    }
+
+    /// Incoming calls whose `a{sv}` arguments (at any depth) have more than `entries` entries are
+    /// refused with InvalidArgs as they are read, before the rest is decoded.
+    public func limitVariantDictionaries(to entries: Int) {
+        onQueueSync { maximumVariantDictionaryEntries = entries }
     }
 
     // MARK: Queue

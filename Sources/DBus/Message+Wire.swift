@@ -5,14 +5,15 @@ internal import CDBus
 /// libdbus' iterators (`Marshal`), as does anything libdbus refuses here.
 extension Message {
     /// The arguments read from the message's bytes; nil when the body carries unix fds.
-    func wireArguments() throws(DBusError) -> [DBusValue]? {
+    func wireArguments(maximumVariantDictionaryEntries: Int = .max) throws(DBusError) -> [DBusValue]? {
         let signature = self.signature.rawValue
         guard !signature.isEmpty else { return [] }
         return try withMarshalled { bytes throws(DBusError) in
             guard let layout = Layout(bytes) else { throw DBusError.invalidArgs("malformed message header") }
             guard layout.bodyStart + layout.bodyLength <= bytes.count else { throw DBusError.invalidArgs("message body is cut short") }
             let body = UnsafeRawBufferPointer(rebasing: bytes[layout.bodyStart..<(layout.bodyStart + layout.bodyLength)])
-            var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian)
+            var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian,
+                                    maximumVariantDictionaryEntries: maximumVariantDictionaryEntries)
             do throws(WireFailure) {
                 return try reader.readAll()
             } catch {
@@ -120,8 +121,20 @@ extension Message {
     }
 }
 
-private extension DBusValue {
-    var isCollection: Bool {
+extension DBusValue {
+    /// Whether an `a{sv}` in this value, at any depth, has more than `limit` entries.
+    func hasVariantDictionary(over limit: Int) -> Bool {
+        switch self {
+        case .dictionary(let key, let value, let entries):
+            if key.rawValue == "s", value.rawValue == "v", entries.count > limit { return true }
+            return entries.contains { $0.key.hasVariantDictionary(over: limit) || $0.value.hasVariantDictionary(over: limit) }
+        case .array(_, let items), .structure(let items): return items.contains { $0.hasVariantDictionary(over: limit) }
+        case .variant(let inner): return inner.hasVariantDictionary(over: limit)
+        default: return false
+        }
+    }
+
+    fileprivate var isCollection: Bool {
         switch self {
         case .array, .dictionary, .structure: true
         case .variant(let inner): inner.isCollection

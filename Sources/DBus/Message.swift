@@ -103,6 +103,17 @@ public final class Message: @unchecked Sendable {
         return try argumentsWithIterators()
     }
 
+    /// The arguments of an incoming call, with every `a{sv}` of at most `maximumVariantDictionaryEntries`.
+    func arguments(maximumVariantDictionaryEntries: Int) throws(DBusError) -> [DBusValue] {
+        if let values = try wireArguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries) { return values }
+        let values = try argumentsWithIterators()
+        // Bodies with unix fds (rare): bounded after the fact.
+        if values.contains(where: { $0.hasVariantDictionary(over: maximumVariantDictionaryEntries) }) {
+            throw DBusError.invalidArgs("a dictionary (a{sv}) of more than \(maximumVariantDictionaryEntries) entries: no argument of this interface has that many keys")
+        }
+        return values
+    }
+
     func argumentsWithIterators() throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }

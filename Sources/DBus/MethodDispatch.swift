@@ -41,7 +41,8 @@ extension Connection {
         }
         let call: MethodCall
         do {
-            call = MethodCall(message: message, arguments: try message.arguments(), interface: interfaceName, method: method,
+            call = MethodCall(message: message, arguments: try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries),
+                              interface: interfaceName, method: method,
                               caller: caller, connection: self)
         } catch {
             return replyError(to: message, DBusError(error))

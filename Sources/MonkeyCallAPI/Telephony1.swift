@@ -945,6 +945,10 @@ extension Telephony1 {
     /// transaction actions (and `StartCall` options), action info, and Recents and
     /// Favorites entries. Some are also `Call` property names, which keep their
     /// meaning.
+    /// The most entries an `a{sv}` argument may have: more than any of the contract's dictionaries
+    /// has keys. A bigger one is InvalidArgs before it is decoded.
+    public static let maximumDictionaryEntries = 64
+
     public enum Key {
         public static let name = "Name"
         public static let maximumCallGroups = "MaximumCallGroups"

@@ -159,6 +159,7 @@ public final class TelephonyService {
             logger.error("cannot read Recents and Favorites from \(context.history?.path ?? ""): \(error)")
         }
         connection.setAccessPolicy(ServiceAccessPolicy(context: context))
+        connection.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
         switchboard.onEvent = { [weak self] event in self?.notify(event) }
         do {
             try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),

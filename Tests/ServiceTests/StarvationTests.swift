@@ -104,4 +104,70 @@ struct StarvationTests {
         Self.expectUnharmed(calls)
         print("sandboxed subscriber flood: \(outcomes); another app's whole call (median) \(calls.flooded), \(calls.clean) on a daemon nobody floods")
     }
+
+    /// A Python app (python3-dbus, libdbus) that sends the service `count` method calls of its
+    /// choosing as the first messages of a new connection, without waiting for replies, then says
+    /// "sent" and keeps the connection open until its stdin closes.
+    static let bigSender = """
+        import dbus, dbus.lowlevel, sys
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        kind, count = sys.argv[2], int(sys.argv[3])
+        for i in range(count):
+            message = dbus.lowlevel.MethodCallMessage("org.monkeycall.Telephony1", "/org/monkeycall/Telephony1",
+                                                      "org.monkeycall.Telephony1.Manager", "RegisterProvider")
+            if kind == "bytes":
+                message.append(dbus.ByteArray(b"x" * 33_000_000), signature="ay")
+            else:
+                message.append(dbus.Dictionary({"K%d" % k: dbus.Boolean(True) for k in range(int(kind))}, signature="sv"), signature="a{sv}")
+            bus.send_message(message)
+        bus.flush()
+        print("sent", flush=True)
+        sys.stdin.read()
+        """
+
+    /// `Properties.Get(Version)` from a connection of its own: how long the service takes to answer anyone.
+    static func versionRoundTrip(_ daemon: RunningDaemon) async throws -> Duration {
+        let probe = try Connection(address: daemon.bus.address)
+        defer { probe.close() }
+        let start = ContinuousClock.now
+        _ = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
+                                 member: "Get", [.string(Telephony1.Manager.interface), .string("Version")], timeout: .seconds(60))
+        return ContinuousClock.now - start
+    }
+
+    @Test("two 33 MB calls as a new connection's first messages: the service still answers anyone at once, and its identification of the sender is not blocked behind them (found on main: Get(Version) took 25 s, the identification's timeout)")
+    func bigFirstMessages() async throws {
+        let daemon = try await RunningDaemon()
+        let sender = try ChildProcess("/usr/bin/python3", ["-c", Self.bigSender, daemon.bus.address, "bytes", "2"])
+        defer { sender.kill() }
+        #expect(await sender.waitForOutput(containing: "sent", timeout: .seconds(60)), "\(sender.output)")
+        let answered = try await Self.versionRoundTrip(daemon)
+        #expect(answered < .seconds(5), "Get(Version) after two 33 MB calls took \(answered)")
+        // And a host app's ringing call rings.
+        let app = try await TestProvider(bus: daemon.bus, name: "Other", configuration: [:])
+        _ = try await app.reportIncoming("+15550100")
+        print("two 33 MB first messages: Get(Version) answered in \(answered)")
+    }
+
+    @Test("an a{sv} of 1,000,000 keys is InvalidArgs before it is decoded: the daemon's peak memory grows by less than 64 MiB (found on main: 2.7 M keys peaked at 670 MiB and blocked 4.8 s)")
+    func hugeVariantDictionary() async throws {
+        let daemon = try await RunningDaemon()
+        let before = HostileAppTests.memory(daemon.daemon.pid)
+        let sender = try ChildProcess("/usr/bin/python3", ["-c", Self.bigSender, daemon.bus.address, "1000000", "1"])
+        defer { sender.kill() }
+        #expect(await sender.waitForOutput(containing: "sent", timeout: .seconds(120)), "\(sender.output)")
+        // The same call from a test connection, to read the answer.
+        let app = try Connection(address: daemon.bus.address)
+        var keys: [(key: DBusValue, value: DBusValue)] = []
+        for index in 0..<(Telephony1.maximumDictionaryEntries + 1) { keys.append((.string("K\(index)"), .variant(.bool(true)))) }
+        let error = await #expect(throws: DBusError.self) {
+            try await app.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
+                               member: "RegisterProvider", [.dictionary(key: "s", value: "v", keys)])
+        }
+        #expect(error?.name == DBusError.Name.invalidArgs && error?.message.contains("more than 64 entries") == true, "\(String(describing: error))")
+        _ = try await Self.versionRoundTrip(daemon)  // the big one has been read and refused by now
+        let after = HostileAppTests.memory(daemon.daemon.pid)
+        #expect(after.peak - before.peak < 64 * 1024, "peak RSS \(before.peak) → \(after.peak) KiB")
+        print("a{sv} of 1,000,000 keys: peak RSS \(before.peak / 1024) → \(after.peak / 1024) MiB")
+    }
 }

@@ -114,27 +114,24 @@ struct CallerRegistry {
     }
     var entries: [String: Entry] = [:]
     var policy: AccessPolicy?
-    /// Where the questions about callers go to the bus: a connection of its own, on the same
-    /// queue, so that no reply waits behind the callers' own messages on the served connection.
-    /// An app's first messages may be big enough (two of 33 MB) that libdbus stops reading before
-    /// the reply to GetConnectionCredentials: then nothing was read, from anyone, for its 25 s timeout.
-    var lookups: Connection?
-    /// Calls held while their senders are identified, all senders together: past it a call is
-    /// refused at once, and its bytes freed. Identification takes a round trip or two.
+    /// What waits while senders are identified is bounded, and what is past a bound is refused at
+    /// once (LimitsExceeded), its memory freed. libdbus stops reading from the bus while the
+    /// messages it has read and we hold pass its received-size limit (63 MiB): held, an app's two
+    /// first calls of 33 MB kept the reply to GetConnectionCredentials unread, and so every call
+    /// from anyone, until that call's 25 s timeout. A real app's first calls are small (a directory
+    /// batch needs a provider registered first).
+    static let maximumWaitingBytesPerSender = 16 << 20
+    static let maximumWaitingBytes = 48 << 20
     static let maximumWaiting = 256
     var waitingCount = 0
+    var waitingBytes = 0
 }
 
 extension Connection {
     /// Puts `policy` in front of every method call this connection serves. Caller identities are
     /// cached per connection and forgotten when it leaves the bus (`followNameOwners` must run).
     public func setAccessPolicy(_ policy: AccessPolicy?) {
-        // Its own connection, opened here and not on the queue (it registers with the bus first).
-        let lookups = policy == nil ? nil : try? Connection(address: address, queue: queue)
-        onQueueSync {
-            callers.policy = policy
-            if callers.lookups == nil { callers.lookups = lookups } else { lookups?.close() }
-        }
+        onQueueSync { callers.policy = policy }
     }
 
     /// Who is behind `name`, when a call from it has been identified and it is still on the bus.
@@ -153,24 +150,24 @@ extension Connection {
         case .known(let identity, let account, _)?:
             return Caller(name: sender, identity: identity, account: account)
         case .identifying(var waiting, let watch)?:
-            guard callers.waitingCount < CallerRegistry.maximumWaiting else {
-                replyError(to: message, DBusError.limitsExceeded("\(CallerRegistry.maximumWaiting) calls are waiting for their senders to be identified; try again"))
-                return nil
-            }
+            guard let size = mayWait(message, behind: waiting) else { return nil }
             waiting.append(message)
             callers.waitingCount += 1
+            callers.waitingBytes += size
             callers.entries[sender] = .identifying(waiting, watch: watch)
             return nil
         case nil:
-            guard callers.waitingCount < CallerRegistry.maximumWaiting else {
-                replyError(to: message, DBusError.limitsExceeded("\(CallerRegistry.maximumWaiting) calls are waiting for their senders to be identified; try again"))
-                return nil
+            // Identified whether or not this first call may wait: a sender whose first call was too
+            // big is known for its next.
+            let size = mayWait(message, behind: [])
+            if let size {
+                callers.waitingCount += 1
+                callers.waitingBytes += size
             }
-            callers.waitingCount += 1
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
             let watch = watchVanishing(of: sender) { [weak self] in self?.forgetCaller(sender) }
-            callers.entries[sender] = .identifying([message], watch: watch)
-            (callers.lookups ?? self).identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
+            callers.entries[sender] = .identifying(size == nil ? [] : [message], watch: watch)
+            identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
                 let identity = try self?.callers.policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
                 let process = PeerCredentials.processKey(pid: pid, userID: credentials.userID)
                 return (identity, Caller.account(of: identity, process: process) ?? "connection \(sender)")
@@ -182,17 +179,40 @@ extension Connection {
         }
     }
 
-    /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
-    /// refused when it could not be identified (the next call tries again).
+    /// The size of `message` when it may wait for its sender's identification behind `waiting`;
+    /// else nil, and it has been refused.
+    private func mayWait(_ message: Message, behind waiting: [Message]) -> Int? {
+        let size = message.wireSize
+        let sendersBytes = waiting.reduce(size) { $0 + $1.wireSize }
+        let refusal: String? = if sendersBytes > CallerRegistry.maximumWaitingBytesPerSender {
+            "a new connection's calls may hold \(CallerRegistry.maximumWaitingBytesPerSender >> 20) MiB until it is identified; this one would make \(sendersBytes) bytes"
+        } else if callers.waitingBytes + size > CallerRegistry.maximumWaitingBytes || callers.waitingCount >= CallerRegistry.maximumWaiting {
+            "too many calls are waiting for their senders to be identified; try again"
+        } else {
+            nil
+        }
+        guard let refusal else { return size }
+        replyError(to: message, DBusError.limitsExceeded(refusal))
+        return nil
+    }
+
+    /// What waits no longer: counted off the bounds.
+    private func stopWaiting(_ waiting: [Message]) {
+        callers.waitingCount -= waiting.count
+        callers.waitingBytes -= waiting.reduce(0) { $0 + $1.wireSize }
+    }
+
     /// A caller left the bus: whatever of it waits goes too.
     private func forgetCaller(_ sender: String) {
-        if case .identifying(let waiting, _)? = callers.entries[sender] { callers.waitingCount -= waiting.count }
+        if case .identifying(let waiting, _)? = callers.entries[sender] { stopWaiting(waiting) }
         callers.entries[sender] = nil
     }
 
+    /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
+    /// refused when it could not be identified (the next call tries again).
     private func identified(_ sender: String, _ result: Result<(any CallerIdentity, String), Error>) {
         guard case .identifying(let waiting, let watch)? = callers.entries[sender] else { return }
-        callers.waitingCount -= waiting.count
+        stopWaiting(waiting)
         switch result {
         case .success(let (identity, account)):
             callers.entries[sender] = .known(identity, account: account, watch: watch)

@@ -112,7 +112,6 @@ public final class Connection: @unchecked Sendable {
         onQueue {
             dbus_connection_close(self.raw)
             self.handleDisconnect()
-            self.callers.lookups?.close()
         }
     }
 

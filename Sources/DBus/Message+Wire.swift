@@ -79,6 +79,10 @@ extension Message {
         return dbus_message_copy(loaded)
     }
 
+    /// Its size on the wire, in bytes (0 when libdbus cannot say). It costs a copy of the message:
+    /// for the few calls of a sender not yet identified.
+    var wireSize: Int { (try? withMarshalled { $0.count }) ?? 0 }
+
     /// The message as libdbus would send it.
     func withMarshalled<T>(_ body: (UnsafeRawBufferPointer) throws(DBusError) -> T) throws(DBusError) -> T {
         var data: UnsafeMutablePointer<CChar>? = nil

@@ -119,6 +119,9 @@ extension Telephony1 {
               URLSchemes as: default [] (for example ["monkeycall"]).
               DesktopEntry s: desktop-file id, used for notifications; default none.
             provider: path of the new /org/monkeycall/Telephony1/Provider/N object.
+            LimitsExceeded: 32 providers per connection, and per app (a sandboxed
+            app; a host process, whatever Names it uses); 60 registrations a
+            minute per app, counted by its Name and, for a host app, its process.
             """, errors: [DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let openURL = MethodSpec(interface, "OpenURL", in: Arg("url", String.self), out: Arg("call_uuid", String.self), doc: """
@@ -445,8 +448,10 @@ extension Telephony1 {
             path of its CallDirectoryUpdate object
             (/org/monkeycall/Telephony1/Provider/N/DirectoryUpdate).
             incremental: false replaces the whole directory; true applies additions
-            and removals since the last successful update.
-            """, errors: [APIError.currentlyLoading.rawValue, DBusError.Name.accessDenied])
+            and removals since the last successful update. One app (a sandboxed
+            app; a host process, whatever Names it uses) has at most two open
+            at once (LimitsExceeded).
+            """, errors: [APIError.currentlyLoading.rawValue, DBusError.Name.accessDenied, DBusError.Name.limitsExceeded])
 
         public static let didBegin = SignalSpec(interface, "DidBegin", doc: """
             the provider is ready. Sent to the owner only.

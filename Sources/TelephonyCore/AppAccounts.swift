@@ -56,7 +56,9 @@ extension Switchboard {
     /// A registration by `owner` (of the sandboxed app `appID`, "" for a host app, registering as
     /// `name`): per app, at most `maximumProvidersPerApp` providers over all its connections, and
     /// `registrationsPerMinute`, counted against the app's account (`Provider.appAccount`).
-    func admitRegistration(owner: String, appID: String, name: String) throws(TelephonyError) {
+    /// A host app is counted by its process (`process`) as well as by its Name: new Names from one
+    /// process get no more providers and no more registrations.
+    func admitRegistration(owner: String, appID: String, process: String, name: String) throws(TelephonyError) {
         let limits = options.limits
         let account = Provider.appAccount(appID: appID, name: name)
         if !appID.isEmpty {
@@ -64,9 +66,19 @@ extension Switchboard {
             guard owned < limits.maximumProvidersPerApp else {
                 throw .limitsExceeded("The app \(appID) already has \(owned) providers registered; the limit is \(limits.maximumProvidersPerApp).")
             }
+        } else if !process.isEmpty {
+            let owned = providers.values.count { $0.process == process }
+            guard owned < limits.maximumProvidersPerApp else {
+                throw .limitsExceeded("This process already has \(owned) providers registered, under whatever names; the limit is \(limits.maximumProvidersPerApp).")
+            }
         }
-        try take(from: \.registrations, account, capacity: limits.registrationsPerMinute, perSecond: Double(limits.registrationsPerMinute) / 60,
-                 what: "registers providers too often; the limit is \(limits.registrationsPerMinute) a minute")
+        let what = "registers providers too often; the limit is \(limits.registrationsPerMinute) a minute"
+        let perSecond = Double(limits.registrationsPerMinute) / 60
+        if appID.isEmpty, !process.isEmpty {
+            // The process first: a new Name comes with a full bucket of its own, the process does not.
+            try take(from: \.registrations, process, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what)
+        }
+        try take(from: \.registrations, account, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what)
     }
 
     /// A token from the account's bucket, or `limitsExceeded` saying when the next one comes.

@@ -175,6 +175,9 @@ public struct Provider: Hashable, Sendable, Identifiable {
     public let owner: String
     /// The sandboxed app behind that connection (a Flatpak app id, `snap.NAME`); "" for a host app.
     public let appID: String
+    /// Who pays for it: the account of the connection that registered it (`Caller.account`: a
+    /// sandboxed app, or a host process whatever Names it chooses); "" when not known.
+    public var process: String = ""
     public let configuration: ProviderConfiguration
     /// Its live calls, in the order they began.
     public internal(set) var callUUIDs: [UUID]

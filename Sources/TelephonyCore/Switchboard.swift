@@ -171,8 +171,9 @@ public final class Switchboard {
 
     // MARK: - Providers
 
-    /// `appID`: the sandboxed app behind `owner` ("" for a host app).
-    public func registerProvider(owner: String, appID: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+    /// `appID`: the sandboxed app behind `owner` ("" for a host app); `process`: who pays for it
+    /// (`Provider.process`), so that a host process's new Names get no more providers or registrations.
+    public func registerProvider(owner: String, appID: String = "", process: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
         beginOperation(); defer { endOperation() }
         try configuration.validate()
         if !appID.isEmpty { try configuration.validateForSandboxedApp() }
@@ -184,10 +185,10 @@ public final class Switchboard {
         guard providers.count < limits.maximumProviders else {
             throw .limitsExceeded("The service already has \(providers.count) providers registered; the limit is \(limits.maximumProviders).")
         }
-        try admitRegistration(owner: owner, appID: appID, name: configuration.name)
+        try admitRegistration(owner: owner, appID: appID, process: process, name: configuration.name)
         let id = ProviderID(nextProviderID)
         nextProviderID += 1
-        let provider = Provider(id: id, owner: owner, appID: appID, configuration: configuration, callUUIDs: [])
+        let provider = Provider(id: id, owner: owner, appID: appID, process: process, configuration: configuration, callUUIDs: [])
         providers[id] = provider
         emit(.providerRegistered(provider))
         return provider

@@ -25,9 +25,11 @@ final class FuzzedDaemon: @unchecked Sendable {
         let started = try await SignalRecorder(controller, MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
                                                                      member: "NameOwnerChanged", arg0: Telephony1.busName))
         let database = bus.directory.appendingPathComponent("monkeycall.sqlite").path
-        // Warnings only: the daemon's output is kept in memory for failure messages.
+        // Warnings only: the daemon's output is kept in memory for failure messages. The fuzzer
+        // registers fresh providers as fast as it can, all from this process: the registration
+        // limit (which counts a host process across its Names) has tests of its own.
         daemon = try ChildProcess(BuiltProducts.path("monkeycalld"),
-                                  ["--address", bus.address, "--database", database, "--log-level", "warning",
+                                  ["--address", bus.address, "--database", database, "--log-level", "warning", "--registration-rate", "0",
                                    "--action-timeout", "\(actionTimeout)", "--ring-timeout", "\(ringTimeout)"],
                                   environment: bus.environment)
         guard await started.next(timeout: .seconds(30)) != nil else {

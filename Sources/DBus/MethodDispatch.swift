@@ -13,6 +13,11 @@ extension Connection {
         if callers.policy != nil {
             guard let admitted = admit(message) else { return }
             caller = admitted
+            // Before the object is looked up: a caller the policy refuses cannot tell whether it exists.
+            let arguments = message.interface == StandardInterfaces.properties ? (try? message.arguments()) ?? [] : []
+            if let denial = accessDenial(message, caller: admitted, interface: message.interface ?? "", arguments: arguments) {
+                return replyError(to: message, denial)
+            }
         }
         let interfaces = interfacesServed(at: path)
         guard !interfaces.isEmpty else {

@@ -51,6 +51,10 @@ public struct Call: Hashable, Sendable, Identifiable {
     public internal(set) var appAccount: String = ""
     /// The provider's `appKey`: whose directory and routing the call belongs to.
     public internal(set) var appKey: String = ""
+    /// The provider's `appLabel`: the app as the user knows it, for what the user sees.
+    public internal(set) var appLabel: String = ""
+    /// How the user sees the call's app: its label, else its provider's Name.
+    public var appDisplayName: String { appLabel.isEmpty ? providerName : appLabel }
     public internal(set) var handle: Handle
     public internal(set) var callerName: String
     public let outgoing: Bool

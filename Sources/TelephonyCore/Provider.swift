@@ -178,6 +178,10 @@ public struct Provider: Hashable, Sendable, Identifiable {
     /// Who pays for it: the account of the connection that registered it (`Caller.account`: a
     /// sandboxed app, or a host process whatever Names it chooses); "" when not known.
     public var process: String = ""
+    /// How the user knows the app, set by whoever registers it: a host app's Name; a sandboxed
+    /// app's exported desktop-file Name, else its app id, with its chosen Name only beside it
+    /// (a Flatpak that calls itself "Your Bank" rings as itself). "" : its Name.
+    public var appLabel: String = ""
     public let configuration: ProviderConfiguration
     /// Its live calls, in the order they began.
     public internal(set) var callUUIDs: [UUID]

@@ -108,7 +108,8 @@ extension Switchboard {
             throw .invalidAction("\(what): call \(otherUUID.lowercased) is ended by an earlier action of this transaction.")
         }
         guard target.provider == call.provider else {
-            throw .invalidAction("\(what): call \(otherUUID.lowercased) belongs to another provider (\(target.providerName)).")
+            // Not named: the requester may not be allowed to know whose it is.
+            throw .invalidAction("\(what): call \(otherUUID.lowercased) belongs to another provider.")
         }
         guard call.supportsGrouping else { throw .invalidAction("\(what): it does not support grouping.") }
         guard target.supportsGrouping else {

@@ -43,6 +43,7 @@ extension Switchboard {
             outgoing: false, state: .ringing, hasVideo: false, startedAt: clock.now)
         call.appAccount = provider.appAccount
         call.appKey = provider.appKey
+        call.appLabel = provider.appLabel
         call.apply(admission.update)
         addCall(call)
         ringTimers[uuid] = clock.schedule(after: options.ringTimeout) { [weak self] in

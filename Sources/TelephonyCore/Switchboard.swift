@@ -173,7 +173,8 @@ public final class Switchboard {
 
     /// `appID`: the sandboxed app behind `owner` ("" for a host app); `process`: who pays for it
     /// (`Provider.process`), so that a host process's new Names get no more providers or registrations.
-    public func registerProvider(owner: String, appID: String = "", process: String = "", configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
+    public func registerProvider(owner: String, appID: String = "", process: String = "", appLabel: String = "",
+                                 configuration: ProviderConfiguration) throws(TelephonyError) -> Provider {
         beginOperation(); defer { endOperation() }
         try configuration.validate()
         if !appID.isEmpty { try configuration.validateForSandboxedApp() }
@@ -188,7 +189,7 @@ public final class Switchboard {
         try admitRegistration(owner: owner, appID: appID, process: process, name: configuration.name)
         let id = ProviderID(nextProviderID)
         nextProviderID += 1
-        let provider = Provider(id: id, owner: owner, appID: appID, process: process, configuration: configuration, callUUIDs: [])
+        let provider = Provider(id: id, owner: owner, appID: appID, process: process, appLabel: appLabel, configuration: configuration, callUUIDs: [])
         providers[id] = provider
         emit(.providerRegistered(provider))
         return provider

@@ -62,7 +62,12 @@ extension Switchboard {
                           entitlement, into: &plan)
             return
         }
-        guard var call = simulatedCall(uuid, in: plan) else { throw .unknownCallUUID(uuid) }
+        let found = simulatedCall(uuid, in: plan)
+        // A sandboxed app hears the same of another app's call and of none: nothing of either.
+        if entitlement.isSandboxed, found.map({ !entitlement.allows($0.provider) }) ?? true {
+            throw .unentitled("\(entitlement.who) may not act on call \(uuid.lowercased): it is not one of its own calls.")
+        }
+        guard var call = found else { throw .unknownCallUUID(uuid) }
         if !entitlement.allows(call.provider) {
             throw .unentitled("\(entitlement.who) may not act on call \(uuid.lowercased): it belongs to provider \(call.providerName) (\(call.provider)), \(entitlement.notOwned).")
         }
@@ -130,7 +135,11 @@ extension Switchboard {
         guard contact.utf8.count <= SwitchboardLimits.maximumContactIdentifierBytes else {
             throw .invalidArguments("ContactIdentifier is \(contact.utf8.count) bytes long; the limit is \(SwitchboardLimits.maximumContactIdentifierBytes).")
         }
-        let provider = try routeStart(handle: handle, video: video, explicit: explicitProvider, owned: entitlement.owned)
+        if entitlement.isSandboxed, let explicitProvider, !entitlement.owned.contains(explicitProvider) {
+            throw .unentitled("\(entitlement.who) may not start a call with provider \(explicitProvider): it is not one of its own providers.")
+        }
+        let provider = try routeStart(handle: handle, video: video, explicit: explicitProvider, owned: entitlement.owned,
+                                      onlyOwned: entitlement.isSandboxed)
         if !entitlement.allows(provider.id) {
             throw .unentitled("\(entitlement.who) may not start a call with provider \(provider.name) (\(provider.id)), \(entitlement.notOwned).")
         }
@@ -151,6 +160,7 @@ extension Switchboard {
                         callerName: "", outgoing: true, state: .dialing, hasVideo: video, startedAt: clock.now)
         call.appAccount = provider.appAccount
         call.appKey = provider.appKey
+        call.appLabel = provider.appLabel
         plan.newCalls.append(call)
         plan.overlay[uuid] = call
         plan.groupChecks.append((provider.id, "starting call \(uuid.lowercased)"))
@@ -162,7 +172,8 @@ extension Switchboard {
     /// The provider named in the request; else the requester's only provider;
     /// else the one provider (among the requester's own, if it has several,
     /// else among all) that supports the handle type and video.
-    private func routeStart(handle: Handle, video: Bool, explicit: ProviderID?, owned: Set<ProviderID>) throws(TelephonyError) -> Provider {
+    /// `onlyOwned`: a sandboxed app's calls go through its own providers only (the others' are not named to it).
+    private func routeStart(handle: Handle, video: Bool, explicit: ProviderID?, owned: Set<ProviderID>, onlyOwned: Bool = false) throws(TelephonyError) -> Provider {
         if let explicit {
             guard let provider = providers[explicit] else {
                 throw .unknownCallProvider("There is no provider \(explicit).")
@@ -172,7 +183,7 @@ extension Switchboard {
         if owned.count == 1, let only = owned.first, let provider = providers[only] {
             return provider
         }
-        let pool = owned.isEmpty ? orderedProviders : orderedProviders.filter { owned.contains($0.id) }
+        let pool = owned.isEmpty && !onlyOwned ? orderedProviders : orderedProviders.filter { owned.contains($0.id) }
         let fitting = pool.filter {
             $0.configuration.supports(handle.type) && (!video || $0.configuration.supportsVideo)
         }
@@ -202,6 +213,7 @@ struct Entitlement {
         (app.isEmpty && owned.isEmpty) || owned.contains(provider)
     }
 
+    var isSandboxed: Bool { !app.isEmpty }
     var who: String { app.isEmpty ? requester ?? "The requester" : "The sandboxed app \(app)" }
     var notOwned: String { app.isEmpty ? "which that connection does not own" : "which is not one of its own providers" }
 }

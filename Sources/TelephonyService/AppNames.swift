@@ -25,6 +25,12 @@ enum AppNames {
         return " It registered as \u{201C}\(provider.name)\u{201D}."
     }
 
+    /// ` “Alpha”` after a sandboxed app's `label` when it chose the Name "Alpha", which its label
+    /// does not already show: beside, never instead.
+    static func chosenNameBeside(_ name: String, label: String) -> String {
+        label.hasPrefix(name + " (") ? "" : " \u{201C}\(name)\u{201D}"
+    }
+
     /// The folders the stores export desktop files to, the user's own first.
     static var exportFolders: [String] {
         let environment = ProcessInfo.processInfo.environment

@@ -63,7 +63,7 @@ struct CallNotification {
         case .held: "\(who) — on hold"
         default: "Call with \(who)"
         }
-        var lines = [call.handle.value, call.providerName]
+        var lines = [call.handle.value, call.appDisplayName]
         lines.append(NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt))
         if call.muted { lines.append("muted") }
         var notification = base(summary: summary, body: lines.joined(separator: "\n"), category: "call.ongoing", app: app)
@@ -98,7 +98,7 @@ struct CallNotification {
 
     /// What every notification of a call carries: its key, the app's name, icon and desktop entry.
     private func base(summary: String, body: String, category: String, app: ProviderConfiguration?) -> DesktopNotification {
-        var notification = DesktopNotification(key: key, appName: call.providerName, summary: summary, body: body)
+        var notification = DesktopNotification(key: key, appName: call.appDisplayName, summary: summary, body: body)
         notification.category = category
         notification.iconName = app?.iconName ?? ""
         notification.imagePNG = app?.iconData ?? []
@@ -164,13 +164,13 @@ extension CallNotification {
             case .decline: "Decline"
             case .holdAndAnswer: "Hold & Answer"
             case .endAndAnswer: "End & Answer"
-            case .body: opensApp ? "Open \(call.providerName)" : "Answer"
+            case .body: opensApp ? "Open \(call.appDisplayName)" : "Answer"
             case .hangUp: "Hang Up"
             case .mute: "Mute"
             case .unmute: "Unmute"
             case .hold: "Hold"
             case .resume: "Resume"
-            case .showApp: "Open \(call.providerName)"
+            case .showApp: "Open \(call.appDisplayName)"
             case .callBack: "Call back"
             }
         }

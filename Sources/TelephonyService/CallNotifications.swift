@@ -113,7 +113,7 @@ final class CallNotifications: SwitchboardObserver {
 
     /// "3 more incoming calls, Monkey: 2, SIP: 1", or nothing when all are shown.
     private func postCount(of share: FairShare, shown: [UUID], noun: String, key: String, category: String) {
-        let body = share.leftOut(shown: shown) { self.calls[$0]?.call.providerName }
+        let body = share.leftOut(shown: shown) { self.calls[$0]?.call.appDisplayName }
         board.postCount(share.count - shown.count, of: noun, body: body, key: key, category: category, by: self)
     }
 

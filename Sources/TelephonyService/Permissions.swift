@@ -18,17 +18,19 @@ final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
         self.context = context
     }
 
+    /// Deny by default: a sandboxed app may make the calls `SandboxGrants` lists, on the objects it
+    /// names, and nothing else; the answer is the same whether or not the object exists or belongs
+    /// to another app, and names nothing of it. Checked before the object is looked up.
     func check(_ request: AccessRequest) -> DBusError? {
         guard let context else { return nil }
         let app = request.caller.app
         guard app.isSandboxed else { return Self.ownerRefusal(request, context) }
-        if request.path == Telephony1.rootPath {
-            guard let refusal = Self.rootRefusal(request) else { return nil }
-            return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not \(refusal)")
+        guard let place = SandboxGrants.place(of: request.path, for: app.appID, context), SandboxGrants.allows(request, at: place) else {
+            let what = request.propertyInterface.map { "\(request.isPropertyWrite ? "change" : "read") \($0).\(request.property ?? "*")" }
+                ?? "call \(request.interface.isEmpty ? "" : request.interface + ".")\(request.member)"
+            return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not \(what) on \(request.path)")
         }
-        guard let owner = context.appID(owning: request.path), owner != app.appID else { return Self.ownerRefusal(request, context) }
-        let what = request.path.isDescendant(of: Telephony1.callRoot) ? "call" : "provider"
-        return DBusError.accessDenied("\(app.appID) is a sandboxed app and may not see or use another app's \(what) (\(request.path))")
+        return Self.ownerRefusal(request, context)
     }
 
     /// The app, as xdg-desktop-portal tells it: its sandbox's marks in /proc, or the AppArmor label.
@@ -59,30 +61,79 @@ final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
               let provider = context.provider(owning: request.path), provider.owner != request.caller.name else { return nil }
         return DBusError.accessDenied("only the connection that registered provider \(provider.id) may call \(request.member)")
     }
+}
 
-    /// What a sandboxed app may not do at the root object; nil when the request is allowed.
-    private static func rootRefusal(_ request: AccessRequest) -> String? {
-        let interface = request.propertyInterface ?? request.interface
-        switch interface {
-        case Telephony1.Manager.interface:
-            if request.isPropertyWrite { return "change the Manager settings (\(request.property ?? ""))" }
-            if request.isPropertyAccess {
-                return request.property == Telephony1.Manager.version.name ? nil : "read the user's Manager settings"
-            }
-            return [Telephony1.Manager.registerProvider.name, Telephony1.Manager.openURL.name, Telephony1.Manager.subscribe.name,
-                    Telephony1.Manager.unsubscribe.name].contains(request.member) ? nil
-                : "choose which app opens links (\(request.member))"
-        case Telephony1.CallController.interface:
-            return nil  // its own providers' calls only: the core answers Error.Unentitled
-        case Telephony1.CallDirectory.interface:
-            return "use the block list or the call directories (\(request.property ?? request.member))"
-        case Telephony1.Recents.interface:
-            return "read or change Recents (\(request.property ?? request.member))"
-        case Telephony1.Favorites.interface:
-            return "read or change Favorites (\(request.property ?? request.member))"
-        default:
-            return nil  // Introspectable, Peer, ObjectManager (filtered per caller)
+/// Everything a sandboxed app may call, and where (API.md: it registers providers, acts as them,
+/// uses CallController on its own providers' calls, opens links, subscribes, and sees its own
+/// providers and calls). What is not here answers AccessDenied: the user's Recents, Favorites,
+/// settings, block list and directories, other apps' objects, and any interface added later
+/// until it is added here.
+enum SandboxGrants {
+    /// The objects a sandboxed app may reach.
+    enum Place: CaseIterable {
+        case root
+        /// `/Provider` and `/Call`: introspection lists only its own below them.
+        case listing
+        case ownProvider, ownDirectoryUpdate, ownCall
+    }
+
+    static let introspectable = "org.freedesktop.DBus.Introspectable"
+    static let peer = "org.freedesktop.DBus.Peer"
+    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    static let properties = "org.freedesktop.DBus.Properties"
+
+    private static func methods(of spec: InterfaceSpec) -> Set<String> {
+        Set(spec.members.filter { $0.kind == .method }.map(\.name))
+    }
+
+    private static let everywhere: [String: Set<String>] = [introspectable: ["Introspect"], peer: ["Ping", "GetMachineId"]]
+
+    /// Methods by interface at each place (Properties is `reads`).
+    static let methods: [Place: [String: Set<String>]] = [
+        .root: everywhere.merging([
+            Telephony1.Manager.interface: [Telephony1.Manager.registerProvider.name, Telephony1.Manager.openURL.name,
+                                           Telephony1.Manager.subscribe.name, Telephony1.Manager.unsubscribe.name],
+            // Its own providers' calls only: the core answers Unentitled for any other.
+            Telephony1.CallController.interface: methods(of: Telephony1.CallController.spec),
+            // Filtered per caller: its own objects only.
+            objectManager: ["GetManagedObjects"],
+        ]) { $1 },
+        .listing: everywhere,
+        .ownProvider: everywhere.merging([Telephony1.Provider.interface: methods(of: Telephony1.Provider.spec)]) { $1 },
+        .ownDirectoryUpdate: everywhere.merging([Telephony1.CallDirectoryUpdate.interface: methods(of: Telephony1.CallDirectoryUpdate.spec)]) { $1 },
+        .ownCall: everywhere.merging([Telephony1.Call.interface: methods(of: Telephony1.Call.spec)]) { $1 },
+    ]
+
+    /// Properties it may read (Get, GetAll), by interface at each place; nil: all of that interface.
+    /// It writes none.
+    static let reads: [Place: [String: Set<String>?]] = [
+        .root: [Telephony1.Manager.interface: [Telephony1.Manager.version.name]],
+        .ownProvider: [Telephony1.Provider.interface: nil],
+        .ownCall: [Telephony1.Call.interface: nil],
+    ]
+
+    /// Where `path` is for the sandboxed app `appID`; nil for anything it may not reach (another
+    /// app's object, or none at all: the two read the same).
+    @TelephonyActor
+    static func place(of path: ObjectPath, for appID: String, _ context: ServiceContext) -> Place? {
+        if path == Telephony1.rootPath { return .root }
+        if path == Telephony1.providerRoot || path == Telephony1.callRoot { return .listing }
+        guard let provider = context.provider(owning: path), provider.appID == appID else { return nil }
+        let providerPath = Telephony1.providerPath(provider.id.rawValue)
+        if path == providerPath { return .ownProvider }
+        if path == Telephony1.directoryUpdatePath(providerPath) { return .ownDirectoryUpdate }
+        if path.isDescendant(of: Telephony1.callRoot), path.elements.count == Telephony1.callRoot.elements.count + 1 { return .ownCall }
+        return nil
+    }
+
+    static func allows(_ request: AccessRequest, at place: Place) -> Bool {
+        if request.interface == properties {
+            guard let interface = request.propertyInterface, !request.isPropertyWrite, let readable = reads[place]?[interface] else { return false }
+            guard let readable else { return true }
+            // GetAll of an interface of which only some may be read is refused.
+            return request.property.map(readable.contains) ?? false
         }
+        return methods[place]?[request.interface]?.contains(request.member) == true
     }
 }
 

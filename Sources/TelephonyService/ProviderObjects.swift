@@ -37,8 +37,10 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         var configuration = configuration
         // As the notification portal does: a sandboxed app's notifications are its own, whatever it claims.
         if !app.isEmpty { configuration.desktopEntry = app }
+        // A sandboxed app as the user knows it, read once here (a desktop file of a few KiB).
+        let label = app.isEmpty ? "" : AppNames.label(appID: app) + AppNames.chosenNameBeside(configuration.name, label: AppNames.label(appID: app))
         let provider = try context.switchboard.registerProvider(owner: sender, appID: app, process: reply.call.caller?.account ?? "",
-                                                                configuration: configuration)
+                                                                appLabel: label, configuration: configuration)
         context.logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)\(provider.isSandboxed ? " (\(provider.appID))" : "")")
         context.linkClaims.claim(provider)
         // The reply first, so that the app knows its path before DidBegin arrives.

@@ -118,7 +118,8 @@ struct AppIdentityTests {
         let app = try await SandboxedApp(appID: "org.example.PyPhone", bus: daemon.bus)
         let provider = try await app.registerProvider(name: "PyPhone", ["DesktopEntry": "org.example.Bank"])
         let uuid = try await app.reportIncoming(provider, "alice")
-        let shown = try #require(await server.notified.next(where: { $0.appName == "PyPhone" }))
+        // Named as the user knows it (its app id: no desktop file is exported here), its chosen Name beside.
+        let shown = try #require(await server.notified.next(where: { $0.appName == "org.example.PyPhone \u{201C}PyPhone\u{201D}" }))
         #expect(shown.hints["desktop-entry"] == .string("org.example.PyPhone"), "\(shown.hints)")
 
         let host = try Connection(address: daemon.bus.address)

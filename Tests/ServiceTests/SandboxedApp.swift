@@ -31,6 +31,14 @@ final class SandboxedApp: @unchecked Sendable {
             if isinstance(value, (int, float)): return value
             return str(value)
 
+        # {"$o": "/path"} is an object path (JSON has none), at any depth.
+        def typed(value):
+            if isinstance(value, dict):
+                if list(value.keys()) == ["$o"]: return dbus.ObjectPath(value["$o"])
+                return {k: typed(v) for k, v in value.items()}
+            if isinstance(value, list): return [typed(v) for v in value]
+            return value
+
         heard = []
         def record(*args, **where):
             heard.append({"interface": where.get("interface") or "", "member": where.get("member") or "",
@@ -47,7 +55,7 @@ final class SandboxedApp: @unchecked Sendable {
                 r = json.loads(request)
                 try:
                     method = bus.get_object(r["dest"], r["path"], introspect=False).get_dbus_method(r["member"], r["interface"])
-                    result = method(*r["args"], signature=r["signature"])
+                    result = method(*[typed(a) for a in r["args"]], signature=r["signature"])
                     return json.dumps({"result": plain(result)})
                 except dbus.exceptions.DBusException as e:
                     return json.dumps({"error": e.get_dbus_name(), "message": e.get_dbus_message()})

@@ -57,9 +57,14 @@ public final class ExportedObject: @unchecked Sendable {
     }
 
     /// Every readable property of an interface (`GetAll`), as `reader` may see them.
-    func allProperties(of interface: Interface, for reader: Caller?) throws -> DBusValue {
+    /// `announcing`: for InterfacesAdded, which leaves out the properties whose changes are only
+    /// announced as invalidated (`changeSignal: .invalidates`): values too big to copy to every
+    /// listener unasked, read with Get by whoever wants them.
+    func allProperties(of interface: Interface, for reader: Caller?, announcing: Bool = false) throws -> DBusValue {
         var values: [String: DBusValue] = [:]
-        for property in interface.properties { values[property.name] = try property.getter(reader) }
+        for property in interface.properties where !(announcing && property.changeSignal == .invalidates) {
+            values[property.name] = try property.getter(reader)
+        }
         return .vardict(values)
     }
 
@@ -107,7 +112,7 @@ extension Connection {
                           concerning: StandardInterfaces.objectManager, variesByReader: object.variesByReader) { reader in
                     var added: [(key: DBusValue, value: DBusValue)] = []
                     for interface in interfaces {
-                        added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface, for: reader)) ?? .vardict([:])))
+                        added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface, for: reader, announcing: true)) ?? .vardict([:])))
                     }
                     return [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)]
                 }

@@ -10,6 +10,35 @@ struct SignalAudience {
     struct Subscriber {
         let caller: Caller
         let watch: Subscription
+        /// Signals sent since the last probe went out.
+        var sinceProbe = 0
+        /// A probe (Peer.Ping) is out and not yet answered.
+        var probing = false
+    }
+
+    /// A subscriber is probed after this many signals; one that has not answered the probe when
+    /// as many more are due is dropped (`Connection.onSubscriptionDropped`). Its backlog is then
+    /// at most twice this many signals (each a few KiB: no property as big as an icon is sent
+    /// unasked), never more of the bus's or the service's memory.
+    static let signalsPerProbe = 256
+
+    /// What to do after one more signal went to `name`.
+    enum Verdict { case carryOn, probe, drop }
+
+    mutating func sent(to name: String) -> Verdict {
+        guard var subscriber = subscribers[name] else { return .carryOn }
+        defer { subscribers[name] = subscriber }
+        subscriber.sinceProbe += 1
+        guard subscriber.sinceProbe >= Self.signalsPerProbe else { return .carryOn }
+        if subscriber.probing { return .drop }
+        subscriber.probing = true
+        subscriber.sinceProbe = 0
+        return .probe
+    }
+
+    /// The subscriber answered its probe: it reads.
+    mutating func answered(_ name: String) {
+        subscribers[name]?.probing = false
     }
 
     /// The connections that called `subscribe`, until they unsubscribe or leave the bus.
@@ -19,6 +48,8 @@ struct SignalAudience {
     private(set) var byAccount: [String: Set<String>] = [:]
     /// Host subscribers: they hear of every object.
     private(set) var hosts: Set<String> = []
+    /// Told of each subscriber dropped because it did not read (on the queue).
+    var onDropped: ((Caller) -> Void)?
 
     mutating func add(_ subscriber: Subscriber) {
         let caller = subscriber.caller
@@ -83,6 +114,39 @@ extension Connection {
         onQueueSync { audience.remove(name)?.watch.cancel() }
     }
 
+    /// `handler` hears, on the queue, of each subscriber dropped because it stopped reading: it was
+    /// probed (Peer.Ping, which libdbus and GDBus answer as they read) and had not answered by the
+    /// time `SignalAudience.signalsPerProbe` more signals were due, or the probe failed. It may
+    /// subscribe again.
+    public func onSubscriptionDropped(_ handler: @escaping (Caller) -> Void) {
+        onQueueSync { audience.onDropped = handler }
+    }
+
+    /// Counts a signal sent to a subscriber: probes it, or drops it when it does not read.
+    private func countSignal(to recipient: Caller) {
+        switch audience.sent(to: recipient.name) {
+        case .carryOn:
+            return
+        case .drop:
+            dropSubscriber(recipient.name)
+        case .probe:
+            guard let probe = try? Message.methodCall(destination: recipient.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping") else { return }
+            send(call: probe, timeout: .seconds(25)) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success: audience.answered(recipient.name)
+                case .failure: dropSubscriber(recipient.name)
+                }
+            }
+        }
+    }
+
+    private func dropSubscriber(_ name: String) {
+        guard let dropped = audience.remove(name) else { return }
+        dropped.watch.cancel()
+        audience.onDropped?(dropped.caller)
+    }
+
     /// The connections that hear a signal about an object owned by `owner` (nil: the service's
     /// own, such as the root), of `interface`; nil when there is no policy (broadcast).
     func recipients(owner: Caller?, interface: String) -> [Caller]? {
@@ -113,6 +177,7 @@ extension Connection {
         if variesByReader {
             for recipient in recipients {
                 try emit(path: path, interface: interface, member: member, arguments(recipient), destination: recipient.name)
+                if recipient.name != owner?.name { countSignal(to: recipient) }
             }
             return
         }
@@ -123,6 +188,7 @@ extension Connection {
             let copy = try message.copy()
             try copy.setDestination(recipient.name)
             send(copy)
+            if recipient.name != owner?.name { countSignal(to: recipient) }
         }
     }
 }

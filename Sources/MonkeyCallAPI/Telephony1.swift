@@ -157,6 +157,13 @@ extension Telephony1 {
             gives it; "" forgets the choice (the next app to declare it claims it).
             """, errors: [DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.failed])
 
+        public static let subscriptionDropped = SignalSpec(interface, "SubscriptionDropped", Arg("reason", String.self), doc: """
+            sent to a subscriber, alone, when its subscription ended because
+            it stopped reading: it had not answered a Peer.Ping (which libdbus
+            and GDBus answer as they read) by the time 256 more signals were
+            due for it. Its backlog stays bounded; it may Subscribe again.
+            """)
+
         public static let subscribe = MethodSpec(interface, "Subscribe", doc: """
             starts sending the caller the signals about providers, calls, Recents
             and the user's settings (InterfacesAdded, InterfacesRemoved,
@@ -267,6 +274,7 @@ extension Telephony1 {
             setLinkHandler,
             subscribe,
             unsubscribe,
+            subscriptionDropped,
             version,
             doNotDisturb,
             doNotDisturbAllowFavorites,
@@ -511,7 +519,14 @@ extension Telephony1 {
 
         public static let configuration = PropertySpec(interface, "Configuration", [String: DBusValue].self, doc: """
             the provider's configuration, with defaults filled in
-            (keys as in Manager.RegisterProvider).
+            (keys as in Manager.RegisterProvider), but for IconData: that is
+            the IconData property.
+            """)
+
+        public static let iconData = PropertySpec(interface, "IconData", [UInt8].self, changeSignal: .invalidates, doc: """
+            the PNG the app gave as IconData (empty: none). Up to 256 KiB,
+            so it is never copied into signals: InterfacesAdded leaves it
+            out, a change only invalidates it. Read it with Get.
             """)
 
         public static let calls = PropertySpec(interface, "Calls", [ObjectPath].self, doc: """
@@ -556,6 +571,7 @@ extension Telephony1 {
             owner,
             appId,
             configuration,
+            iconData,
             calls,
         ])
     }

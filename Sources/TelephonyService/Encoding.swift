@@ -44,7 +44,7 @@ enum Encode {
         record.includesCallsInRecents = configuration.includesCallsInRecents
         record.ringtoneSound = configuration.ringtoneSound
         record.iconName = configuration.iconName
-        record.iconData = configuration.iconData
+        // Not here: the IconData property, read on demand (never copied into every signal).
         record.urlSchemes = configuration.urlSchemes
         record.desktopEntry = configuration.desktopEntry
         return record.entries

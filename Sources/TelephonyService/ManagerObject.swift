@@ -42,6 +42,7 @@ final class ManagerObject: ServiceObject {
                 }
             }
             method(Manager.unsubscribe) { manager, call in manager.context.connection.unsubscribe(call.sender) }
+            Signal(Manager.subscriptionDropped)
             Property(Manager.version) { Telephony1.version }
             screeningProperties()
         }

@@ -194,6 +194,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             Property(API.owner) { provider.owner }
             Property(API.appId) { provider.appID }
             Property(API.configuration) { Encode.configuration(provider.configuration) }
+            Property(API.iconData) { provider.configuration.iconData }
             property(API.calls) { providers in providers.context.switchboard.calls(of: id).map { Telephony1.callPath($0.uuid.apiString) } }
         }
     }

@@ -160,6 +160,13 @@ public final class TelephonyService {
         }
         connection.setAccessPolicy(ServiceAccessPolicy(context: context))
         connection.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
+        connection.onSubscriptionDropped { [context] subscriber in
+            TelephonyActor.assumeIsolated {
+                context.logger.warning("\(subscriber) stopped reading its signals: its subscription is dropped (it may subscribe again)")
+                try? context.connection.emit(Telephony1.Manager.subscriptionDropped, path: Telephony1.rootPath,
+                                             "it stopped reading: its signals went unread", destination: subscriber.name)
+            }
+        }
         switchboard.onEvent = { [weak self] event in self?.notify(event) }
         do {
             try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),

@@ -290,7 +290,8 @@ public final class DirectoryStore {
     // MARK: - Updates: one open per provider, applied atomically
 
     /// Opens an update; `currentlyLoading` while the provider has one open.
-    public func beginUpdate(providerName: String, kind: DirectoryUpdate.Kind) throws(DirectoryError) -> DirectoryUpdate {
+    /// `account`: who pays for its memory (an app; all its open updates together get one update's bound).
+    public func beginUpdate(providerName: String, kind: DirectoryUpdate.Kind, account: String = "") throws(DirectoryError) -> DirectoryUpdate {
         try Self.checkName(providerName)
         guard openUpdates[providerName] == nil else {
             throw .currentlyLoading("A directory update of \(providerName) is already open.")
@@ -298,7 +299,7 @@ public final class DirectoryStore {
         guard !completing.contains(providerName) else {
             throw .currentlyLoading("The last directory update of \(providerName) is still being applied.")
         }
-        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries, budget: updateBudget)
+        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries, budget: updateBudget, account: account.isEmpty ? providerName : account)
         openUpdates[providerName] = update
         return update
     }

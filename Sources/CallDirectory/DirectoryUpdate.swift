@@ -62,13 +62,18 @@ public final class DirectoryUpdate {
     /// What this update has taken from `budget`: `heldBytes` as of its last growth.
     private var reserved = 0
 
-    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries, budget: DirectoryUpdateBudget = DirectoryUpdateBudget()) {
+    /// Who pays for this update's memory (an app): its open updates together are bounded like one.
+    private let account: String
+
+    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries, budget: DirectoryUpdateBudget = DirectoryUpdateBudget(),
+                account: String = "") {
         self.kind = kind
         self.maximumEntries = maximumEntries
         self.budget = budget
+        self.account = account
     }
 
-    deinit { budget.release(reserved) }
+    deinit { budget.release(reserved, of: account) }
 
     /// The bytes the update holds in memory: its numbers, label lengths, label bytes and
     /// cancellations. Removals count as much as additions: removing an addition frees no room.
@@ -248,7 +253,12 @@ public final class DirectoryUpdate {
             throw .maximumEntriesExceeded("The update would hold \(held) bytes; an update may hold at most \(DirectoryLimits.maximumUpdateBytes >> 20) MiB "
                 + "(8 bytes a number, added or removed, 10 more and its label's an identification entry; complete it and continue in an incremental update).")
         }
-        guard budget.take(held - reserved) else {
+        switch budget.take(held - reserved, for: account) {
+        case .taken: break
+        case .accountFull:
+            throw .maximumEntriesExceeded("This app's open directory updates would hold more than \(budget.perAccount >> 20) MiB together; "
+                + "complete one and continue in an incremental update.")
+        case .full:
             throw .maximumEntriesExceeded("The open directory updates of all apps hold \(budget.limit >> 20) MiB, all the service keeps for them; "
                 + "complete this update and continue in an incremental one, or try again when others have completed.")
         }
@@ -259,7 +269,7 @@ public final class DirectoryUpdate {
     private func settleReservation() {
         let held = heldBytes
         if held < reserved {
-            budget.release(reserved - held)
+            budget.release(reserved - held, of: account)
             reserved = held
         }
     }
@@ -285,23 +295,38 @@ public final class DirectoryUpdate {
 /// when it ends. Updates grow on their owner's executor, but one may end on the thread that applies it.
 public final class DirectoryUpdateBudget: Sendable {
     public let limit: Int
-    private let held = Mutex(0)
+    /// What one account's open updates may hold together: one update's bound, however many
+    /// providers (Names) it opens them for.
+    public let perAccount: Int
+    private let held = Mutex<(total: Int, byAccount: [String: Int])>((0, [:]))
 
-    public init(limit: Int = DirectoryLimits.maximumOpenUpdateBytes) { self.limit = limit }
+    public init(limit: Int = DirectoryLimits.maximumOpenUpdateBytes, perAccount: Int = DirectoryLimits.maximumUpdateBytes) {
+        self.limit = limit
+        self.perAccount = perAccount
+    }
 
     /// What the open updates hold now.
-    public var heldBytes: Int { held.withLock { $0 } }
+    public var heldBytes: Int { held.withLock { $0.total } }
 
-    func take(_ bytes: Int) -> Bool {
+    enum Taking { case taken, accountFull, full }
+
+    func take(_ bytes: Int, for account: String) -> Taking {
         held.withLock { held in
-            guard held + bytes <= limit else { return false }
-            held += bytes
-            return true
+            let mine = held.byAccount[account, default: 0]
+            guard mine + bytes <= perAccount else { return .accountFull }
+            guard held.total + bytes <= limit else { return .full }
+            held.total += bytes
+            held.byAccount[account] = mine + bytes
+            return .taken
         }
     }
 
-    func release(_ bytes: Int) {
+    func release(_ bytes: Int, of account: String) {
         guard bytes > 0 else { return }
-        held.withLock { $0 -= bytes }
+        held.withLock { held in
+            held.total -= bytes
+            let left = held.byAccount[account, default: 0] - bytes
+            held.byAccount[account] = left > 0 ? left : nil
+        }
     }
 }

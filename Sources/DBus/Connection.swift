@@ -31,6 +31,8 @@ public final class Connection: @unchecked Sendable {
     var audience = SignalAudience()
     /// The most entries an `a{sv}` argument of an incoming call may have (`limitVariantDictionaries`).
     var maximumVariantDictionaryEntries = Int.max
+    /// The most elements an array argument of an incoming call may have (`limitArrays`).
+    var maximumArrayElements = Int.max
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -119,6 +121,12 @@ public final class Connection: @unchecked Sendable {
     /// refused with InvalidArgs as they are read, before the rest is decoded.
     public func limitVariantDictionaries(to entries: Int) {
         onQueueSync { maximumVariantDictionaryEntries = entries }
+    }
+
+    /// Incoming calls whose array arguments (at any depth) have more than `elements` elements are
+    /// refused with InvalidArgs as they are read: the work one call can make is bounded.
+    public func limitArrays(to elements: Int) {
+        onQueueSync { maximumArrayElements = elements }
     }
 
     // MARK: Queue

@@ -5,7 +5,7 @@ internal import CDBus
 /// libdbus' iterators (`Marshal`), as does anything libdbus refuses here.
 extension Message {
     /// The arguments read from the message's bytes; nil when the body carries unix fds.
-    func wireArguments(maximumVariantDictionaryEntries: Int = .max) throws(DBusError) -> [DBusValue]? {
+    func wireArguments(maximumVariantDictionaryEntries: Int = .max, maximumArrayElements: Int = .max) throws(DBusError) -> [DBusValue]? {
         let signature = self.signature.rawValue
         guard !signature.isEmpty else { return [] }
         return try withMarshalled { bytes throws(DBusError) in
@@ -13,7 +13,7 @@ extension Message {
             guard layout.bodyStart + layout.bodyLength <= bytes.count else { throw DBusError.invalidArgs("message body is cut short") }
             let body = UnsafeRawBufferPointer(rebasing: bytes[layout.bodyStart..<(layout.bodyStart + layout.bodyLength)])
             var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian,
-                                    maximumVariantDictionaryEntries: maximumVariantDictionaryEntries)
+                                    maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements)
             do throws(WireFailure) {
                 return try reader.readAll()
             } catch {

@@ -103,9 +103,11 @@ public final class Message: @unchecked Sendable {
         return try argumentsWithIterators()
     }
 
-    /// The arguments of an incoming call, with every `a{sv}` of at most `maximumVariantDictionaryEntries`.
-    func arguments(maximumVariantDictionaryEntries: Int) throws(DBusError) -> [DBusValue] {
-        if let values = try wireArguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries) { return values }
+    /// The arguments of an incoming call, with every `a{sv}` of at most `maximumVariantDictionaryEntries`
+    /// and every array of at most `maximumArrayElements`, refused as they are read.
+    func arguments(maximumVariantDictionaryEntries: Int, maximumArrayElements: Int = .max) throws(DBusError) -> [DBusValue] {
+        if let values = try wireArguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
+                                          maximumArrayElements: maximumArrayElements) { return values }
         let values = try argumentsWithIterators()
         // Bodies with unix fds (rare): bounded after the fact.
         if values.contains(where: { $0.hasVariantDictionary(over: maximumVariantDictionaryEntries) }) {

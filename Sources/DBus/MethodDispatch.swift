@@ -46,7 +46,8 @@ extension Connection {
         }
         let call: MethodCall
         do {
-            call = MethodCall(message: message, arguments: try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries),
+            call = MethodCall(message: message, arguments: try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
+                                                                      maximumArrayElements: maximumArrayElements),
                               interface: interfaceName, method: method,
                               caller: caller, connection: self)
         } catch {

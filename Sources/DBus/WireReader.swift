@@ -11,12 +11,21 @@ struct WireReader {
     /// `a{sv}` dictionaries with more entries are refused as they are read (InvalidArgs), before the
     /// rest is decoded: a 65 MB one of 2.7 M keys once took 670 MiB to hold as values.
     private var maximumVariantDictionaryEntries = Int.max
+    /// Arrays with more elements are refused the same way; one of fixed-size elements (numbers,
+    /// bytes) before a single one is read, from its length.
+    private var maximumArrayElements = Int.max
 
-    init(body: UnsafeRawBufferPointer, signature: String, bigEndian: Bool, maximumVariantDictionaryEntries: Int = .max) {
+    init(body: UnsafeRawBufferPointer, signature: String, bigEndian: Bool, maximumVariantDictionaryEntries: Int = .max,
+         maximumArrayElements: Int = .max) {
         self.body = body
         self.signature = Array(signature.utf8)
         self.bigEndian = bigEndian
         self.maximumVariantDictionaryEntries = maximumVariantDictionaryEntries
+        self.maximumArrayElements = maximumArrayElements
+    }
+
+    private func tooManyElements() -> WireFailure {
+        .invalid(DBusError.invalidArgs("an array of more than \(maximumArrayElements) elements: no argument of this interface takes that many at once (send it in batches)"))
     }
 
     /// Every value of the body, in order.
@@ -69,6 +78,14 @@ struct WireReader {
         let end = offset + length
         guard end <= body.count else { throw Self.malformed("array runs past the end of the body") }
         defer { index = elementEnd }
+        let fixedSize: Int? = switch signature[elementStart] {
+        case UInt8(ascii: "y"): 1
+        case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
+        case UInt8(ascii: "b"), UInt8(ascii: "i"), UInt8(ascii: "u"): 4
+        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"): 8
+        default: nil
+        }
+        if let fixedSize, length / fixedSize > maximumArrayElements { throw tooManyElements() }
         if signature[elementStart] == UInt8(ascii: "{") {
             let keyType = Signature(unchecked: String(decoding: signature[(elementStart + 1)...(elementStart + 1)], as: UTF8.self))
             let valueType = Signature(unchecked: String(decoding: signature[(elementStart + 2)..<(elementEnd - 1)], as: UTF8.self))
@@ -89,6 +106,7 @@ struct WireReader {
         }
         var items: [DBusValue] = []
         while offset < end {
+            if items.count == maximumArrayElements { throw tooManyElements() }
             var cursor = elementStart
             items.append(try read(at: &cursor))
         }
@@ -101,6 +119,7 @@ struct WireReader {
         guard !inner.isEmpty, (try? Self.end(of: inner, at: 0)) == inner.count else { throw Self.malformed("a variant must hold one complete type") }
         var nested = WireReader(body: body, signature: inner, bigEndian: bigEndian, offset: offset)
         nested.maximumVariantDictionaryEntries = maximumVariantDictionaryEntries
+        nested.maximumArrayElements = maximumArrayElements
         var index = 0
         let value = try nested.read(at: &index)
         offset = nested.offset

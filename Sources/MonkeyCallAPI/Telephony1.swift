@@ -456,10 +456,8 @@ extension Telephony1 {
             path of its CallDirectoryUpdate object
             (/org/monkeycall/Telephony1/Provider/N/DirectoryUpdate).
             incremental: false replaces the whole directory; true applies additions
-            and removals since the last successful update. One app (a sandboxed
-            app; a host process, whatever Names it uses) has at most two open
-            at once (LimitsExceeded).
-            """, errors: [APIError.currentlyLoading.rawValue, DBusError.Name.accessDenied, DBusError.Name.limitsExceeded])
+            and removals since the last successful update.
+            """, errors: [APIError.currentlyLoading.rawValue, DBusError.Name.accessDenied])
 
         public static let didBegin = SignalSpec(interface, "DidBegin", doc: """
             the provider is ready. Sent to the owner only.
@@ -731,12 +729,14 @@ extension Telephony1 {
         public static let interface = "org.monkeycall.Telephony1.CallDirectoryUpdate"
 
         public static let addBlockingEntries = MethodSpec(interface, "AddBlockingEntries", in: Arg("numbers", [Int64].self), doc: """
-            adds numbers to block. An open update holds at most
+            adds numbers to block, at most 262,144 a call (as every array
+            argument; InvalidArgs past it). An open update holds at most
             128 MiB, additions and removals together (8 bytes a number, 10
             and its label for an identification entry; removing an addition
-            frees nothing), and all apps' open updates 256 MiB together
-            (MaximumEntriesExceeded past either: complete it and continue in
-            an incremental update).
+            frees nothing); one app's open updates (a sandboxed app; a host
+            process, whatever Names it uses) hold 128 MiB together, and all
+            apps' 256 MiB (MaximumEntriesExceeded past any of them: complete
+            it and continue in an incremental update).
             """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let addIdentificationEntries = MethodSpec(interface, "AddIdentificationEntries", in: Arg("numbers", [Int64].self), Arg("labels", [String].self), doc: """
@@ -969,6 +969,10 @@ extension Telephony1 {
     /// The most entries an `a{sv}` argument may have: more than any of the contract's dictionaries
     /// has keys. A bigger one is InvalidArgs before it is decoded.
     public static let maximumDictionaryEntries = 64
+    /// The most elements an array argument may have: a directory batch of 262,144 numbers (2 MiB),
+    /// an icon of 256 KiB. More is InvalidArgs before it is decoded, so that no one call (decoded
+    /// while every other app waits) costs more than that.
+    public static let maximumArrayElements = 262_144
 
     public enum Key {
         public static let name = "Name"

@@ -12,22 +12,12 @@ extension DirectoryInterfaces {
         Telephony1.directoryUpdatePath(Telephony1.providerPath(provider.rawValue))
     }
 
-    /// Directory updates one app may have open at once, over all its providers.
-    static let openUpdatesPerApp = 2
-
     func beginUpdate(_ provider: Provider, incremental: Bool) throws -> ObjectPath {
         guard let directories = context.screening.directories else { throw DBusError.failed("call directories are unavailable on this system") }
-        // Per app (a host process, whatever Names it uses): at most two open at once.
-        if !provider.process.isEmpty {
-            let open = context.switchboard.providers.values.count {
-                $0.process == provider.process && $0.id != provider.id && directories.openUpdate(providerName: $0.appKey) != nil
-            }
-            guard open < Self.openUpdatesPerApp else {
-                throw DBusError.limitsExceeded("This app already has \(open) directory updates open; the limit is \(Self.openUpdatesPerApp). Complete or cancel one first.")
-            }
-        }
         do {
-            _ = try directories.beginUpdate(providerName: provider.appKey, kind: incremental ? .incremental : .complete)
+            // Paid for by the app (a host process, whatever Names it uses): its open updates hold 128 MiB together.
+            _ = try directories.beginUpdate(providerName: provider.appKey, kind: incremental ? .incremental : .complete,
+                                            account: provider.process.isEmpty ? provider.appKey : provider.process)
         } catch {
             throw error.dbusError
         }

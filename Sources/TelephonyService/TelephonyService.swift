@@ -160,6 +160,7 @@ public final class TelephonyService {
         }
         connection.setAccessPolicy(ServiceAccessPolicy(context: context))
         connection.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
+        connection.limitArrays(to: Telephony1.maximumArrayElements)
         connection.onSubscriptionDropped { [context] subscriber in
             TelephonyActor.assumeIsolated {
                 context.logger.warning("\(subscriber) stopped reading its signals: its subscription is dropped (it may subscribe again)")

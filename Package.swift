@@ -32,6 +32,12 @@ let package = Package(
         // C shims: the system libraries, found through pkg-config.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CLibnotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CCanberra", pkgConfig: "libcanberra", providers: [.apt(["libcanberra-dev"])]),
+        // One GLib main loop on a thread of its own, for libnotify, GSettings and libcanberra.
+        .target(name: "GLibLoop", dependencies: ["CGLib"]),
+        // The ringtone: a looped sound through libcanberra, knowing nothing of D-Bus or calls.
+        .target(name: "Ringtone", dependencies: ["CCanberra", "GLibLoop", logging]),
         // evolution-data-server's client library, for monkeycall-contacts only (never linked into the daemon).
         .systemLibrary(name: "CEBook", pkgConfig: "libebook-1.2", providers: [.apt(["libebook1.2-dev"])]),
         // glibc's malloc.h (mallopt), which Swift's Glibc module leaves out.
@@ -52,7 +58,7 @@ let package = Package(
         .target(name: "ScreenText"),
 
         // Desktop notifications through libnotify, knowing nothing of telephony.
-        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "ScreenText", logging, orderedCollections]),
+        .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "GLibLoop", "ScreenText", logging, orderedCollections]),
 
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
         .target(name: "CallHistory", dependencies: ["QueueExecutor", grdb]),
@@ -76,7 +82,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),

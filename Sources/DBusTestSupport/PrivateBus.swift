@@ -72,6 +72,9 @@ public final class PrivateBus: @unchecked Sendable {
         env["GSETTINGS_BACKEND"] = "memory"
         // No system bus: a daemon under test never takes a sleep inhibitor from the machine's logind.
         env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + directory.appendingPathComponent("no-system-bus").path
+        // No sound server unless a test brings one (SoundServer): a ringing test call never plays
+        // on the machine's speakers.
+        env["PULSE_SERVER"] = "unix:" + directory.appendingPathComponent("no-sound-server").path
         return env
     }
 

@@ -1,3 +1,4 @@
+import GLibLoop
 import CLibnotify
 import Foundation
 import Logging

@@ -645,6 +645,17 @@ extension Telephony1 {
             whether the call is muted.
             """)
 
+        public static let silence = MethodSpec(interface, "Silence", doc: """
+            stops this call's ringtone; the call keeps ringing on screen and
+            in its app (iOS: a press of the side button). Host callers and the
+            call's own app. InvalidAction when it is not ringing.
+            """, errors: [APIError.invalidAction.rawValue, DBusError.Name.accessDenied])
+
+        public static let silenced = PropertySpec(interface, "Silenced", Bool.self, doc: """
+            whether the call's ringtone was silenced (Silence, the
+            notification's Silence button, or its dismissal).
+            """)
+
         public static let hasConnected = PropertySpec(interface, "HasConnected", Bool.self, doc: """
             whether the call has connected.
             """)
@@ -700,6 +711,7 @@ extension Telephony1 {
             setHeld,
             setMuted,
             playDTMF,
+            silence,
             uuid,
             provider,
             providerName,
@@ -710,6 +722,7 @@ extension Telephony1 {
             state,
             onHold,
             muted,
+            silenced,
             hasConnected,
             hasEnded,
             hasVideo,

@@ -61,6 +61,8 @@ public struct Call: Hashable, Sendable, Identifiable {
     /// Changed only by `move(to:at:reason:)`, with the timestamps and flags that go with it.
     public private(set) var state: CallState
     public internal(set) var muted: Bool = false
+    /// Its ringtone was silenced (`Switchboard.silence`): it rings on, without a sound.
+    public internal(set) var silenced: Bool = false
     /// Whether the call was ever active (it stays true once held or ended).
     public private(set) var hasConnected: Bool = false
     public internal(set) var hasVideo: Bool

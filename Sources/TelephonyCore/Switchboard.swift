@@ -169,6 +169,20 @@ public final class Switchboard {
         }
     }
 
+    // MARK: - The ringtone
+
+    /// Silences a ringing call's ringtone (iOS: the side button): it keeps ringing on screen and in
+    /// its app. Silencing it again changes nothing.
+    public func silence(_ uuid: UUID) throws(TelephonyError) {
+        beginOperation(); defer { endOperation() }
+        guard var call = liveCalls[uuid] else { throw .unknownCallUUID(uuid) }
+        guard call.state == .ringing else { throw .invalidAction("Cannot silence call \(uuid.lowercased): it is not ringing.") }
+        guard !call.silenced else { return }
+        call.silenced = true
+        liveCalls[uuid] = call
+        emit(.callChanged(call))
+    }
+
     // MARK: - Providers
 
     /// `appID`: the sandboxed app behind `owner` ("" for a host app); `process`: who pays for it

@@ -39,7 +39,9 @@ struct CallNotification {
     // MARK: What the desktop shows
 
     /// "Incoming call", ringing with the app's sound (silenced once dismissed), urgent.
-    func ringing(othersUp: [Call], app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
+    /// `servicePlaysRingtone`: the service plays the ringtone itself (`CallRingtone`): the server
+    /// plays none, and a Silence button stops it while it plays.
+    func ringing(othersUp: [Call], app: ProviderConfiguration?, service: ServiceContext, servicePlaysRingtone: Bool = false) -> DesktopNotification {
         var notification = base(summary: call.hasVideo ? "Incoming video call" : "Incoming call",
                                 body: NotificationText.caller(call, service), category: "call.incoming", app: app)
         notification.urgency = .critical
@@ -49,8 +51,10 @@ struct CallNotification {
         if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {
             notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
         }
-        notification.suppressesSound = dismissals > 0
-        notification.actions = actions(Button.ringing(othersUp: othersUp), opensApp: !notification.desktopEntry.isEmpty)
+        notification.suppressesSound = servicePlaysRingtone || dismissals > 0
+        var buttons = Button.ringing(othersUp: othersUp)
+        if servicePlaysRingtone, !call.silenced, dismissals == 0 { buttons.insert(.silence, at: buttons.count - 1) }
+        notification.actions = actions(buttons, opensApp: !notification.desktopEntry.isEmpty)
         return notification
     }
 
@@ -145,13 +149,15 @@ extension CallNotification {
         /// A click on the ringing notification's body: servers such as dunst close on a click and hide
         /// the buttons in a menu.
         case body = "default"
+        /// Stops the ringtone the service plays; the call rings on.
+        case silence
         case hangUp = "hang-up", mute, unmute, hold, resume
         case showApp = "show-app"
         case callBack = "call-back"
 
         var phase: Phase {
             switch self {
-            case .answer, .decline, .holdAndAnswer, .endAndAnswer, .body: .ringing
+            case .answer, .decline, .holdAndAnswer, .endAndAnswer, .body, .silence: .ringing
             case .hangUp, .mute, .unmute, .hold, .resume, .showApp: .ongoing
             case .callBack: .missed
             }
@@ -165,6 +171,7 @@ extension CallNotification {
             case .holdAndAnswer: "Hold & Answer"
             case .endAndAnswer: "End & Answer"
             case .body: opensApp ? "Open \(call.appDisplayName)" : "Answer"
+            case .silence: "Silence"
             case .hangUp: "Hang Up"
             case .mute: "Mute"
             case .unmute: "Unmute"
@@ -182,6 +189,8 @@ extension CallNotification {
             case transaction([ActionRequest])
             /// The call's app comes forward.
             case showApp
+            /// The call's ringtone stops.
+            case silence
         }
 
         /// `others`: the other calls, for End & Answer.
@@ -189,6 +198,7 @@ extension CallNotification {
             let uuid = call.uuid
             return switch self {
             case .body where opensApp, .showApp: .showApp
+            case .silence: .silence
             case .answer, .holdAndAnswer, .body: .transaction([.answer(uuid)])
             case .decline, .hangUp: .transaction([.end(uuid)])
             case .endAndAnswer:

@@ -31,6 +31,8 @@ final class CallNotifications: SwitchboardObserver {
     private let service: ServiceContext
     /// Brings a call's app forward (its button, or a click on a ringing notification's body).
     private let showApp: AppActivation
+    /// Plays the ringtone of the call that rings on screen first; nil: the notification server's sound.
+    private let ringtone: CallRingtone?
 
     /// The calls that ring or are up.
     private var calls: [UUID: CallNotification] = [:]
@@ -42,10 +44,11 @@ final class CallNotifications: SwitchboardObserver {
     /// Missed-call notifications on screen, oldest first, with the call for "Call back".
     private var missedShown: [(key: String, call: Call)] = []
 
-    init(board: NotificationBoard, service: ServiceContext, showApp: AppActivation) {
+    init(board: NotificationBoard, service: ServiceContext, showApp: AppActivation, ringtone: CallRingtone? = nil) {
         self.board = board
         self.service = service
         self.showApp = showApp
+        self.ringtone = ringtone
         board.onServerAppeared { [weak self] in self?.show() }
     }
 
@@ -97,6 +100,8 @@ final class CallNotifications: SwitchboardObserver {
             post(notification.ongoing(app: app(of: notification.call), service: service), phase: .ongoing, call: uuid)
         }
         postCount(of: ringing, shown: ringingChosen, noun: "incoming call", key: Self.moreRingingKey, category: "call.incoming")
+        // The first call that rings on screen, unsilenced, rings aloud; none does otherwise.
+        ringtone?.follow(ringingChosen.compactMap { calls[$0] }.first { !$0.call.silenced && $0.dismissals == 0 }?.call)
         // With the cards off, no count of them either.
         postCount(of: showsOngoing ? ongoing : FairShare(), shown: ongoingChosen, noun: "call", key: Self.moreOngoingKey, category: "call.ongoing")
     }
@@ -104,7 +109,8 @@ final class CallNotifications: SwitchboardObserver {
     /// Its buttons depend on the calls that are up (and not on hold): Hold & Answer, End & Answer.
     private func postRinging(_ notification: CallNotification) {
         let othersUp = calls.values.map(\.call).filter { !$0.onHold && $0.state != .ringing }
-        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), service: service), phase: .ringing, call: notification.call.uuid)
+        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), service: service, servicePlaysRingtone: ringtone != nil),
+             phase: .ringing, call: notification.call.uuid)
     }
 
     private func post(_ desktop: DesktopNotification, phase: CallNotification.Phase, call uuid: UUID) {
@@ -139,6 +145,8 @@ final class CallNotifications: SwitchboardObserver {
         case .action(let id):
             press(id, on: notification)
         case .dismissed where phase == .ringing:
+            // Dismissed: its ringtone stops (the call rings on, silently).
+            try? service.switchboard.silence(uuid)
             calls[uuid]?.dismissed()
             if let again = calls[uuid], again.dismissals == 1, shown.contains(uuid) { postRinging(again) }
         case .dismissed, .expired:
@@ -164,6 +172,8 @@ final class CallNotifications: SwitchboardObserver {
         switch button.effect(on: call, opensApp: opensApp, others: others) {
         case .showApp:
             showApp.show(call)
+        case .silence:
+            try? service.switchboard.silence(call.uuid)
         case .transaction(let requests):
             do {
                 _ = try service.switchboard.requestTransaction(requests, requester: nil)

@@ -63,6 +63,7 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             method(API.end) { calls, call in _ = try calls.controller.request([.end(uuid)], from: call.sender) }
             method(API.setHeld) { calls, call, onHold in _ = try calls.controller.request([.setHeld(uuid, onHold)], from: call.sender) }
             method(API.setMuted) { calls, call, muted in _ = try calls.controller.request([.setMuted(uuid, muted)], from: call.sender) }
+            method(API.silence) { calls, _ in try calls.context.switchboard.silence(uuid) }
             method(API.playDTMF) { calls, call, digits in
                 _ = try calls.controller.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
             }

@@ -19,6 +19,7 @@ enum Encode {
         set(API.state, call.state.rawValue)
         set(API.onHold, call.onHold)
         set(API.muted, call.muted)
+        set(API.silenced, call.silenced)
         set(API.hasConnected, call.hasConnected)
         set(API.hasEnded, call.hasEnded)
         set(API.hasVideo, call.hasVideo)

@@ -5,6 +5,7 @@ import Foundation
 import CallHistory
 import DesktopNotifications
 import Logging
+import Ringtone
 import Synchronization
 import TelephonyCore
 
@@ -27,6 +28,9 @@ public struct ServiceOptions: Sendable {
     /// Calls that are up have an ongoing-call notification (unless the user's `ShowsCallControls`
     /// says no); false turns it off for good.
     public var showsCallControls = true
+    /// The service plays the ringtone of the call that rings (`monkeycalld --no-ringtone`: the
+    /// notification server's sound, once, as before).
+    public var playsRingtone = true
     /// Callers are named from the user's address book (`AddressBook.Configuration.standard`: GNOME's
     /// address books, KPeople's vCard store, `monkeycalld --contacts` folders), read in the
     /// background from `start()`. Nil: no address book (the default, as in-process tests want).
@@ -111,7 +115,9 @@ public final class TelephonyService {
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
         let board = notifier.map { NotificationBoard(notifier: $0) }
         let showApp = AppActivation(context: context)
-        let callNotifications = board.map { CallNotifications(board: $0, service: context, showApp: showApp) }
+        // The service rings itself unless told not to (`--no-ringtone`): a notification server plays a sound once at most.
+        let ringtone = options.playsRingtone ? CallRingtone(ringer: Ringer(applicationName: "MonkeyCall", logger: logger), service: context) : nil
+        let callNotifications = board.map { CallNotifications(board: $0, service: context, showApp: showApp, ringtone: ringtone) }
         let links = LinkConfirmation(board: board, context: context, controller: controller)
         manager = ManagerObject(context: context, providers: providers, controller: controller, links: links, callNotifications: callNotifications)
         desktopSources = DesktopDoNotDisturbSources(context: context, board: board)

@@ -47,6 +47,9 @@ struct Daemon: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show an ongoing-call notification (Hang Up, Mute, Hold, the app) for every call that is up; the ShowsCallControls setting can turn it off too.")
     var callControls = true
 
+    @Flag(inversion: .prefixedNo, help: "Play the ringtone of a ringing call through the sound server, looped until the call stops ringing; --no-ringtone leaves the sound to the notification server (played once, if at all).")
+    var ringtone = true
+
     @Flag(inversion: .prefixedNo, help: "Pause media players (MPRIS) during calls and resume them after; the PausesMediaDuringCalls setting can turn it off too.")
     var pauseMedia = true
 
@@ -147,6 +150,7 @@ struct Daemon: ParsableCommand {
         options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia
         options.showsCallControls = callControls
+        options.playsRingtone = ringtone
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
         // Relative folders as the user meant them: from where the daemon was started.

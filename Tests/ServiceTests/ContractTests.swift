@@ -82,6 +82,7 @@ struct NamesWrittenOnceTests {
     static let elsewhere: [String: String] = [
         // The ringing notification's button label, text for a person.
         "Sources/TelephonyService/CallNotification.swift Answer": "a button label",
+        "Sources/TelephonyService/CallNotification.swift Silence": "a button label",
         // The link question's buttons, text for a person.
         "Sources/TelephonyService/LinkConfirmation.swift Call": "a button label",
         "Sources/TelephonyService/LinkConfirmation.swift Cancel": "a button label",

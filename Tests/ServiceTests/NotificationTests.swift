@@ -49,12 +49,14 @@ struct NotificationTests {
             #expect(shown.summary == "Incoming call")
             #expect(shown.body == "&lt;b&gt;&amp;&quot;&apos;\nalice")
             #expect(shown.icon == "call-start")
-            #expect(shown.actions == ["answer", "Answer", "decline", "Decline", "default", "Open Monkey"])
+            // The service rings itself: Silence stops it, and the server plays no sound of its own.
+            #expect(shown.actions == ["answer", "Answer", "decline", "Decline", "silence", "Silence", "default", "Open Monkey"])
             #expect(shown.timeout == 0)
             #expect(shown.hints["category"] == .string("call.incoming"))
             #expect(shown.hints["urgency"] == .byte(2))
             #expect(shown.hints["resident"] == .bool(true))
             #expect(shown.hints["sound-name"] == .string("phone-incoming-call"))
+            #expect(shown.hints["suppress-sound"] == .bool(true))
             #expect(shown.hints["desktop-entry"] == .string("org.example.Monkey"))
 
             try await app.reportIncoming("bob", update: ["HasVideo": .bool(true)])
@@ -109,7 +111,7 @@ struct NotificationTests {
 
             let second = try await app.reportIncoming("bob")
             let shown = try #require(await server.notified.next())
-            #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer", "default"])
+            #expect(Self.actionIDs(shown) == ["answer", "decline", "hold-and-answer", "end-and-answer", "silence", "default"])
             try server.invoke(shown.id, "end-and-answer")
             let end = try #require(await app.nextAction("end"))
             #expect(end.call == first)

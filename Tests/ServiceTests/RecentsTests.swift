@@ -172,7 +172,10 @@ struct RecentsTests {
                 _ = try? await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])
             }
         }
-        for _ in 0..<20 { _ = await added.next() }
+        // Twenty announced before the kill, each waited for (a minute at most: the suite loads 2 cores).
+        for index in 0..<20 {
+            guard await added.next(timeout: .seconds(60)) != nil else { Issue.record("entry \(index + 1) was never announced"); break }
+        }
         daemon.daemon.kill()
         _ = await daemon.daemon.waitForExit()
         ender.cancel()

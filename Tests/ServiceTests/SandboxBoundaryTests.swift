@@ -90,8 +90,9 @@ struct SandboxBoundaryTests {
 
     @Test("deny by default: every member of every interface, from a sandboxed app, on the root, its own and another app's provider, call and directory update, and paths with no object: answered as the grant table says")
     func denyByDefaultWalk() async throws {
-        // Its own call must ring for the whole walk, however slow the machine.
-        let daemon = try await RunningDaemon(["--ring-timeout", "3600"])
+        // Its own call must ring for the whole walk, however slow the machine, and its Answer (which
+        // the app never fulfils) must not time out and end it.
+        let daemon = try await RunningDaemon(["--ring-timeout", "3600", "--action-timeout", "3600"])
         let other = try await TestProvider(bus: daemon.bus, name: "Other", configuration: [:])
         let otherCall = try await other.reportIncoming("+15550001")
         let app = try await SandboxedApp(appID: "org.example.Walker", bus: daemon.bus)

@@ -1,13 +1,15 @@
-import CLibnotify
+internal import CGLib
 import Foundation
 
 /// A GLib main loop on a thread of its own. libnotify (GDBus underneath)
 /// delivers its signals in the main context where its proxy was made, and
 /// GSettings its change notifications likewise, so every libnotify and
-/// GSettings call is made here, through `perform`.
-final class GLibLoop: @unchecked Sendable {
+/// GSettings call is made here, through `perform`; the ringtone's libcanberra
+/// calls too. One thread for all of them: no dispatch queue (whose workers would
+/// wake libdispatch's monitor every second for good), no thread per library.
+public final class GLibLoop: @unchecked Sendable {
     /// The one loop of the process: notifications and desktop settings share its thread.
-    static let shared = GLibLoop(name: "glib")
+    public static let shared = GLibLoop(name: "glib")
 
     private let context: OpaquePointer
     private let loop: OpaquePointer
@@ -32,7 +34,7 @@ final class GLibLoop: @unchecked Sendable {
     private static let handOver = NSLock()
 
     /// Runs `work` on the loop's thread, in order.
-    func perform(_ work: @escaping () -> Void) {
+    public func perform(_ work: @escaping () -> Void) {
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         Self.handOver.withLock {}
         g_main_context_invoke_full(context, 0, { data in

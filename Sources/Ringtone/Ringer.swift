@@ -1,0 +1,199 @@
+internal import CCanberra
+import Foundation
+import GLibLoop
+import Logging
+import Synchronization
+
+/// A ringtone: one sound looped through the session's sound server (PulseAudio, or PipeWire's
+/// pulse server) with libcanberra, until it is stopped. Notification servers play a sound once at
+/// most (GNOME Shell never while locked): a phone rings until it is answered, so the one who rings
+/// loops it.
+///
+/// Every libcanberra call is made on the shared GLib loop's thread, in order; the context is made
+/// at the first ring, so that a daemon that never rings never loads the sound server's client.
+/// No sound server, or one that goes away: calls do not notice, one warning is logged, and the
+/// next ring tries again.
+public final class Ringer: @unchecked Sendable {
+    /// What to play: a sound-theme name (`phone-incoming-call`), or a file (host apps only).
+    public enum Sound: Sendable, Equatable {
+        case themeName(String)
+        case file(String)
+    }
+
+    /// The freedesktop sound theme's ringtone: played when no other is given or the given one fails.
+    public static let defaultSound = Sound.themeName("phone-incoming-call")
+    /// Sound files past this size are not played (the theme's default is): a ringtone is seconds long.
+    public static let maximumFileBytes = 16 << 20
+
+    private let loop = GLibLoop.shared
+    private let logger: Logger
+    private let applicationName: String
+    // Only touched on the loop thread.
+    private var context: OpaquePointer?
+    private var ringing: Ring?
+    private var nextID: UInt32 = 1
+    private var warned = false
+    /// What tests and the bench read: whether a ring is playing, and of which key.
+    private let state = Mutex<String?>(nil)
+
+    private struct Ring {
+        let key: String
+        var sound: Sound
+        let app: String
+        /// libcanberra's id of the play in progress.
+        var id: UInt32
+    }
+
+    public init(applicationName: String, logger: Logger) {
+        self.applicationName = applicationName
+        self.logger = logger
+    }
+
+    /// The key whose ring is playing, if any.
+    public var ringingKey: String? { state.withLock { $0 } }
+
+    /// Rings for `key` (a call), looping `sound` for the app `app` until `stop`; a ring for another
+    /// key replaces it (one ringtone at a time). Ringing the same key again changes nothing.
+    public func ring(_ key: String, sound: Sound, app: String) {
+        loop.perform {
+            if self.ringing?.key == key { return }
+            self.cancelCurrent()
+            self.ringing = Ring(key: key, sound: self.playable(sound), app: app, id: 0)
+            self.state.withLock { $0 = key }
+            self.play()
+        }
+    }
+
+    /// Stops the ring for `key` (nil: whatever rings).
+    public func stop(_ key: String? = nil) {
+        loop.perform {
+            guard let ringing = self.ringing, key == nil || ringing.key == key else { return }
+            self.cancelCurrent()
+        }
+    }
+
+    // MARK: On the loop thread
+
+    private func cancelCurrent() {
+        guard let ringing else { return }
+        self.ringing = nil
+        state.withLock { $0 = nil }
+        if let context { ca_context_cancel(context, ringing.id) }
+    }
+
+    /// The sound itself, or the default when a file cannot be what it says (missing, not a
+    /// regular file, or huge); libcanberra reports one it cannot decode, and the default plays then.
+    private func playable(_ sound: Sound) -> Sound {
+        guard case .file(let path) = sound else { return sound }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              attributes[.type] as? FileAttributeType == .typeRegular,
+              let size = attributes[.size] as? Int, size <= Self.maximumFileBytes else {
+            logger.warning("ringtone \(path) is missing, not a file, or larger than \(Self.maximumFileBytes >> 20) MiB: the default rings")
+            return Self.defaultSound
+        }
+        return sound
+    }
+
+    /// The context, made and connected at the first ring; nil (and said once) when there is no
+    /// sound server: the next ring tries again.
+    private func openContext() -> OpaquePointer? {
+        if let context { return context }
+        var made: OpaquePointer?
+        guard ca_context_create(&made) == Int32(CA_SUCCESS), let made else { return nil }
+        var properties: OpaquePointer?
+        ca_proplist_create(&properties)
+        ca_proplist_sets(properties, "application.name", applicationName)
+        ca_proplist_sets(properties, "application.id", "org.monkeycall.Telephony1")
+        ca_context_change_props_full(made, properties)
+        ca_proplist_destroy(properties)
+        // The session's sound server only (PulseAudio, or PipeWire's pulse server): never a sound
+        // card behind its back.
+        ca_context_set_driver(made, "pulse")
+        let opened = ca_context_open(made)
+        guard opened == Int32(CA_SUCCESS) else {
+            warnOnce("cannot ring: no sound server (\(String(cString: ca_strerror(opened)))); calls still work, the next ring tries again")
+            ca_context_destroy(made)
+            return nil
+        }
+        context = made
+        return made
+    }
+
+    private func warnOnce(_ message: String) {
+        guard !warned else { return }
+        warned = true
+        logger.warning("\(message)")
+    }
+
+    /// Plays the current ring's sound once; when it ends, `finished` plays it again.
+    private func play() {
+        guard var ring = ringing, let context = openContext() else {
+            ringing = nil
+            state.withLock { $0 = nil }
+            return
+        }
+        ring.id = nextID
+        nextID = nextID == UInt32.max ? 1 : nextID + 1
+        ringing = ring
+        var properties: OpaquePointer?
+        ca_proplist_create(&properties)
+        defer { ca_proplist_destroy(properties) }
+        switch ring.sound {
+        case .themeName(let name): ca_proplist_sets(properties, "event.id", name)
+        case .file(let path): ca_proplist_sets(properties, "media.filename", path)
+        }
+        ca_proplist_sets(properties, "media.role", "phone")
+        ca_proplist_sets(properties, "event.description", "Incoming call")
+        ca_proplist_sets(properties, "application.name", ring.app.isEmpty ? applicationName : ring.app)
+        // Never cached in the server: a file may change between calls.
+        ca_proplist_sets(properties, "canberra.cache-control", "never")
+        let box = Unmanaged.passRetained(FinishBox(ringer: self, id: ring.id)).toOpaque()
+        let result = ca_context_play_full(context, ring.id, properties, { _, _, error, data in
+            // On libcanberra's thread: back to the loop.
+            let box = Unmanaged<FinishBox>.fromOpaque(data!).takeRetainedValue()
+            box.ringer?.loop.perform { box.ringer?.finished(box.id, error) }
+        }, box)
+        if result != Int32(CA_SUCCESS) {
+            // Not started: the callback will not come.
+            Unmanaged<FinishBox>.fromOpaque(box).release()
+            failed(ring, result)
+        }
+    }
+
+    private final class FinishBox {
+        weak var ringer: Ringer?
+        let id: UInt32
+        init(ringer: Ringer, id: UInt32) {
+            self.ringer = ringer
+            self.id = id
+        }
+    }
+
+    /// A play ended: again while its ring goes on; a failure falls back or gives up.
+    private func finished(_ id: UInt32, _ error: Int32) {
+        guard let ring = ringing, ring.id == id else { return }
+        if error == Int32(CA_SUCCESS) {
+            play()
+        } else if error != Int32(CA_ERROR_CANCELED) {
+            failed(ring, error)
+        }
+    }
+
+    private func failed(_ ring: Ring, _ error: Int32) {
+        let reason = String(cString: ca_strerror(error))
+        if ring.sound != Self.defaultSound {
+            logger.warning("cannot play ringtone \(ring.sound) (\(reason)): the default rings")
+            ringing?.sound = Self.defaultSound
+            play()
+            return
+        }
+        warnOnce("cannot ring (\(reason)); calls still work, the next ring tries again")
+        ringing = nil
+        state.withLock { $0 = nil }
+        // A server that went away: a new context for the next ring.
+        if let context, error == Int32(CA_ERROR_DISCONNECTED) || error == Int32(CA_ERROR_STATE) {
+            ca_context_destroy(context)
+            self.context = nil
+        }
+    }
+}

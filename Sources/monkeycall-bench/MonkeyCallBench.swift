@@ -92,7 +92,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
             // As a user runs it, but keeping every call in Recents: what is missing there was lost.
             let lifecycles = lifecycles ?? 1_000_000
             let recorded = lifecycles + Lifecycles.warmUp(providers)
-            try await withDaemon(path, options: ["--recents-limit", "\(recorded)"] + daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
+            try await withDaemon(path, options: ["--recents-limit", "\(recorded)"] + Self.manyApps + daemonOptions) { try await Soak.run($0, providers: providers, lifecycles: lifecycles) }
             return
         }
         let counts = Counts(quick: quick, iterations: iterations)
@@ -133,11 +133,14 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
     }
 
+    /// The bench plays many apps from one process (which the daemon counts as one app): it may
+    /// register as many providers as it needs, as fast as it can (a round of the floor registers
+    /// afresh). The limits stay for apps: these are options of this daemon only.
+    static let manyApps = ["--registration-rate", "0", "--providers-per-app", "10000", "--subscriptions-per-app", "4096"]
+
     /// The daemon as the bench runs it: ringing calls outlive the 45 s ring timeout, and one app
-    /// reports calls and registers providers (a round of the floor registers afresh) as fast as it
-    /// can, since the flood guard and the registration limit would measure themselves. Both limits
-    /// stay for apps: these are options of this daemon only.
-    static let unthrottled = ["--ring-timeout", "600", "--incoming-call-rate", "0", "--registration-rate", "0"]
+    /// reports calls as fast as it can, since the flood guard would measure itself.
+    static let unthrottled = ["--ring-timeout", "600", "--incoming-call-rate", "0"] + manyApps
 
     /// The daemon as the full run measures it (and `--floor`, to compare with it). Ringing calls
     /// of the memory phase must outlive the default 45 s ring timeout; one app's calls go as fast
@@ -198,7 +201,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         }
 
         progress("call lifecycles: \(oneByOne) over 1 provider with 16 subscribers, and \(oneByOne) with none, in alternating rounds")
-        // 16: the most subscribed connections one app (the bench is one process) may have.
+        // 16: the most subscribed connections one app may have.
         let subscribers = try await SubscriberCost.measure(address: service.address, count: oneByOne, subscribers: 16)
 
         progress("notification latency: \(counts.notifications) incoming calls")

@@ -52,6 +52,9 @@ enum NotificationLatency {
             guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
             guard await entries.next(timeout: .seconds(10)) != nil else { throw BenchError("the call was not recorded in Recents") }
         }
+        // Released before returning, not at close: the next round's server takes the name at once,
+        // and a close is asynchronous (the bus could still have the name owned: "name taken").
+        try await server.connection.releaseName(NotificationServer.name)
         return Result(notify: Samples(samples), ping: Samples(pings))
     }
 }

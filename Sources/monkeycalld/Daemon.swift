@@ -35,6 +35,14 @@ struct Daemon: ParsableCommand {
                                valueName: "registrations"))
     var registrationRate: Int = SwitchboardLimits().registrationsPerMinute
 
+    @Option(help: ArgumentHelp("Providers one app (a sandboxed app, or a host process whatever its Names) may have registered at once (for a benchmark that plays many apps from one process).",
+                               valueName: "providers"))
+    var providersPerApp: Int = SwitchboardLimits().maximumProvidersPerApp
+
+    @Option(help: ArgumentHelp("Connections of one app (a sandboxed app, or a host process) that may subscribe to the service's signals (for a benchmark that plays many apps from one process).",
+                               valueName: "connections"))
+    var subscriptionsPerApp: Int = SwitchboardLimits().maximumSubscriptionsPerApp
+
     @Option(help: "The Recents and Favorites database; settings and call directories go beside it (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite, else $HOME/.local/share/monkeycall/monkeycall.sqlite).")
     var database: String?
 
@@ -78,6 +86,7 @@ struct Daemon: ParsableCommand {
         guard actionTimeout > 0, ringTimeout > 0 else { throw ValidationError("timeouts must be positive") }
         guard incomingCallRate >= 0, incomingCallRate.isFinite else { throw ValidationError("--incoming-call-rate must be 0 or more") }
         guard registrationRate >= 0 else { throw ValidationError("--registration-rate must be 0 or more") }
+        guard providersPerApp >= 1, subscriptionsPerApp >= 1 else { throw ValidationError("--providers-per-app and --subscriptions-per-app must be 1 or more") }
         guard recentsLimit >= 1 else { throw ValidationError("--recents-limit must be 1 or more") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level '\(logLevel)'") }
         guard addressBook || contacts.isEmpty else { throw ValidationError("--contacts needs the address book: drop --no-address-book") }
@@ -146,6 +155,8 @@ struct Daemon: ParsableCommand {
         options.limits.incomingCallsPerSecond = incomingCallRate
         options.limits.incomingCallBurst = max(1, Int((2 * incomingCallRate).rounded(.up)))
         options.limits.registrationsPerMinute = registrationRate
+        options.limits.maximumProvidersPerApp = providersPerApp
+        options.limits.maximumSubscriptionsPerApp = subscriptionsPerApp
         options.dataDirectory = dataFolder.path
         options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia

@@ -21,7 +21,12 @@ final class RunningDaemon: @unchecked Sendable {
         ownsBus = bus == nil || owningBus
         // The database, like the bus, lives in the bus's folder unless the test names one.
         let database = extra.contains("--database") ? [] : ["--database", self.bus.directory.appendingPathComponent("monkeycall.sqlite").path]
-        daemon = try await self.bus.startMonkeycalld(database + extra, environment: environment)
+        // Real timeouts only where a test asks for them (it passes its own): a whole suite on 2 cores
+        // can keep a test's app from fulfilling an action within the default 10 s, or its call from
+        // being answered within 45 s, and what it tests is not that.
+        let patient = (extra.contains("--action-timeout") ? [] : ["--action-timeout", "120"])
+            + (extra.contains("--ring-timeout") ? [] : ["--ring-timeout", "600"])
+        daemon = try await self.bus.startMonkeycalld(database + patient + extra, environment: environment)
     }
 
     /// A daemon on a bus of its own whose data folder `prepare` fills first (settings, directories).

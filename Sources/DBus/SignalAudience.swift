@@ -133,13 +133,20 @@ extension Connection {
             guard let probe = try? Message.methodCall(destination: recipient.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping") else { return }
             send(call: probe, timeout: .seconds(25)) { [weak self] result in
                 guard let self else { return }
-                switch result {
-                case .success: audience.answered(recipient.name)
-                case .failure: dropSubscriber(recipient.name)
+                // Any answer, an error among them (a peer that serves nothing at "/" says
+                // UnknownObject), shows it reads; no answer in time, or none there, does not.
+                if case .failure(let error) = result, Self.unanswered.contains(DBusError(error).name) {
+                    dropSubscriber(recipient.name)
+                } else {
+                    audience.answered(recipient.name)
                 }
             }
         }
     }
+
+    /// The errors that mean a probe was not answered: the peer did not read it in time, or is gone.
+    private static let unanswered: Set<String> = [DBusError.Name.noReply, DBusError.Name.disconnected,
+                                                  "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"]
 
     private func dropSubscriber(_ name: String) {
         guard let dropped = audience.remove(name) else { return }

@@ -12,15 +12,19 @@ struct SignalAudience {
         let watch: Subscription
         /// Signals sent since the last probe went out.
         var sinceProbe = 0
-        /// A probe (Peer.Ping) is out and not yet answered.
-        var probing = false
+        /// When the probe (Peer.Ping) still out was sent; nil: none is out.
+        var probeSent: ContinuousClock.Instant?
     }
 
-    /// A subscriber is probed after this many signals; one that has not answered the probe when
-    /// as many more are due is dropped (`Connection.onSubscriptionDropped`). Its backlog is then
-    /// at most twice this many signals (each a few KiB: no property as big as an icon is sent
-    /// unasked), never more of the bus's or the service's memory.
+    /// A subscriber is probed after this many signals. One whose probe is unanswered is dropped
+    /// (`Connection.onSubscriptionDropped`) once the probe is `probePatience` old when more are
+    /// due, or `maximumBacklog` signals have gone since it was sent: a reader that reads answers
+    /// within that, however fast signals come (a burst of a hundred calls sends hundreds at once).
+    /// Its backlog is bounded by `maximumBacklog` signals of a few KiB each (no property as big as
+    /// an icon is sent unasked).
     static let signalsPerProbe = 256
+    static let probePatience: Duration = .seconds(5)
+    static let maximumBacklog = 4096
 
     /// What to do after one more signal went to `name`.
     enum Verdict { case carryOn, probe, drop }
@@ -30,15 +34,18 @@ struct SignalAudience {
         defer { subscribers[name] = subscriber }
         subscriber.sinceProbe += 1
         guard subscriber.sinceProbe >= Self.signalsPerProbe else { return .carryOn }
-        if subscriber.probing { return .drop }
-        subscriber.probing = true
+        if let sent = subscriber.probeSent {
+            let overdue = subscriber.sinceProbe >= Self.maximumBacklog || ContinuousClock.now - sent >= Self.probePatience
+            return overdue ? .drop : .carryOn
+        }
+        subscriber.probeSent = .now
         subscriber.sinceProbe = 0
         return .probe
     }
 
     /// The subscriber answered its probe: it reads.
     mutating func answered(_ name: String) {
-        subscribers[name]?.probing = false
+        subscribers[name]?.probeSent = nil
     }
 
     /// The connections that called `subscribe`, until they unsubscribe or leave the bus.

@@ -159,9 +159,10 @@ extension Telephony1 {
 
         public static let subscriptionDropped = SignalSpec(interface, "SubscriptionDropped", Arg("reason", String.self), doc: """
             sent to a subscriber, alone, when its subscription ended because
-            it stopped reading: it had not answered a Peer.Ping (which libdbus
-            and GDBus answer as they read) by the time 256 more signals were
-            due for it. Its backlog stays bounded; it may Subscribe again.
+            it stopped reading: a Peer.Ping it was sent (which libdbus and GDBus
+            answer as they read) went unanswered for 5 s, or while 4,096 more
+            signals were due for it. Its backlog stays bounded; it may
+            Subscribe again.
             """)
 
         public static let subscribe = MethodSpec(interface, "Subscribe", doc: """

@@ -109,8 +109,13 @@ extension AccessPolicy {
 struct CallerRegistry {
     enum Entry {
         /// Being identified; the calls that arrived meanwhile, in order.
-        case identifying([Message], watch: Subscription)
+        case identifying([WaitingCall], watch: Subscription)
         case known(any CallerIdentity, account: String, watch: Subscription)
+    }
+    /// A call waiting for its sender's identification, with its size on the wire (measured once: it costs a copy).
+    struct WaitingCall {
+        let message: Message
+        let bytes: Int
     }
     var entries: [String: Entry] = [:]
     var policy: AccessPolicy?
@@ -150,23 +155,23 @@ extension Connection {
         case .known(let identity, let account, _)?:
             return Caller(name: sender, identity: identity, account: account)
         case .identifying(var waiting, let watch)?:
-            guard let size = mayWait(message, behind: waiting) else { return nil }
-            waiting.append(message)
+            guard let call = mayWait(message, behind: waiting) else { return nil }
+            waiting.append(call)
             callers.waitingCount += 1
-            callers.waitingBytes += size
+            callers.waitingBytes += call.bytes
             callers.entries[sender] = .identifying(waiting, watch: watch)
             return nil
         case nil:
             // Identified whether or not this first call may wait: a sender whose first call was too
             // big is known for its next.
-            let size = mayWait(message, behind: [])
-            if let size {
+            let call = mayWait(message, behind: [])
+            if let call {
                 callers.waitingCount += 1
-                callers.waitingBytes += size
+                callers.waitingBytes += call.bytes
             }
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
             let watch = watchVanishing(of: sender) { [weak self] in self?.forgetCaller(sender) }
-            callers.entries[sender] = .identifying(size == nil ? [] : [message], watch: watch)
+            callers.entries[sender] = .identifying(call.map { [$0] } ?? [], watch: watch)
             identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
                 let identity = try self?.callers.policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
                 let process = PeerCredentials.processKey(pid: pid, userID: credentials.userID)
@@ -179,11 +184,11 @@ extension Connection {
         }
     }
 
-    /// The size of `message` when it may wait for its sender's identification behind `waiting`;
+    /// `message` with its size when it may wait for its sender's identification behind `waiting`;
     /// else nil, and it has been refused.
-    private func mayWait(_ message: Message, behind waiting: [Message]) -> Int? {
+    private func mayWait(_ message: Message, behind waiting: [CallerRegistry.WaitingCall]) -> CallerRegistry.WaitingCall? {
         let size = message.wireSize
-        let sendersBytes = waiting.reduce(size) { $0 + $1.wireSize }
+        let sendersBytes = waiting.reduce(size) { $0 + $1.bytes }
         let refusal: String? = if sendersBytes > CallerRegistry.maximumWaitingBytesPerSender {
             "a new connection's calls may hold \(CallerRegistry.maximumWaitingBytesPerSender >> 20) MiB until it is identified; this one would make \(sendersBytes) bytes"
         } else if callers.waitingBytes + size > CallerRegistry.maximumWaitingBytes || callers.waitingCount >= CallerRegistry.maximumWaiting {
@@ -191,15 +196,15 @@ extension Connection {
         } else {
             nil
         }
-        guard let refusal else { return size }
+        guard let refusal else { return CallerRegistry.WaitingCall(message: message, bytes: size) }
         replyError(to: message, DBusError.limitsExceeded(refusal))
         return nil
     }
 
     /// What waits no longer: counted off the bounds.
-    private func stopWaiting(_ waiting: [Message]) {
+    private func stopWaiting(_ waiting: [CallerRegistry.WaitingCall]) {
         callers.waitingCount -= waiting.count
-        callers.waitingBytes -= waiting.reduce(0) { $0 + $1.wireSize }
+        callers.waitingBytes -= waiting.reduce(0) { $0 + $1.bytes }
     }
 
     /// A caller left the bus: whatever of it waits goes too.
@@ -216,12 +221,12 @@ extension Connection {
         switch result {
         case .success(let (identity, account)):
             callers.entries[sender] = .known(identity, account: account, watch: watch)
-            for message in waiting { handleMethodCall(message) }
+            for call in waiting { handleMethodCall(call.message) }
         case .failure(let error):
             callers.entries[sender] = nil
             callers.policy?.identificationFailed(of: sender, error)
             let refusal = DBusError.accessDenied("the caller \(sender) could not be identified: \(error)")
-            for message in waiting { replyError(to: message, refusal) }
+            for call in waiting { replyError(to: call.message, refusal) }
         }
     }
 

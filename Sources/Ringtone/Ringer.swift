@@ -2,7 +2,6 @@ internal import CCanberra
 import Foundation
 import GLibLoop
 import Logging
-import Synchronization
 
 /// A ringtone: one sound looped through the session's sound server (PulseAudio, or PipeWire's
 /// pulse server) with libcanberra, until it is stopped. Notification servers play a sound once at
@@ -33,8 +32,6 @@ public final class Ringer: @unchecked Sendable {
     private var ringing: Ring?
     private var nextID: UInt32 = 1
     private var warned = false
-    /// What tests and the bench read: whether a ring is playing, and of which key.
-    private let state = Mutex<String?>(nil)
 
     private struct Ring {
         let key: String
@@ -49,9 +46,6 @@ public final class Ringer: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// The key whose ring is playing, if any.
-    public var ringingKey: String? { state.withLock { $0 } }
-
     /// Rings for `key` (a call), looping `sound` for the app `app` until `stop`; a ring for another
     /// key replaces it (one ringtone at a time). Ringing the same key again changes nothing.
     public func ring(_ key: String, sound: Sound, app: String) {
@@ -59,7 +53,6 @@ public final class Ringer: @unchecked Sendable {
             if self.ringing?.key == key { return }
             self.cancelCurrent()
             self.ringing = Ring(key: key, sound: self.playable(sound), app: app, id: 0)
-            self.state.withLock { $0 = key }
             self.play()
         }
     }
@@ -77,7 +70,6 @@ public final class Ringer: @unchecked Sendable {
     private func cancelCurrent() {
         guard let ringing else { return }
         self.ringing = nil
-        state.withLock { $0 = nil }
         if let context { ca_context_cancel(context, ringing.id) }
     }
 
@@ -129,7 +121,6 @@ public final class Ringer: @unchecked Sendable {
     private func play() {
         guard var ring = ringing, let context = openContext() else {
             ringing = nil
-            state.withLock { $0 = nil }
             return
         }
         ring.id = nextID
@@ -189,7 +180,6 @@ public final class Ringer: @unchecked Sendable {
         }
         warnOnce("cannot ring (\(reason)); calls still work, the next ring tries again")
         ringing = nil
-        state.withLock { $0 = nil }
         // A server that went away: a new context for the next ring.
         if let context, error == Int32(CA_ERROR_DISCONNECTED) || error == Int32(CA_ERROR_STATE) {
             ca_context_destroy(context)

@@ -21,14 +21,17 @@ enum AppNames {
     /// " It registered as “Alpha”." when the provider's chosen Name is not what `label` (its label,
     /// read once by the caller: it may read a file) shows.
     static func chosenNameNote(of provider: Provider, label: String) -> String {
-        guard provider.isSandboxed, !label.hasPrefix(provider.name + " (") else { return "" }
+        guard provider.isSandboxed, !shows(provider.name, label) else { return "" }
         return " It registered as \u{201C}\(provider.name)\u{201D}."
     }
+
+    /// Whether `label` ("Desktop Name (app.id)") already shows the chosen Name `name`.
+    private static func shows(_ name: String, _ label: String) -> Bool { label.hasPrefix(name + " (") }
 
     /// ` “Alpha”` after a sandboxed app's `label` when it chose the Name "Alpha", which its label
     /// does not already show: beside, never instead.
     static func chosenNameBeside(_ name: String, label: String) -> String {
-        label.hasPrefix(name + " (") ? "" : " \u{201C}\(name)\u{201D}"
+        shows(name, label) ? "" : " \u{201C}\(name)\u{201D}"
     }
 
     /// The folders the stores export desktop files to, the user's own first.

@@ -10,6 +10,9 @@ import TelephonyCore
 final class CallRingtone {
     private let ringer: Ringer
     private let service: ServiceContext
+    /// The call it last asked the ringer to ring (nil: none): asked again only when that changes,
+    /// not on every change of every notification.
+    private var ringing: UUID?
 
     init(ringer: Ringer, service: ServiceContext) {
         self.ringer = ringer
@@ -18,6 +21,8 @@ final class CallRingtone {
 
     /// Rings for `call`, or stops ringing when nil.
     func follow(_ call: Call?) {
+        guard ringing != call?.uuid else { return }
+        ringing = call?.uuid
         guard let call, let provider = service.switchboard.provider(call.provider) else { return ringer.stop() }
         ringer.ring(call.uuid.apiString, sound: Self.sound(provider), app: call.appDisplayName)
     }

@@ -38,7 +38,8 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         // As the notification portal does: a sandboxed app's notifications are its own, whatever it claims.
         if !app.isEmpty { configuration.desktopEntry = app }
         // A sandboxed app as the user knows it, read once here (a desktop file of a few KiB).
-        let label = app.isEmpty ? "" : AppNames.label(appID: app) + AppNames.chosenNameBeside(configuration.name, label: AppNames.label(appID: app))
+        let desktopLabel = app.isEmpty ? "" : AppNames.label(appID: app)
+        let label = app.isEmpty ? "" : desktopLabel + AppNames.chosenNameBeside(configuration.name, label: desktopLabel)
         let provider = try context.switchboard.registerProvider(owner: sender, appID: app, process: reply.call.caller?.account ?? "",
                                                                 appLabel: label, configuration: configuration)
         context.logger.info("provider \(provider.id) '\(provider.name)' registered by \(sender)\(provider.isSandboxed ? " (\(provider.appID))" : "")")

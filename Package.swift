@@ -48,7 +48,8 @@ let package = Package(
         // A serial executor over a dispatch queue, for actors that keep their state on a queue.
         .target(name: "QueueExecutor"),
         // posix_spawn with a clean start, for the daemon's helper and the tests' children.
-        .target(name: "ProcessSpawn"),
+        .systemLibrary(name: "CSpawn"),
+        .target(name: "ProcessSpawn", dependencies: ["CSpawn"]),
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI", "ProcessSpawn"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.

@@ -1,4 +1,5 @@
 import DBus
+import ProcessSpawn
 import Foundation
 import Glibc
 
@@ -66,13 +67,11 @@ public final class Logind: @unchecked Sendable {
             Method("Inhibit", in: ["what": "s", "who": "s", "why": "s", "mode": "s"], out: ["pipe_fd": "h"]) { [weak self] call in
                 guard let self else { throw DBusError.standInReleased }
                 let (what, who, why, mode) = try call.decode(String.self, String.self, String.self, String.self)
-                var ends: [Int32] = [0, 0]
-                guard pipe(&ends) == 0 else { throw DBusError.failed("pipe: errno \(errno)") }
-                // Not inherited by processes the test spawns, which would keep the lock alive.
-                for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-                inhibitions.append(Inhibition(what: what, who: who, why: why, mode: mode, watchedEnd: ends[0]))
+                // Close-on-exec: not inherited by processes the test spawns, which would keep the lock alive.
+                guard case .success(let pipes) = Spawn.pipes(1), let pipe = pipes.first else { throw DBusError.failed("pipe: errno \(errno)") }
+                inhibitions.append(Inhibition(what: what, who: who, why: why, mode: mode, watchedEnd: pipe.read))
                 // The reply carries a copy; ours closes when the value is released, after sending.
-                return .values([.unixFD(UnixFD(owning: ends[1]))])
+                return .values([.unixFD(UnixFD(owning: pipe.write))])
             }
         }
     }

@@ -1,10 +1,14 @@
 #if canImport(Glibc)
+import CSpawn
 import Glibc
 #endif
 
 /// Starting a program with `posix_spawn`, clean: every signal at its default and none blocked
 /// (the spawning process's threads block or ignore some, and a child inherits both), with its
-/// descriptors as the caller arranges them. For the daemon's helper and the tests' children.
+/// descriptors as the caller arranges them and no other: every descriptor from 3 up is closed in
+/// the child, so a socket or pipe another thread opened a moment before (and had not yet marked
+/// close-on-exec) is never held by a child for its whole life. For the daemon's helpers and the
+/// tests' children.
 public enum Spawn {
     /// What a descriptor of the child is.
     public enum File {
@@ -28,6 +32,7 @@ public enum Spawn {
             case .close(let descriptor): posix_spawn_file_actions_addclose(&actions, descriptor)
             }
         }
+        monkeycall_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -55,18 +60,16 @@ public enum Spawn {
 
     /// `count` pipes whose ends are all close-on-exec, so that a child another thread starts
     /// meanwhile does not inherit them and hold back their end of file (`duplicate` onto a
-    /// child's descriptor clears the flag there); none when one cannot be made. Glibc's module
-    /// has no `pipe2`: the flag is set right after.
+    /// child's descriptor clears the flag there); none when one cannot be made.
     public static func pipes(_ count: Int) -> Result<[Pipe], SpawnError> {
         var made: [Pipe] = []
         for _ in 0..<count {
             var ends: [Int32] = [0, 0]
-            guard Glibc.pipe(&ends) == 0 else {
+            guard monkeycall_pipe(&ends, O_CLOEXEC) == 0 else {
                 let error = SpawnError(code: errno)
                 for pipe in made { close(pipe.read); close(pipe.write) }
                 return .failure(error)
             }
-            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             made.append(Pipe(read: ends[0], write: ends[1]))
         }
         return .success(made)

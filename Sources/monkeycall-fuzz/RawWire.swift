@@ -20,7 +20,7 @@ enum RawWire {
     static func sendString(bytes: [UInt8], address: String, destination: String, path: String, interface: String, member: String,
                            deadlineSeconds: Double = 10) -> (Outcome, String) {
         guard let socketPath = socketPath(of: address) else { return (.noConnection, "no socket path in \(address)") }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return (.noConnection, "socket: errno \(errno)") }
         defer { close(fd) }
         var addr = sockaddr_un()

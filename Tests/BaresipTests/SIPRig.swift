@@ -49,7 +49,9 @@ final class TestBaresip: @unchecked Sendable {
 
 /// Ports for one baresip: SIP, SIP/TLS (baresip takes the next port), and ctrl_tcp, three in a row,
 /// handed out below the kernel's ephemeral range (32768 on) so that no connection's port takes them;
-/// each checked free by binding it. `next` is touched only under `lock`.
+/// each checked free by binding it. The checking socket is close-on-exec: a child another test
+/// started in that moment inherited it once and held the port bound for its whole life, and the
+/// baresip given it then failed with "Address already in use". `next` is touched only under `lock`.
 enum Ports {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var next = UInt16(20_000 + (getpid() % 1_000) * 12)
@@ -68,7 +70,7 @@ enum Ports {
 
     private static func isFree(_ port: UInt16) -> Bool {
         [SOCK_STREAM, SOCK_DGRAM].allSatisfy { type in
-            let fd = socket(AF_INET, Int32(type.rawValue), 0)
+            let fd = socket(AF_INET, Int32(type.rawValue | SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { return false }
             defer { close(fd) }
             var address = sockaddr_in()

@@ -42,4 +42,25 @@ struct ChildProcessTests {
     func missingProgram() {
         #expect(throws: TestSupportError.self) { try ChildProcess("/nonexistent/program", []) }
     }
+
+    /// A descriptor opened without close-on-exec (by a library, or by another thread in the moment
+    /// before it sets the flag) must not live on in a child: one did once, a loopback port bound by
+    /// a test checking it was free, held for the child's whole life, and the baresip given that port
+    /// could not start ("Address already in use").
+    @Test("a child holds none of its parent's descriptors: a pipe opened without close-on-exec still ends when the parent closes it")
+    func inheritsNoDescriptors() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        defer { child.kill() }
+        close(ends[1])
+        // End of file is readable at once; were the child holding the write end, nothing would come.
+        var descriptor = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 10_000)
+        #expect(ready == 1, "the child \(child.pid) holds the pipe's write end")
+        var byte: UInt8 = 0
+        if ready == 1 { #expect(read(ends[0], &byte, 1) == 0) }
+        #expect(child.isRunning)
+    }
 }

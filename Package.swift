@@ -55,6 +55,10 @@ let package = Package(
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
         .target(name: "PeerIdentity", dependencies: ["DBus"]),
 
+        // The user's language: gettext (libintl.h, part of glibc) for every program that shows text to a person.
+        .systemLibrary(name: "CIntl"),
+        .target(name: "Localization", dependencies: ["CIntl"]),
+
         // Caller text made safe for a screen or a terminal: controls and bidi overrides out, markup escaped.
         .target(name: "ScreenText"),
 
@@ -83,13 +87,13 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "Localization", logging, orderedCollections]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", argumentParser, logging, serviceLifecycle]),
-        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", argumentParser]),
+        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
+        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", "Localization", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.

@@ -1,0 +1,108 @@
+import CIntl
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The user's language: every text MonkeyCall's programs show a person is looked up through the
+/// system's gettext in one text domain, `monkeycall`, in the locale the program was started with
+/// (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`, in gettext's order), and is English when no
+/// catalog has it. D-Bus errors, log lines, JSON and the XML stay English: they never come here.
+///
+/// Message ids are English literals with positional placeholders (`%1$s`, `%2$s`, `%d` for a
+/// plural's count) that translators may move, never Swift interpolation: `xgettext` (which has
+/// no Swift parser, and reads the sources as C: `scripts/update-po`) sees only the literal.
+/// The keywords it looks for: `tr`, `trn` (plural) and `trc` (with a context).
+public enum Localization {
+    public static let domain = "monkeycall"
+
+    /// Where the catalogs are: `MONKEYCALL_LOCALE_DIR`, else `share/locale` beside the program's
+    /// `bin` (an install under /usr, /usr/local or ~/.local), else /usr/share/locale.
+    public static func catalogDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let given = environment["MONKEYCALL_LOCALE_DIR"], !given.isEmpty { return given }
+        let program = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        let beside = program.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("share/locale").path
+        return FileManager.default.fileExists(atPath: beside) ? beside : "/usr/share/locale"
+    }
+
+    /// Takes the locale from the environment and binds the catalogs; once, at a program's start,
+    /// before any text is looked up. Numbers stay in the C locale: nothing MonkeyCall parses or
+    /// writes (JSON, SQL, the bus) may change with the user's decimal separator.
+    public static func setUp(catalogDirectory directory: String = catalogDirectory()) {
+        setlocale(LC_ALL, "")
+        setlocale(LC_NUMERIC, "C")
+        bindtextdomain(domain, directory)
+        bind_textdomain_codeset(domain, "UTF-8")
+    }
+
+    /// `template` with `%1$s`… (or `%s`, in order) replaced by `arguments`, `%d` by `count`
+    /// and `%%` by `%`. A placeholder with no argument is left as it is, never a crash: a
+    /// catalog is data.
+    public static func format(_ template: String, _ arguments: [String], count: Int? = nil) -> String {
+        guard template.contains("%") else { return template }
+        var result = ""
+        var next = 0
+        var index = template.startIndex
+        while index < template.endIndex {
+            guard template[index] == "%" else {
+                result.append(template[index])
+                index = template.index(after: index)
+                continue
+            }
+            // An optional position, "1$", then the conversion.
+            var conversion = template.index(after: index)
+            let digitsEnd = template[conversion...].firstIndex { !($0.isASCII && $0.isNumber) } ?? template.endIndex
+            var position: Int?
+            if digitsEnd > conversion, digitsEnd < template.endIndex, template[digitsEnd] == "$", let number = Int(template[conversion..<digitsEnd]) {
+                position = number - 1
+                conversion = template.index(after: digitsEnd)
+            }
+            guard conversion < template.endIndex else {
+                result += template[index...]
+                break
+            }
+            switch template[conversion] {
+            case "%":
+                result += "%"
+            case "s":
+                let argument = position ?? next
+                next = argument + 1
+                result += arguments.indices.contains(argument) ? arguments[argument] : String(template[index...conversion])
+            case "d" where count != nil:
+                result += String(count!)
+            default:
+                result += template[index...conversion]
+            }
+            index = template.index(after: conversion)
+        }
+        return result
+    }
+}
+
+/// The translation of `message`, with `arguments` put in its placeholders.
+public func tr(_ message: StaticString, _ arguments: String...) -> String {
+    Localization.format(lookUp(message.description), arguments)
+}
+
+/// The translation of `message` as meant in `context` ("button", "noun"): the same English word
+/// may need two words in another language.
+public func trc(_ context: StaticString, _ message: StaticString, _ arguments: String...) -> String {
+    let key = "\(context)\u{4}\(message)"
+    let found = lookUp(key)
+    return Localization.format(found == key ? message.description : found, arguments)
+}
+
+/// The singular or the plural as the catalog's rules choose for `count` (`%d` is the count):
+/// Japanese and Korean have one form, German and Portuguese two.
+public func trn(_ singular: StaticString, _ plural: StaticString, _ count: Int, _ arguments: String...) -> String {
+    let text = singular.description.withCString { one in
+        plural.description.withCString { many in
+            String(cString: dngettext(Localization.domain, one, many, UInt(clamping: max(count, 0))))
+        }
+    }
+    return Localization.format(text, arguments, count: count)
+}
+
+private func lookUp(_ message: String) -> String {
+    message.withCString { String(cString: dgettext(Localization.domain, $0)) }
+}

@@ -75,6 +75,11 @@ public final class PrivateBus: @unchecked Sendable {
         // No sound server unless a test brings one (SoundServer): a ringing test call never plays
         // on the machine's speakers.
         env["PULSE_SERVER"] = "unix:" + directory.appendingPathComponent("no-sound-server").path
+        // English, whatever the developer's own language, unless a test asks for one (LANG, LANGUAGE);
+        // from the catalogs of this checkout (po/), compiled for the tests.
+        for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_TIME", "LC_CTYPE"] { env[name] = nil }
+        env["LANG"] = "C.UTF-8"
+        env["MONKEYCALL_LOCALE_DIR"] = Catalogs.directory
         return env
     }
 

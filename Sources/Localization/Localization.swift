@@ -35,10 +35,19 @@ public enum Localization {
         bind_textdomain_codeset(domain, "UTF-8")
     }
 
-    /// `template` with `%1$s`… (or `%s`, in order) replaced by `arguments`, `%d` by `count`
-    /// and `%%` by `%`. A placeholder with no argument is left as it is, never a crash: a
+    /// The columns `text` takes on a terminal: two for each wide (CJK) character, none for a
+    /// combining mark; wcwidth(3) in the user's LC_CTYPE (one a character outside a UTF-8 locale).
+    public static func terminalWidth(of text: String) -> Int {
+        text.unicodeScalars.reduce(0) { width, scalar in
+            let columns = Int(wcwidth(wchar_t(bitPattern: scalar.value)))
+            return width + (columns < 0 ? 1 : columns)
+        }
+    }
+
+    /// `template` with `%1$s`, `%2$d`… (or `%s`, `%d`, in order) replaced by `arguments`, and `%%`
+    /// by `%`. A placeholder with no argument is left as it is, never a crash: a
     /// catalog is data.
-    public static func format(_ template: String, _ arguments: [String], count: Int? = nil) -> String {
+    public static func format(_ template: String, _ arguments: [String]) -> String {
         guard template.contains("%") else { return template }
         var result = ""
         var next = 0
@@ -64,12 +73,10 @@ public enum Localization {
             switch template[conversion] {
             case "%":
                 result += "%"
-            case "s":
+            case "s", "d":
                 let argument = position ?? next
                 next = argument + 1
                 result += arguments.indices.contains(argument) ? arguments[argument] : String(template[index...conversion])
-            case "d" where count != nil:
-                result += String(count!)
             default:
                 result += template[index...conversion]
             }
@@ -92,15 +99,17 @@ public func trc(_ context: StaticString, _ message: StaticString, _ arguments: S
     return Localization.format(found == key ? message.description : found, arguments)
 }
 
-/// The singular or the plural as the catalog's rules choose for `count` (`%d` is the count):
-/// Japanese and Korean have one form, German and Portuguese two.
+/// The singular or the plural as the catalog's rules choose for `count`, which is the first
+/// argument (`%d`, or `%1$d` beside `%2$s`…: C's format rules, which `msgfmt --check` applies,
+/// do not mix numbered and unnumbered ones). Japanese and Korean have one form, German and
+/// Portuguese two.
 public func trn(_ singular: StaticString, _ plural: StaticString, _ count: Int, _ arguments: String...) -> String {
     let text = singular.description.withCString { one in
         plural.description.withCString { many in
             String(cString: dngettext(Localization.domain, one, many, UInt(clamping: max(count, 0))))
         }
     }
-    return Localization.format(text, arguments, count: count)
+    return Localization.format(text, [String(count)] + arguments)
 }
 
 private func lookUp(_ message: String) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Localization
 import TelephonyCore
 
 /// What the user knows an app by. A sandboxed app chooses its provider `Name` itself ("Bank",
@@ -22,7 +23,8 @@ enum AppNames {
     /// read once by the caller: it may read a file) shows.
     static func chosenNameNote(of provider: Provider, label: String) -> String {
         guard provider.isSandboxed, !shows(provider.name, label) else { return "" }
-        return " It registered as \u{201C}\(provider.name)\u{201D}."
+        // TRANSLATORS: follows a sentence about a sandboxed app; %1$s is the name it chose for itself.
+        return tr("It registered as “%1$s”.", provider.name)
     }
 
     /// Whether `label` ("Desktop Name (app.id)") already shows the chosen Name `name`.

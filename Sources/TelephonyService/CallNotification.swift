@@ -1,5 +1,6 @@
 import DesktopNotifications
 import Foundation
+import Localization
 import TelephonyCore
 
 /// One call's notification through the call's life, a state machine derived from the call: it
@@ -42,7 +43,7 @@ struct CallNotification {
     /// `servicePlaysRingtone`: the service plays the ringtone itself (`CallRingtone`): the server
     /// plays none, and a Silence button stops it while it plays.
     func ringing(othersUp: [Call], app: ProviderConfiguration?, service: ServiceContext, servicePlaysRingtone: Bool = false) -> DesktopNotification {
-        var notification = base(summary: call.hasVideo ? "Incoming video call" : "Incoming call",
+        var notification = base(summary: call.hasVideo ? tr("Incoming video call") : tr("Incoming call"),
                                 body: NotificationText.caller(call, service), category: "call.incoming", app: app)
         notification.urgency = .critical
         notification.resident = true
@@ -63,13 +64,16 @@ struct CallNotification {
     func ongoing(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
         let who = NotificationText.who(call, service)
         let summary = switch call.state {
-        case .dialing, .connecting: "Calling \(who)…"
-        case .held: "\(who) — on hold"
-        default: "Call with \(who)"
+        // TRANSLATORS: %1$s is the caller's name or number.
+        case .dialing, .connecting: tr("Calling %1$s…", who)
+        // TRANSLATORS: %1$s is the caller's name or number.
+        case .held: tr("%1$s — on hold", who)
+        // TRANSLATORS: %1$s is the caller's name or number.
+        default: tr("Call with %1$s", who)
         }
         var lines = [call.handle.value, call.appDisplayName]
         lines.append(NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt))
-        if call.muted { lines.append("muted") }
+        if call.muted { lines.append(tr("muted")) }
         var notification = base(summary: summary, body: lines.joined(separator: "\n"), category: "call.ongoing", app: app)
         notification.urgency = .normal
         notification.namesAppInText = true
@@ -83,7 +87,7 @@ struct CallNotification {
     /// "Call ended · M:SS", for `endedExpiry` seconds.
     func ended(app: ProviderConfiguration?, service: ServiceContext, expiry seconds: Int) -> DesktopNotification {
         let duration = NotificationText.duration(call.endedAt - min(call.endedAt, call.connectedAt))
-        var notification = base(summary: "Call ended · " + duration, body: NotificationText.caller(call, service), category: "call.ended", app: app)
+        var notification = base(summary: tr("Call ended · %1$s", duration), body: NotificationText.caller(call, service), category: "call.ended", app: app)
         notification.expiry = .seconds(seconds)
         return notification
     }
@@ -92,7 +96,7 @@ struct CallNotification {
     /// one notification at a time, a missed call that never expired would hide the next ringing
     /// one. Those with a history keep it.
     func missed(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
-        var notification = base(summary: "Missed call", body: NotificationText.caller(call, service) + "\n" + NotificationText.when(call.startedAt),
+        var notification = base(summary: tr("Missed call"), body: NotificationText.caller(call, service) + "\n" + NotificationText.when(call.startedAt),
                                 category: "call.unanswered", app: app)
         notification.imagePNG = []
         notification.actions = actions([.callBack], opensApp: false)
@@ -166,19 +170,20 @@ extension CallNotification {
         /// The label on `call`'s notification; `opensApp` when the call's app has a desktop entry.
         func label(for call: Call, opensApp: Bool) -> String {
             switch self {
-            case .answer: "Answer"
-            case .decline: "Decline"
-            case .holdAndAnswer: "Hold & Answer"
-            case .endAndAnswer: "End & Answer"
-            case .body: opensApp ? "Open \(call.appDisplayName)" : "Answer"
-            case .silence: "Silence"
-            case .hangUp: "Hang Up"
-            case .mute: "Mute"
-            case .unmute: "Unmute"
-            case .hold: "Hold"
-            case .resume: "Resume"
-            case .showApp: "Open \(call.appDisplayName)"
-            case .callBack: "Call back"
+            case .answer: trc("button", "Answer")
+            case .decline: trc("button", "Decline")
+            case .holdAndAnswer: trc("button", "Hold & Answer")
+            case .endAndAnswer: trc("button", "End & Answer")
+            // TRANSLATORS: a button that opens the app of the call; %1$s is the app's name.
+            case .body: opensApp ? trc("button", "Open %1$s", call.appDisplayName) : trc("button", "Answer")
+            case .silence: trc("button", "Silence")
+            case .hangUp: trc("button", "Hang Up")
+            case .mute: trc("button", "Mute")
+            case .unmute: trc("button", "Unmute")
+            case .hold: trc("button", "Hold")
+            case .resume: trc("button", "Resume")
+            case .showApp: trc("button", "Open %1$s", call.appDisplayName)
+            case .callBack: trc("button", "Call back")
             }
         }
 

@@ -1,5 +1,6 @@
 import DesktopNotifications
 import Foundation
+import Localization
 import TelephonyCore
 
 /// Every call's notification, owned here alone through the call's life (`CallNotification`): it
@@ -99,11 +100,11 @@ final class CallNotifications: SwitchboardObserver {
             guard let notification = calls[uuid] else { continue }
             post(notification.ongoing(app: app(of: notification.call), service: service), phase: .ongoing, call: uuid)
         }
-        postCount(of: ringing, shown: ringingChosen, noun: "incoming call", key: Self.moreRingingKey, category: "call.incoming")
+        postCount(of: ringing, shown: ringingChosen, summary: Self.moreIncoming, key: Self.moreRingingKey, category: "call.incoming")
         // The first call that rings on screen, unsilenced, rings aloud; none does otherwise.
         ringtone?.follow(ringingChosen.compactMap { calls[$0] }.first { !$0.call.silenced && $0.dismissals == 0 }?.call)
         // With the cards off, no count of them either.
-        postCount(of: showsOngoing ? ongoing : FairShare(), shown: ongoingChosen, noun: "call", key: Self.moreOngoingKey, category: "call.ongoing")
+        postCount(of: showsOngoing ? ongoing : FairShare(), shown: ongoingChosen, summary: Self.moreOngoing, key: Self.moreOngoingKey, category: "call.ongoing")
     }
 
     /// Its buttons depend on the calls that are up (and not on hold): Hold & Answer, End & Answer.
@@ -118,10 +119,14 @@ final class CallNotifications: SwitchboardObserver {
     }
 
     /// "3 more incoming calls, Monkey: 2, SIP: 1", or nothing when all are shown.
-    private func postCount(of share: FairShare, shown: [UUID], noun: String, key: String, category: String) {
+    private func postCount(of share: FairShare, shown: [UUID], summary: (Int) -> String, key: String, category: String) {
         let body = share.leftOut(shown: shown) { self.calls[$0]?.call.appDisplayName }
-        board.postCount(share.count - shown.count, of: noun, body: body, key: key, category: category, by: self)
+        let count = share.count - shown.count
+        board.postCount(count, summary: summary(count), body: body, key: key, category: category, by: self)
     }
+
+    private static func moreIncoming(_ count: Int) -> String { trn("%d more incoming call", "%d more incoming calls", count) }
+    private static func moreOngoing(_ count: Int) -> String { trn("%d more call", "%d more calls", count) }
 
     private func postMissed(_ notification: CallNotification) {
         let key = notification.key

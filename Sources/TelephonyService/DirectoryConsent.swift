@@ -1,5 +1,6 @@
 import DesktopNotifications
 import Foundation
+import Localization
 import TelephonyCore
 
 /// A call directory labels and blocks callers only once the user has agreed, as on iOS: the first
@@ -18,10 +19,13 @@ extension DirectoryInterfaces {
         // Named as the user knows the app (a sandboxed app's chosen Name is only a claim).
         let app = AppNames.label(of: provider)
         var notification = DesktopNotification(key: Self.directoryConsentPrefix + key, appName: app,
-                                               summary: "\(app) wants to identify and block callers",
-                                               body: "Its call directory names callers and blocks numbers on your calls."
-                                                   + AppNames.chosenNameNote(of: provider, label: app) + " You can change this later with monkeycall directory.")
-        notification.actions = [.init("enable-directory", "Enable"), .init("not-now", "Not now")]
+                                               summary: tr("%1$s wants to identify and block callers", app),
+                                               body: NotificationText.sentences(
+                                                   tr("Its call directory names callers and blocks numbers on your calls."),
+                                                   AppNames.chosenNameNote(of: provider, label: app),
+                                                   // TRANSLATORS: "monkeycall directory" is a command: keep it.
+                                                   tr("You can change this later with monkeycall directory.")))
+        notification.actions = [.init("enable-directory", trc("button", "Enable")), .init("not-now", trc("button", "Not now"))]
         notification.desktopEntry = provider.configuration.desktopEntry
         notifier.post(notification) { [weak self] event in
             guard event == .action("enable-directory"), let self else { return }

@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
 import Foundation
+import Localization
 import MonkeyCallAPI
 import TelephonyCore
 
@@ -80,19 +81,21 @@ final class LinkConfirmation {
         let handle = link.handle.value
         let labels = choices.map { AppNames.label(of: $0) }
         let asker = !appID.isEmpty && !(choices.count == 1 && choices[0].appID == appID) ? AppNames.label(appID: appID) : nil
-        let opening = asker.map { "\($0) asks to call \(handle)." } ?? "A link asks to call \(handle)."
+        // TRANSLATORS: %1$s is an app's name, %2$s the number or address a link asks to call.
+        let opening = asker.map { tr("%1$s asks to call %2$s.", $0, handle) } ?? tr("A link asks to call %1$s.", handle)
         var notification: DesktopNotification
         if choices.count == 1, let provider = choices.first {
-            notification = DesktopNotification(key: key, appName: labels[0], summary: "Call \(handle) with \(labels[0])?",
-                                               body: opening + AppNames.chosenNameNote(of: provider, label: labels[0]))
+            notification = DesktopNotification(key: key, appName: labels[0], summary: tr("Call %1$s with %2$s?", handle, labels[0]),
+                                               body: NotificationText.sentences(opening, AppNames.chosenNameNote(of: provider, label: labels[0])))
             notification.iconName = provider.configuration.iconName
             notification.imagePNG = provider.configuration.iconData
             notification.desktopEntry = provider.configuration.desktopEntry
-            notification.actions = [.init(Self.callAction(0), "Call"), .init("cancel", "Cancel")]
+            notification.actions = [.init(Self.callAction(0), trc("button", "Call")), .init("cancel", trc("button", "Cancel"))]
         } else {
-            notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: "Call \(handle) with which app?",
-                                               body: opening + " The app you choose opens \(link.scheme): links from now on; change it with monkeycall links.")
-            notification.actions = labels.indices.map { .init(Self.callAction($0), labels[$0]) } + [.init("cancel", "Cancel")]
+            notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: tr("Call %1$s with which app?", handle),
+                                               // TRANSLATORS: %1$s is a link scheme such as "tel"; "monkeycall links" is a command: keep it.
+                                               body: NotificationText.sentences(opening, tr("The app you choose opens %1$s: links from now on; change it with monkeycall links.", link.scheme)))
+            notification.actions = labels.indices.map { .init(Self.callAction($0), labels[$0]) } + [.init("cancel", trc("button", "Cancel"))]
         }
         notification.category = "call"
         notification.urgency = .critical

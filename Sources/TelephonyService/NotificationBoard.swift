@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
 import Foundation
+import Localization
 import OrderedCollections
 import TelephonyCore
 
@@ -74,9 +75,9 @@ final class NotificationBoard {
 
     /// The one notification that counts the calls left without their own ("3 more incoming calls",
     /// by app), or none when `count` is 0.
-    func postCount(_ count: Int, of noun: String, body: String, key: String, category: String, by owner: AnyObject) {
+    func postCount(_ count: Int, summary: String, body: String, key: String, category: String, by owner: AnyObject) {
         guard count > 0 else { return withdraw(key, by: owner) }
-        var notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: "\(count) more \(noun)\(count == 1 ? "" : "s")", body: body)
+        var notification = DesktopNotification(key: key, appName: "MonkeyCall", summary: summary, body: body)
         notification.category = category
         notification.expiry = .never
         post(notification, by: owner) { _ in }
@@ -171,8 +172,11 @@ struct FairShare {
             if waiting > 0, let first = calls.first, let appName = name(first) { perApp.append((appName, waiting)) }
         }
         perApp.sort { ($0.count, $1.name) > ($1.count, $0.name) }
-        var text = perApp.prefix(3).map { "\($0.name): \($0.count)" }.joined(separator: ", ")
-        if perApp.count > 3 { text += " and \(perApp.count - 3) more apps" }
+        // TRANSLATORS: an app's name and how many of its calls are not shown, as in "Monkey: 3".
+        let named = perApp.prefix(3).map { tr("%1$s: %2$s", $0.name, String($0.count)) }
+        // TRANSLATORS: the separator between the apps in "Monkey: 3, SIP: 1".
+        var text = named.joined(separator: tr(", "))
+        if perApp.count > 3 { text += trn(" and %d more app", " and %d more apps", perApp.count - 3) }
         return text
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 struct Status: AsyncParsableCommand {
@@ -12,9 +13,9 @@ struct Status: AsyncParsableCommand {
         let version = try await client.get(Telephony1.Manager.version)
         let providers = try await client.providers()
         let calls = try await client.calls()
-        print("MonkeyCall \(Output.clean(version)) is running")
-        print("providers: \(providers.isEmpty ? "none" : ServiceClient.ProviderInfo.list(providers))")
-        print("calls: \(calls.count)")
+        print(tr("MonkeyCall %1$s is running", Output.clean(version)))
+        print(tr("providers: %1$s", providers.isEmpty ? tr("none") : ServiceClient.ProviderInfo.list(providers)))
+        print(tr("calls: %1$s", String(calls.count)))
     }
 }
 
@@ -24,8 +25,9 @@ struct Calls: AsyncParsableCommand {
     @OptionGroup var format: ListFormat
 
     func run() async throws {
-        format.print(try await ServiceClient(bus).calls(), columns: [Telephony1.Call.uuid.name, "STATE", "DIRECTION", "APP", "HANDLE", "NAME", "MUTED", "ON HOLD"],
-                     orWhenEmpty: "no calls", json: { Output.jsonObject($0.properties) }) { call in
+        format.print(try await ServiceClient(bus).calls(), columns: [Telephony1.Call.uuid.name, trc("column", "STATE"), trc("column", "DIRECTION"), trc("column", "APP"), trc("column", "HANDLE"),
+                                                                        trc("column", "NAME"), trc("column", "MUTED"), trc("column", "ON HOLD")],
+                     orWhenEmpty: tr("no calls"), json: { Output.jsonObject($0.properties) }) { call in
             func flag(_ property: PropertySpec<Bool>) -> String { call.properties[property] == true ? "yes" : "no" }
             return [call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
                     call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.name,
@@ -40,8 +42,9 @@ struct Providers: AsyncParsableCommand {
     @OptionGroup var format: ListFormat
 
     func run() async throws {
-        format.print(try await ServiceClient(bus).providers(), columns: ["PROVIDER", "NAME", "HANDLE TYPES", "VIDEO", "APP"],
-                     orWhenEmpty: "no providers", json: { provider in
+        format.print(try await ServiceClient(bus).providers(), columns: [trc("column", "PROVIDER"), trc("column", "NAME"), trc("column", "HANDLE TYPES"),
+                                                                            trc("column", "VIDEO"), trc("column", "APP")],
+                     orWhenEmpty: tr("no providers"), json: { provider in
             ["Path": provider.path.rawValue, Telephony1.Provider.name.name: provider.name, "Label": provider.label,
              Telephony1.Provider.configuration.name: Output.jsonObject(provider.configuration)]
         }) { provider in
@@ -77,7 +80,8 @@ struct Dial: AsyncParsableCommand {
             let providers = try await client.providers()
             guard providers.count > 1, error.message.first?.isNumber == true else { throw error }
             let said = error.message.components(separatedBy: " (").first ?? error.message
-            throw CLIError("\(said); choose one with --provider: \(ServiceClient.ProviderInfo.list(providers))")
+            // TRANSLATORS: %1$s is the service's (English) reason, %2$s the providers to choose from.
+            throw CLIError(tr("%1$s; choose one with --provider: %2$s", said, ServiceClient.ProviderInfo.list(providers)))
         }
     }
 }

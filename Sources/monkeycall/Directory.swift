@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 struct Directory: AsyncParsableCommand {
@@ -12,8 +13,8 @@ struct Directory: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            format.print(try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories), columns: ["APP", "STATE", "BLOCKED", "IDENTIFIED"],
-                         orWhenEmpty: "no call directories", json: { directory in
+            format.print(try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories), columns: [trc("column", "APP"), trc("column", "STATE"), trc("column", "BLOCKED"), trc("column", "IDENTIFIED")],
+                         orWhenEmpty: tr("no call directories"), json: { directory in
                 ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
             }) { directory in
                 [directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount)]
@@ -85,7 +86,8 @@ struct Directory: AsyncParsableCommand {
             // Loaded by the user, so in use at once (an app's own waits for the user's yes).
             try await client.call(Telephony1.CallDirectory.setDirectoryEnabled, provider, true)
             progress.finish()
-            print("\(Output.clean(provider)): \(entries.blocking.count) blocked, \(entries.identification.count) identified")
+            // TRANSLATORS: %1$s is an app; then how many numbers its directory blocks and identifies.
+            print(tr("%1$s: %2$s blocked, %3$s identified", Output.clean(provider), String(entries.blocking.count), String(entries.identification.count)))
         }
     }
 }
@@ -99,7 +101,7 @@ enum DirectoryFile {
         for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
             let fields = line.split(separator: ",", maxSplits: 1)
             let digits = fields[0].filter { $0.isNumber }
-            guard let number = Int64(digits), number > 0 else { throw CLIError("\(path):\(index + 1): '\(fields[0])' is not a number") }
+            guard let number = Int64(digits), number > 0 else { throw CLIError(tr("%1$s:%2$s: '%3$s' is not a number", path, String(index + 1), String(fields[0]))) }
             if fields.count == 2 {
                 identification.append((number, String(fields[1]).trimmingCharacters(in: .whitespaces)))
             } else {
@@ -114,11 +116,11 @@ enum DirectoryFile {
     /// The file's bytes, or an error that says why not (no such file, permission denied, a folder).
     static func contents(of path: String) throws -> Data {
         let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw CLIError("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw CLIError(tr("cannot read %1$s: %2$s", path, String(cString: strerror(errno)))) }
         defer { close(descriptor) }
         var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { throw CLIError("cannot read \(path): it is a folder") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { throw CLIError(tr("cannot read %1$s: it is a folder", path)) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(tr("cannot read %1$s", path)) }
         return data
     }
 

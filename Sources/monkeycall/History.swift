@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 struct Recents: AsyncParsableCommand {
@@ -16,7 +17,7 @@ struct Recents: AsyncParsableCommand {
         @OptionGroup var format: ListFormat
 
         func validate() throws {
-            guard (1...Int(UInt32.max)).contains(limit) else { throw ValidationError("--limit must be a whole number from 1, not \(limit)") }
+            guard (1...Int(UInt32.max)).contains(limit) else { throw ValidationError(tr("--limit must be a whole number from 1, not %1$s", String(limit))) }
         }
 
         func run() async throws {
@@ -25,8 +26,9 @@ struct Recents: AsyncParsableCommand {
             let page = try await client.call(Telephony1.Recents.list, missed ? max(10_000, UInt32(limit)) : UInt32(limit), 0)
             let entries = page.map { ($0, (try? Telephony1.RecentEntry(entries: $0)) ?? Telephony1.RecentEntry()) }
                 .filter { !missed || $0.1.status == "missed" }.prefix(limit)
-            format.print(Array(entries), columns: ["ID", "ENDED", "STATUS", "DIRECTION", "APP", "HANDLE", "NAME", "DURATION"],
-                         orWhenEmpty: missed ? "no missed calls" : "no recent calls", json: { Output.jsonObject($0.0) }) { _, entry in
+            format.print(Array(entries), columns: [trc("column", "ID"), trc("column", "ENDED"), trc("column", "STATUS"), trc("column", "DIRECTION"),
+                                                      trc("column", "APP"), trc("column", "HANDLE"), trc("column", "NAME"), trc("column", "DURATION")],
+                         orWhenEmpty: missed ? tr("no missed calls") : tr("no recent calls"), json: { Output.jsonObject($0.0) }) { _, entry in
                 let (connected, ended) = (entry.connectedAt, entry.endedAt)
                 let name = Output.clean(entry.callerName)
                 return [String(entry.id), Output.time(micros: ended), Output.clean(entry.status), entry.outgoing ? "outgoing" : "incoming",
@@ -43,9 +45,10 @@ struct Recents: AsyncParsableCommand {
         func run() async throws {
             let client = try await ServiceClient(bus)
             if !yes && isatty(STDIN_FILENO) != 0 {
-                FileHandle.standardOutput.write(Data("Forget every recent call? [y/N] ".utf8))
+                // TRANSLATORS: the answer is read as y or yes (in English) only; keep "[y/N]".
+                FileHandle.standardOutput.write(Data((tr("Forget every recent call? [y/N]") + " ").utf8))
                 guard let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
-                    print("Recents kept.")
+                    print(tr("Recents kept."))
                     throw ExitCode(1)
                 }
             }
@@ -74,8 +77,8 @@ struct Favorites: AsyncParsableCommand {
         @OptionGroup var format: ListFormat
         func run() async throws {
             let favorites = try await ServiceClient(bus).call(Telephony1.Favorites.list)
-            format.print(favorites.map { ($0, (try? Telephony1.Favorite(entries: $0)) ?? Telephony1.Favorite()) }, columns: ["ID", "NAME", "HANDLE", "APP"],
-                         orWhenEmpty: "no favorites", json: { Output.jsonObject($0.0) }) { _, favorite in
+            format.print(favorites.map { ($0, (try? Telephony1.Favorite(entries: $0)) ?? Telephony1.Favorite()) }, columns: [trc("column", "ID"), trc("column", "NAME"), trc("column", "HANDLE"), trc("column", "APP")],
+                         orWhenEmpty: tr("no favorites"), json: { Output.jsonObject($0.0) }) { _, favorite in
                 [String(favorite.id)] + [favorite.name, favorite.handle, favorite.providerName].map(Output.clean)
             }
         }
@@ -96,7 +99,8 @@ struct Favorites: AsyncParsableCommand {
             // the service has never seen, which could never ring.
             let provider = try await client.knownAppName(provider)
             if let same = favorites.first(where: { $0.handle == handle && $0.providerName == provider }) {
-                throw CLIError("\(Output.clean(handle)) through \(Output.clean(provider)) is already a favorite (Id \(same.id), \(Output.clean(same.name)))")
+                // TRANSLATORS: %1$s is a number, %2$s an app, %3$s the favorite's id and %4$s its name.
+                throw CLIError(tr("%1$s through %2$s is already a favorite (Id %3$s, %4$s)", Output.clean(handle), Output.clean(provider), String(same.id), Output.clean(same.name)))
             }
             print(try await client.call(Telephony1.Favorites.add, handle, handleType.rawValue, name, provider))
         }

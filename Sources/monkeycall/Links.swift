@@ -1,4 +1,5 @@
 import ArgumentParser
+import Localization
 import MonkeyCallAPI
 
 /// `monkeycall links`: which app opens each kind of link, and the user's choice.
@@ -13,13 +14,13 @@ struct Links: AsyncParsableCommand {
     func run() async throws {
         let client = try await ServiceClient(bus)
         if let scheme {
-            guard let app else { throw CLIError("say which app opens \(scheme): links; see `monkeycall links` for the apps") }
+            guard let app else { throw CLIError(tr("say which app opens %1$s: links; see `monkeycall links` for the apps", scheme)) }
             try await client.call(Telephony1.Manager.setLinkHandler, scheme, app)
-            print(app.isEmpty ? "\(scheme): links go to the next app that declares it" : "\(scheme): links open in \(app)")
+            print(app.isEmpty ? tr("%1$s: links go to the next app that declares it", scheme) : tr("%1$s: links open in %2$s", scheme, app))
             return
         }
         let handlers = try await client.call(Telephony1.Manager.listLinkHandlers)
-        if handlers.isEmpty { print("no app has declared a link scheme yet") }
+        if handlers.isEmpty { print(tr("no app has declared a link scheme yet")) }
         for (scheme, app) in handlers.sorted(by: { $0.key < $1.key }) { print("\(scheme)  \(app)") }
     }
 }

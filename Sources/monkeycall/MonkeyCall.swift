@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 /// Runs the command on `SerialTaskExecutor.shared`, not on Swift concurrency's global executor,
@@ -9,7 +10,19 @@ import MonkeyCallAPI
 @main
 enum Program {
     static func main() {
-        SerialTaskExecutor.runMain { await MonkeyCall.main() }
+        Localization.setUp()
+        SerialTaskExecutor.runMain {
+            do {
+                var command = try await MonkeyCall.asyncParseAsRoot(nil)
+                if var asyncCommand = command as? AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
+            } catch let error as CLIError {
+                // ArgumentParser's own "Error: " would stay English in front of a translated message.
+                FileHandle.standardError.write(Data((tr("Error: %1$s", error.description) + "\n").utf8))
+                exit(EXIT_FAILURE)
+            } catch {
+                MonkeyCall.exit(withError: error)
+            }
+        }
     }
 }
 

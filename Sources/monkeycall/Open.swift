@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 /// The handler of `monkeycall:` links (see desktop/): the link becomes a call.
@@ -21,7 +22,8 @@ struct Open: AsyncParsableCommand {
             let message = "no app for \(scheme): links is running"
             // Clicked links have no terminal: say it on the desktop too, when a notification server is there.
             await notify(summary: "No app can make this call", body: message + ".", on: connection)
-            throw CLIError("\(message); start the app that handles these links and try again")
+            // TRANSLATORS: %1$s is the service's (English) reason.
+            throw CLIError(tr("%1$s; start the app that handles these links and try again", message))
         } catch let error as DBusError {
             throw CLIError(error)
         }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Localization
 import ScreenText
 
 /// What the CLI prints: tables for people, tab-separated lines or one JSON document for programs.
@@ -105,12 +106,14 @@ struct Table {
             return
         }
         let lines = [columns] + rows
-        let widths = columns.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        let widths = columns.indices.map { column in lines.map { Self.width($0[column]) }.max() ?? 0 }
         for line in lines {
             let padded = line.enumerated().map { index, cell in
-                index == line.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+                index == line.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - Self.width(cell))
             }
             Swift.print(padded.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
     }
+
+    private static func width(_ text: String) -> Int { Localization.terminalWidth(of: text) }
 }

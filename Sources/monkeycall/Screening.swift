@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 struct DND: AsyncParsableCommand {
@@ -31,9 +32,10 @@ struct DND: AsyncParsableCommand {
     func validate() throws {
         switch (state, who) {
         case (.allow, nil), (.disallow, nil):
-            throw ValidationError("say whom to \(state.rawValue): \(Exception.allCases.map(\.rawValue).joined(separator: ", "))")
+            // TRANSLATORS: %1$s is allow or disallow (commands: keep them), %2$s the choices.
+            throw ValidationError(tr("say whom to %1$s: %2$s", state.rawValue, Exception.allCases.map(\.rawValue).joined(separator: ", ")))
         case (.on, _?), (.off, _?), (.status, _?):
-            throw ValidationError("'\(who!.rawValue)' goes with allow or disallow: monkeycall dnd allow \(who!.rawValue)")
+            throw ValidationError(tr("'%1$s' goes with allow or disallow: monkeycall dnd allow %1$s", who!.rawValue))
         default:
             break
         }
@@ -47,25 +49,29 @@ struct DND: AsyncParsableCommand {
         case .status: break
         }
         let properties = try await client.allProperties(of: Telephony1.Manager.interface)
-        func flag(_ property: PropertySpec<Bool>) -> String { properties[property] == true ? "on" : "off" }
+        func flag(_ property: PropertySpec<Bool>) -> String { properties[property] == true ? trc("setting", "on") : trc("setting", "off") }
         let source = properties[Telephony1.Manager.doNotDisturbSource] ?? ""
         let state = switch source {
-        case "monkeycall": "on, MonkeyCall's own"
-        case "gnome": "on, from GNOME's notification settings"
-        case "notification-server": "on, from the notification server"
+        case "monkeycall": tr("on, MonkeyCall's own")
+        case "gnome": tr("on, from GNOME's notification settings")
+        case "notification-server": tr("on, from the notification server")
         // An older service without the desktop's sources.
         case "": flag(Telephony1.Manager.doNotDisturb)
-        case "none": "off"
-        default: "on, from \(Output.clean(source))"
+        case "none": trc("setting", "off")
+        default: tr("on, from %1$s", Output.clean(source))
         }
         // An older service without contacts says nothing of them.
-        let contacts = properties[Telephony1.Manager.doNotDisturbAllowContacts] == nil ? "" : "contacts ring: \(flag(Telephony1.Manager.doNotDisturbAllowContacts)), "
-        print("Do Not Disturb: \(state) (favorites ring: \(flag(Telephony1.Manager.doNotDisturbAllowFavorites)), \(contacts)"
-              + "repeated calls ring: \(flag(Telephony1.Manager.doNotDisturbAllowRepeatedCalls)))")
-        if source != "monkeycall" && source != "none" && !source.isEmpty {
-            print("MonkeyCall's own Do Not Disturb: \(flag(Telephony1.Manager.doNotDisturb))")
+        var exceptions = [tr("favorites ring: %1$s", flag(Telephony1.Manager.doNotDisturbAllowFavorites))]
+        if properties[Telephony1.Manager.doNotDisturbAllowContacts] != nil {
+            exceptions.append(tr("contacts ring: %1$s", flag(Telephony1.Manager.doNotDisturbAllowContacts)))
         }
-        print("Silence unknown callers: \(flag(Telephony1.Manager.silenceUnknownCallers))")
+        exceptions.append(tr("repeated calls ring: %1$s", flag(Telephony1.Manager.doNotDisturbAllowRepeatedCalls)))
+        // TRANSLATORS: %1$s is the state ("on, MonkeyCall's own"), %2$s who rings through it.
+        print(tr("Do Not Disturb: %1$s (%2$s)", state, exceptions.joined(separator: tr(", "))))
+        if source != "monkeycall" && source != "none" && !source.isEmpty {
+            print(tr("MonkeyCall's own Do Not Disturb: %1$s", flag(Telephony1.Manager.doNotDisturb)))
+        }
+        print(tr("Silence unknown callers: %1$s", flag(Telephony1.Manager.silenceUnknownCallers)))
     }
 }
 
@@ -78,8 +84,8 @@ struct Block: AsyncParsableCommand {
         @OptionGroup var bus: BusOptions
         @OptionGroup var format: ListFormat
         func run() async throws {
-            format.print(try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles), columns: ["BLOCKED"],
-                         orWhenEmpty: "nothing is blocked", json: { $0 }) { [$0] }
+            format.print(try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles), columns: [trc("column", "BLOCKED")],
+                         orWhenEmpty: tr("nothing is blocked"), json: { $0 }) { [$0] }
         }
     }
 
@@ -102,7 +108,7 @@ struct Block: AsyncParsableCommand {
             try await client.call(Telephony1.CallDirectory.unblockHandle, pattern)
             // The service removes what equals the pattern and is quiet when nothing does.
             guard try await client.get(Telephony1.CallDirectory.blockedHandles).count < before.count else {
-                throw CLIError("'\(Output.clean(pattern))' is not blocked; blocked: \(before.isEmpty ? "nothing" : before.map(Output.clean).joined(separator: ", "))")
+                throw CLIError(tr("'%1$s' is not blocked; blocked: %2$s", Output.clean(pattern), before.isEmpty ? tr("nothing") : before.map(Output.clean).joined(separator: tr(", "))))
             }
         }
     }
@@ -115,6 +121,8 @@ struct Identify: AsyncParsableCommand {
 
     func run() async throws {
         let (label, blocked) = try await ServiceClient(bus).call(Telephony1.CallDirectory.identify, handle)
-        print("\(label.isEmpty ? "unknown caller" : Output.clean(label))\(blocked ? ", blocked" : "")")
+        let who = label.isEmpty ? tr("unknown caller") : Output.clean(label)
+        // TRANSLATORS: %1$s is the caller's name, or "unknown caller".
+        print(blocked ? tr("%1$s, blocked", who) : who)
     }
 }

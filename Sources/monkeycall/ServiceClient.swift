@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 /// The CLI's view of the service: calls and providers read from the ObjectManager.
@@ -11,13 +12,13 @@ struct ServiceClient {
         do {
             connection = try options.address.map { try Connection(address: $0) } ?? Connection.sessionBus()
         } catch let error as DBusError {
-            throw CLIError("cannot reach the session bus: \(error.message)")
+            throw CLIError(tr("cannot reach the session bus: %1$s", error.message))
         }
         // Not running is fine when the bus can start it (D-Bus activation after scripts/install).
         var available = try await connection.nameOwner(Telephony1.busName) != nil
         if !available { available = try await isActivatable() }
         guard available else {
-            throw CLIError("the MonkeyCall service is not running on this bus (nobody owns \(Telephony1.busName)); start it with scripts/run or monkeycalld")
+            throw CLIError(tr("the MonkeyCall service is not running on this bus (nobody owns %1$s); start it with scripts/run or monkeycalld", Telephony1.busName))
         }
     }
 
@@ -110,9 +111,10 @@ struct ServiceClient {
         switch named.count {
         case 1: return named[0]
         case 0:
-            throw CLIError("no provider named '\(Output.clean(given))'; registered: " + (providers.isEmpty ? "none" : ProviderInfo.list(providers)))
+            throw CLIError(tr("no provider named '%1$s'; registered: %2$s", Output.clean(given), providers.isEmpty ? tr("none") : ProviderInfo.list(providers)))
         default:
-            throw CLIError("\(named.count) providers are named '\(Output.clean(given))'; say which one with --provider: \(ProviderInfo.list(named))")
+            throw CLIError(trn("%1$d provider is named '%2$s'; say which one with --provider: %3$s", "%1$d providers are named '%2$s'; say which one with --provider: %3$s",
+                               named.count, Output.clean(given), ProviderInfo.list(named)))
         }
     }
 
@@ -130,8 +132,8 @@ struct ServiceClient {
         } + directories.map(\.app))
         guard known.contains(given) else {
             let names = Set(running.map(\.name)).union(known).sorted().map(Output.clean)
-            throw CLIError("no app named '\(Output.clean(given))' is running or known from Recents, the favorites or the call directories; "
-                           + "apps: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+            throw CLIError(tr("no app named '%1$s' is running or known from Recents, the favorites or the call directories; apps: %2$s",
+                              Output.clean(given), names.isEmpty ? tr("none") : names.joined(separator: tr(", "))))
         }
         return given
     }
@@ -142,12 +144,15 @@ struct ServiceClient {
         let candidates = try await calls().filter(filter)
         switch candidates.count {
         case 1: return candidates[0].uuid
-        case 0: throw CLIError("there is no call to \(purpose)")
+        // TRANSLATORS: %1$s is the command (answer, hold, mute…): keep it as it is.
+        case 0: throw CLIError(tr("there is no call to %1$s", purpose))
         default:
             let lines = candidates.map { call in
                 "  " + [call.uuid, call.caller, call.string(Telephony1.Call.providerName)].map(Output.clean).joined(separator: "  ")
             }
-            throw CLIError("there are \(candidates.count) calls to \(purpose); name one:\n" + lines.joined(separator: "\n"))
+            // TRANSLATORS: %2$s is the command (answer, hold, mute…): keep it as it is.
+            throw CLIError(trn("there is %1$d call to %2$s; name one:", "there are %1$d calls to %2$s; name one:", candidates.count, purpose)
+                           + "\n" + lines.joined(separator: "\n"))
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import Localization
 import MonkeyCallAPI
 
 struct Watch: AsyncParsableCommand {
@@ -45,7 +46,7 @@ struct Watch: AsyncParsableCommand {
         try await client.call(Telephony1.Manager.subscribe)
         view.snapshot(try await client.managedObjects())
         // On stderr, so that JSON consumers read only events: anything after this line is seen.
-        FileHandle.standardError.write(Data("watching \(Telephony1.busName)\n".utf8))
+        FileHandle.standardError.write(Data((tr("watching %1$s", Telephony1.busName) + "\n").utf8))
         for await next in happenings {
             switch next {
             case .change(let event): view.show(event)
@@ -102,11 +103,11 @@ struct WatchView {
     mutating func serviceStopped() {
         callUUIDs = [:]
         providerNames = [:]
-        write(json ? Output.json(["event": "service-stopped"]) : "service stopped")
+        write(json ? Output.json(["event": "service-stopped"]) : tr("service stopped"))
     }
 
     func serviceStarted() {
-        write(json ? Output.json(["event": "service-started"]) : "service started")
+        write(json ? Output.json(["event": "service-started"]) : tr("service started"))
     }
 
     /// One readable line: `call UUID ringing incoming bob (Bob) via PyPhone`, `call UUID changed: State active`.
@@ -114,18 +115,20 @@ struct WatchView {
         let fields = event.fields
         func text(_ key: String) -> String { fields[key].map(Output.plainText) ?? "" }
         let subject: String
-        if let uuid { subject = "call \(uuid)" } else if let provider { subject = "provider \(Output.clean(provider))" }
-        else if event.path == Telephony1.rootPath.rawValue { subject = "settings" } else { subject = event.path }
+        if let uuid { subject = tr("call %1$s", uuid) } else if let provider { subject = tr("provider %1$s", Output.clean(provider)) }
+        else if event.path == Telephony1.rootPath.rawValue { subject = tr("settings") } else { subject = event.path }
         switch event.event {
         case "added" where uuid != nil:
             let name = text(Telephony1.Call.callerName.name), handle = text(Telephony1.Call.handle.name)
             let caller = name.isEmpty || name == handle ? handle : "\(handle) (\(name))"
-            return "\(subject) \(text(Telephony1.Call.state.name)) \(fields[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming") "
-                + "\(caller) via \(text(Telephony1.Call.providerName.name))"
+            let (state, app) = (text(Telephony1.Call.state.name), text(Telephony1.Call.providerName.name))
+            // TRANSLATORS: %1$s is "call UUID", %2$s its state as the API names it (ringing, dialing), %3$s the caller, %4$s the app.
+            return fields[Telephony1.Call.outgoing] == true ? tr("%1$s %2$s outgoing %3$s via %4$s", subject, state, caller, app)
+                : tr("%1$s %2$s incoming %3$s via %4$s", subject, state, caller, app)
         case "added" where fields[Telephony1.Provider.name] != nil:
-            return "provider \(text(Telephony1.Provider.name.name)) registered"
+            return tr("provider %1$s registered", text(Telephony1.Provider.name.name))
         case "removed":
-            return "\(subject) \(uuid != nil ? "ended" : "gone")"
+            return uuid != nil ? tr("%1$s ended", subject) : tr("%1$s gone", subject)
         default:
             let described = fields.keys.sorted().map { key in "\(key) \(describe(key, fields[key]!))" }.joined(separator: ", ")
             return "\(subject) \(event.event)\(described.isEmpty ? "" : ": " + described)"
@@ -135,7 +138,7 @@ struct WatchView {
     /// A property's value for a person: times as times, lists of objects as a count.
     private static func describe(_ key: String, _ value: DBusValue) -> String {
         switch value.unwrappedVariant {
-        case .uint64(let micros) where key.hasSuffix("At"): micros == 0 ? "none" : Output.time(micros: micros)
+        case .uint64(let micros) where key.hasSuffix("At"): micros == 0 ? tr("none") : Output.time(micros: micros)
         case .array("o", let paths): "\(paths.count)"
         case .string(let text) where text.isEmpty: "\"\""
         default: Output.plainText(value)

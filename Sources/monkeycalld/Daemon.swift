@@ -4,6 +4,7 @@ import CMalloc
 import DBus
 import DesktopNotifications
 import Foundation
+import Localization
 import Logging
 import ServiceLifecycle
 import MonkeyCallAPI
@@ -98,6 +99,8 @@ struct Daemon: ParsableCommand {
     /// the rest of its life (see `SerialTaskExecutor`).
     static func main() {
         keepFreedMemoryReturnable()
+        // The notifications and prompts speak the session's language (LANG from systemd or D-Bus activation).
+        Localization.setUp()
         let daemon: Daemon
         do { daemon = try parse() } catch { exit(withError: error) }
         SerialTaskExecutor.runMain {

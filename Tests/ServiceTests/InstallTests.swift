@@ -79,6 +79,13 @@ struct InstallTests {
             let page = try String(contentsOf: prefix.appendingPathComponent("share/man/man\(section)/\(program).\(section)"), encoding: .utf8)
             #expect(page.contains(".Nm \(program)") && page.contains("Fl -address"), "\(program).\(section): \(page.prefix(200))")
         }
+        // The translations, found beside the installed programs: the CLI's error in German.
+        #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent("share/locale/de/LC_MESSAGES/monkeycall.mo").path))
+        var german = environment
+        german["LANG"] = "de_DE.UTF-8"
+        german["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + home.appendingPathComponent("no-bus").path
+        let unreachable = try await ChildProcess.run(prefix.appendingPathComponent("bin/monkeycall").path, ["status"], environment: german)
+        #expect(unreachable.status == 1 && unreachable.stderr.hasPrefix("Fehler: "), "\(unreachable.stderr)")
 
         // A bus that knows the installed service file, and no daemon running yet.
         let bus = try await PrivateBus.start(servicesDirectory: data.appendingPathComponent("dbus-1/services"))

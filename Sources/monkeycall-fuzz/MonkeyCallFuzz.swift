@@ -270,14 +270,38 @@ final class FuzzRun: @unchecked Sendable {
         defer { throwaway.close() }
         var deep: DBusValue = .string("x")
         for _ in 0..<70 { deep = .variant(deep) }
-        let outcome2: String
+        probes["70 nested variants: \(callOutcome(on: throwaway, Telephony1.Manager.interface, "RegisterProvider", [.vardict(["Name": deep])]))", default: 0] += 1
+
+        // Big messages, as first messages of a new connection (issue 39): a dictionary of 200,000
+        // unknown keys (about 5 MB) and a string of 16 MiB. Both must be refused at once, by name.
+        let keys = Dictionary(uniqueKeysWithValues: (0..<200_000).map { ("k\($0)", DBusValue.variant(.bool(true))) })
+        probes["200,000-key a{sv}: \(callOutcome(on: nil, Telephony1.Manager.interface, "RegisterProvider", [.vardict(keys)]))", default: 0] += 1
+        probes["16 MiB string: \(callOutcome(on: nil, Telephony1.CallDirectory.interface, "Identify", [.string(String(repeating: "9", count: 16 << 20))]))", default: 0] += 1
+        subscriberFlood()
+    }
+
+    /// 24 connections of this app subscribe and never read: 16 are let in, the rest refused
+    /// with LimitsExceeded; the service drops those who never read. Counted by outcome.
+    private func subscriberFlood() {
+        let flood = (0..<24).compactMap { _ in try? Connection(address: address) }
+        defer { flood.forEach { $0.close() } }
+        var outcomes: [String: Int] = [:]
+        for connection in flood { outcomes[callOutcome(on: connection, Telephony1.Manager.interface, "Subscribe", []), default: 0] += 1 }
+        let said = outcomes.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        probes["24 subscribers at once: \(said)", default: 0] += 1
+    }
+
+    /// Sends one call on `connection` (a new one when nil) and waits for its outcome: "reply",
+    /// the error's name, "dropped by the bus", or why it could not be built.
+    private func callOutcome(on given: Connection?, _ interface: String, _ member: String, _ arguments: [DBusValue]) -> String {
+        guard let connection = given ?? (try? Connection(address: address)) else { return "could not connect" }
+        defer { if given == nil { connection.close() } }
         do {
-            let message = try Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.Manager.interface,
-                                                 member: "RegisterProvider")
-            try message.append([.vardict(["Name": deep])])
+            let message = try Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: interface, member: member)
+            try message.append(arguments)
             let semaphore = DispatchSemaphore(value: 0)
             let box = LockedBox("")
-            throwaway.send(call: message, timeout: Self.replyTimeout) { result in
+            connection.send(call: message, timeout: Self.replyTimeout) { result in
                 switch result {
                 case .success: box.value = "reply"
                 case .failure(let error): box.value = DBusError(error).name
@@ -285,11 +309,10 @@ final class FuzzRun: @unchecked Sendable {
                 semaphore.signal()
             }
             semaphore.wait()
-            outcome2 = box.value == DBusError.Name.disconnected ? "dropped by the bus" : box.value
+            return box.value == DBusError.Name.disconnected ? "dropped by the bus" : box.value
         } catch {
-            outcome2 = "not built: \(DBusError(error).name)"
+            return "not built: \(DBusError(error).name)"
         }
-        probes["70 nested variants: \(outcome2)", default: 0] += 1
     }
 
     /// The service answers Ping.

@@ -41,6 +41,8 @@ final class MainWindow {
     func present() { gtk_window_present(cast(ui["window"])) }
 
     private func toast(_ text: String) {
+        // Also in the log: what the user was told, for whoever reads a failed run.
+        FileHandle.standardError.write(Data("monkeycall-phone: \(text)\n".utf8))
         adw_toast_overlay_add_toast(cast(ui["toasts"]), adw_toast_new(text))
     }
 

@@ -20,11 +20,20 @@ final class PhoneRig: @unchecked Sendable {
         bus = try await PrivateBus.start()
         try FileManager.default.copyItem(atPath: "/usr/share/dbus-1/services/org.a11y.Bus.service",
                                          toPath: bus.servicesDirectory.appendingPathComponent("org.a11y.Bus.service").path)
-        // -displayfd: Xvfb picks a free display and prints its number once it accepts clients.
-        display = try ChildProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-        guard await display.waitForOutput(containing: "\n"), let number = Int(display.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestSupportError("Xvfb did not start: \(display.output)")
+        // -displayfd: Xvfb picks a free display and prints its number once it accepts clients. A
+        // display another test's server just left can still be taken: then it tries the next one.
+        var started: (ChildProcess, Int)?
+        var failures: [String] = []
+        for _ in 0..<5 where started == nil {
+            let server = try ChildProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+            if await server.waitForOutput(containing: "\n"), let number = Int(server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                started = (server, number)
+            } else {
+                failures.append(server.output)
+            }
         }
+        guard let (server, number) = started else { throw TestSupportError("Xvfb did not start: \(failures)") }
+        display = server
         var environment = bus.environment
         environment["DISPLAY"] = ":\(number)"
         environment["GDK_BACKEND"] = "x11"
@@ -33,6 +42,12 @@ final class PhoneRig: @unchecked Sendable {
         environment["NO_AT_BRIDGE"] = nil
         self.environment = environment
         daemon = try await bus.startMonkeycalld()
+    }
+
+    /// Xvfb stopped as it likes to be (SIGTERM), so that it removes its socket and lock.
+    deinit {
+        app?.terminate()
+        display.terminate()
     }
 
     @discardableResult

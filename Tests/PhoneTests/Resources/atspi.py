@@ -94,7 +94,18 @@ def dump(out):
                 pass
 
 
+def on_screen(accessible):
+    """GTK acts on a press only once the widget is mapped; an unmapped one has no extents."""
+    try:
+        extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        return extents.width > 0 and extents.height > 0
+    except Exception:
+        return True
+
+
 def press(accessible):
+    if not on_screen(accessible):
+        raise RuntimeError("not on screen yet")
     action = accessible.queryAction()
     for index in range(action.nActions):
         if action.getName(index) in ("click", "press", "activate"):
@@ -129,7 +140,7 @@ while True:
                     raise RuntimeError("not selected yet")
             sys.exit(0)
         except Exception as error:
-            if options.step != "select":
+            if options.step != "select" and "not on screen" not in str(error):
                 print(f"{options.step} {options.name!r}: {error}", file=sys.stderr)
     if time.monotonic() > deadline:
         print(f"{options.step} {options.name!r} (role {options.role}) failed after {options.timeout} s; the showing tree:", file=sys.stderr)

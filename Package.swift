@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "monkeycall-baresip", targets: ["monkeycall-baresip"]),
         .executable(name: "monkeycall-fuzz", targets: ["monkeycall-fuzz"]),
         .executable(name: "monkeycall-contacts", targets: ["monkeycall-contacts"]),
+        .executable(name: "monkeycall-phone", targets: ["monkeycall-phone"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -89,6 +90,20 @@ let package = Package(
         // The service: the telephony core published on D-Bus.
         .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "Localization", logging, orderedCollections]),
 
+        // The typed client of the D-Bus contract, for the CLI's kind of tools and the Phone app.
+        .target(name: "MonkeyCallClient", dependencies: ["DBus", "MonkeyCallAPI"]),
+
+        // The Phone app (org.monkeycall.Phone). GTK 4 and libadwaita 1.2, found through pkg-config.
+        .systemLibrary(name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libadwaita-1-dev", "libgtk-4-dev"])]),
+        // The GObject boundary: signals to Swift closures, object data, casts, GtkBuilder files, and
+        // the main dispatch queue (Swift's main actor) drained from the GLib main loop.
+        .target(name: "GObjectBoundary", dependencies: ["CGtk"]),
+        // The app's state and view models, without GTK: tested as plain Swift.
+        .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "ScreenText", "Localization"]),
+        // The GTK program: widgets from the .ui files in ui/, wired to PhoneModel.
+        .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "GObjectBoundary", "CGtk", "Localization"],
+                          resources: [.copy("ui")]),
+
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),
 
@@ -121,6 +136,10 @@ let package = Package(
         .testTarget(name: "AddressBookTests", dependencies: ["AddressBook", "DBusTestSupport", "CallDirectory"],
                     exclude: ["Resources"]),
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
+        // The Phone app's models against a fake backend, and the real window driven through AT-SPI
+        // (Resources/ holds the Python driver) with the real daemon and a provider.
+        .testTarget(name: "PhoneTests", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "DBus", "DBusTestSupport"],
+                    exclude: ["Resources"]),
         // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
         .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),
     ]

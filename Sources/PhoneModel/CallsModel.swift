@@ -1,0 +1,157 @@
+import DBus
+import Foundation
+import Localization
+import MonkeyCallAPI
+import MonkeyCallClient
+
+/// What the call window shows for one call.
+public struct CallView: Equatable, Sendable {
+    public enum Phase: Equatable, Sendable { case ringing, ongoing, ended }
+    public let uuid: String
+    public let phase: Phase
+    /// The caller's name large, else the number.
+    public let title: String
+    /// The number (when the title is a name) and the app.
+    public let subtitle: String
+    /// "Incoming call", "Calling…", "On hold", "Call ended · 0:42"; the running duration otherwise.
+    public let status: String
+    public let muted: Bool
+    public let onHold: Bool
+    public let canHold: Bool
+    public let canSendDigits: Bool
+    public let silenced: Bool
+    /// Another call is up while this one rings: Hold & Answer / End & Answer.
+    public let otherCallUp: Bool
+}
+
+/// The calls there are, and the one the call window shows.
+@MainActor
+public final class CallsModel {
+    let backend: PhoneBackend
+    let report = Reporter()
+    public private(set) var calls: [String: CallSnapshot] = [:]
+    /// The call the window shows, while it shows one.
+    public private(set) var shownUUID: String?
+    /// The last state of the shown call once it ended (the call object is gone by then).
+    private var endedSnapshot: CallSnapshot?
+    public var onChange: () -> Void = {}
+    /// Asks the window to show itself (a call to show arrived).
+    public var onShow: () -> Void = {}
+
+    init(backend: PhoneBackend) { self.backend = backend }
+
+    public func load() async {
+        do {
+            let now = try await backend.calls()
+            calls = Dictionary(now.map { ($0.uuid, $0) }, uniquingKeysWith: { $1 })
+            onChange()
+        } catch { report.error(error) }
+    }
+
+    /// Shows `uuid` in the call window (`app.show-call`, or a call the app started).
+    public func show(_ uuid: String) {
+        shownUUID = uuid.lowercased()
+        endedSnapshot = nil
+        onShow()
+        onChange()
+        if calls[uuid.lowercased()] == nil { Task { await load() } }
+    }
+
+    /// The window was closed.
+    public func hide() {
+        shownUUID = nil
+        endedSnapshot = nil
+    }
+
+    public var anyCallUp: Bool { calls.values.contains { !$0.hasEnded } }
+
+    func added(_ call: CallSnapshot) {
+        calls[call.uuid] = call
+        onChange()
+    }
+
+    func changed(_ path: ObjectPath, _ properties: [String: DBusValue]) {
+        guard let uuid = calls.first(where: { $0.value.path == path })?.key else { return }
+        calls[uuid]?.properties.merge(properties) { $1 }
+        if uuid == shownUUID, calls[uuid]?.hasEnded == true { endedSnapshot = calls[uuid] }
+        onChange()
+    }
+
+    func removed(_ path: ObjectPath) {
+        guard let uuid = calls.first(where: { $0.value.path == path })?.key else { return }
+        if uuid == shownUUID { endedSnapshot = calls[uuid] }
+        calls[uuid] = nil
+        onChange()
+    }
+
+    func serviceStopped() {
+        if let shownUUID, let call = calls[shownUUID] { endedSnapshot = call }
+        calls = [:]
+        onChange()
+    }
+
+    /// What the window shows now; nil when it shows nothing.
+    public func view(now: Date = Date()) -> CallView? {
+        guard let uuid = shownUUID, let call = calls[uuid] ?? endedSnapshot else { return nil }
+        let ended = call.hasEnded || calls[uuid] == nil
+        let handle = Format.clean(call.handle)
+        let name = Format.clean(call.callerName)
+        let title = name.isEmpty || name == handle ? handle : name
+        let app = Format.clean(call.providerName)
+        let subtitle = title == handle ? app : tr("%1$s · %2$s", handle, app)
+        let phase: CallView.Phase = ended ? .ended : call.state == "ringing" ? .ringing : .ongoing
+        let nowMicros = UInt64(now.timeIntervalSince1970 * 1_000_000)
+        let connected = call.connectedAt
+        let elapsed: UInt64 = connected > 0 ? ((ended && call.endedAt > 0 ? call.endedAt : max(nowMicros, connected)) - connected) / 1_000_000 : 0
+        let status: String
+        switch (phase, call.state) {
+        case (.ended, _): status = connected > 0 ? tr("Call ended · %1$s", Format.duration(seconds: elapsed)) : tr("Call ended")
+        case (.ringing, _): status = call.outgoing ? tr("Calling…") : tr("Incoming call")
+        case (_, "held"): status = tr("On hold")
+        case (_, "dialing"), (_, "connecting"): status = tr("Calling…")
+        default: status = Format.duration(seconds: elapsed)
+        }
+        let otherUp = calls.values.contains { $0.uuid != uuid && !$0.hasEnded && $0.state != "ringing" }
+        return CallView(uuid: uuid, phase: phase, title: title, subtitle: subtitle, status: status, muted: call.muted, onHold: call.onHold,
+                        canHold: call.supportsHolding, canSendDigits: call.supportsDTMF, silenced: call.silenced, otherCallUp: otherUp)
+    }
+
+    // MARK: The user's actions
+
+    public func answer() async { await act { try await self.backend.answer($0) } }
+    public func decline() async { await act { try await self.backend.end($0) } }
+    public func hangUp() async { await act { try await self.backend.end($0) } }
+    public func silence() async { await act { try await self.backend.silence($0) } }
+
+    /// Holds every other call that is up, then answers (the service holds it anyway; said here for clarity).
+    public func holdAndAnswer() async {
+        for other in calls.values where other.uuid != shownUUID && !other.hasEnded && other.state != "ringing" {
+            do { try await backend.setHeld(other.uuid, true) } catch { report.error(error) }
+        }
+        await answer()
+    }
+
+    public func endAndAnswer() async {
+        for other in calls.values where other.uuid != shownUUID && !other.hasEnded && other.state != "ringing" {
+            do { try await backend.end(other.uuid) } catch { report.error(error) }
+        }
+        await answer()
+    }
+
+    public func toggleMute() async {
+        guard let uuid = shownUUID, let call = calls[uuid] else { return }
+        await act { try await self.backend.setMuted($0, !call.muted) }
+    }
+
+    public func toggleHold() async {
+        guard let uuid = shownUUID, let call = calls[uuid] else { return }
+        await act { try await self.backend.setHeld($0, !call.onHold) }
+    }
+
+    public func sendDigits(_ digits: String) async { await act { try await self.backend.playDTMF($0, digits) } }
+
+    private func act(_ action: (String) async throws -> Void) async {
+        guard let uuid = shownUUID else { return }
+        do { try await action(uuid) } catch { report.error(error) }
+    }
+}

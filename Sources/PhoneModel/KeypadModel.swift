@@ -1,0 +1,95 @@
+import DBus
+import Foundation
+import Localization
+import MonkeyCallAPI
+import MonkeyCallClient
+
+/// An app that can place a call from the keypad.
+public struct CallingApp: Equatable, Sendable {
+    public let path: ObjectPath
+    public let name: String
+}
+
+/// The keypad: a number typed, pressed or pasted (a `tel:` link too), and which app calls it.
+@MainActor
+public final class KeypadModel {
+    let backend: PhoneBackend
+    let report = Reporter()
+    public private(set) var number = ""
+    /// The apps that call phone numbers, in the order they registered.
+    public private(set) var apps: [CallingApp] = []
+    /// The user's remembered `tel` choice (an app key), if any.
+    public private(set) var remembered: String?
+    public var onChange: () -> Void = {}
+
+    init(backend: PhoneBackend) { self.backend = backend }
+
+    public func loadApps() async {
+        do {
+            apps = try await backend.providers().filter { $0.handleTypes.contains(Telephony1.HandleTypes.phoneNumber) }
+                .map { CallingApp(path: $0.path, name: $0.name) }
+            remembered = (try? await backend.linkHandlers())?["tel"]
+            onChange()
+        } catch { report.error(error) }
+    }
+
+    /// Whether the user must pick the app: several could call and none is remembered among them.
+    public var needsChoice: Bool { apps.count > 1 && !apps.contains { $0.name == remembered } }
+
+    public func press(_ key: String) {
+        number += key
+        onChange()
+    }
+
+    public func backspace() {
+        guard !number.isEmpty else { return }
+        number.removeLast()
+        onChange()
+    }
+
+    /// What the entry holds now, typed or pasted: a `tel:` link becomes its number.
+    public func setText(_ text: String) {
+        let cleaned = Self.number(fromText: text)
+        guard cleaned != number else { return }
+        number = cleaned
+        onChange()
+    }
+
+    /// `tel:+1-408-555-0142;ext=2` → `+1-408-555-0142`; other text as it is, trimmed.
+    public nonisolated static func number(fromText text: String) -> String {
+        var value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if value.lowercased().hasPrefix("tel:") {
+            value = String(value.dropFirst(4))
+            if value.hasPrefix("//") { value = String(value.dropFirst(2)) }
+            if let parameters = value.firstIndex(where: { $0 == ";" || $0 == "?" }) { value = String(value[..<parameters]) }
+            value = value.removingPercentEncoding ?? value
+        }
+        return value.filter { !$0.isNewline }
+    }
+
+    /// Why the number cannot be called, in plain words; nil when it can.
+    public var problem: String? {
+        if number.filter(\.isNumber).isEmpty { return tr("Type a number to call") }
+        if apps.isEmpty { return tr("No app that makes phone calls is running") }
+        return nil
+    }
+
+    /// Calls the number with `app` (nil: the remembered or only app); remembers the choice when asked.
+    @discardableResult
+    public func call(with app: CallingApp? = nil, remember: Bool = false) async -> String? {
+        if let problem {
+            report.say(problem)
+            return nil
+        }
+        let chosen = app ?? apps.first { $0.name == remembered } ?? (apps.count == 1 ? apps[0] : nil)
+        do {
+            if remember, let chosen { try await backend.setLinkHandler(scheme: "tel", app: chosen.name) }
+            let uuid = try await backend.startCall(handle: number, handleType: Telephony1.HandleTypes.phoneNumber, provider: chosen?.path)
+            if remember { remembered = chosen?.name }
+            return uuid
+        } catch {
+            report.error(error)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import DBus
+import Localization
+import MonkeyCallAPI
+import MonkeyCallClient
+
+/// The Phone app's state: the service's state and the four views, on the main actor. It knows
+/// nothing of GTK: the window reads it and calls it; it says what changed through `onChange`
+/// closures. Work with the service is `await`ed off the main thread (the D-Bus connection has a
+/// queue of its own) and resumes here.
+@MainActor
+public final class PhoneModel {
+    public enum ServiceState: Equatable, Sendable {
+        case connecting
+        case running
+        /// Nobody owns the bus name: the window says so and offers to start it.
+        case notRunning
+    }
+
+    public let backend: PhoneBackend
+    public private(set) var service: ServiceState = .connecting
+    public let recents: RecentsModel
+    public let favorites: FavoritesModel
+    public let contacts: ContactsModel
+    public let keypad: KeypadModel
+    public let calls: CallsModel
+
+    public var onServiceChange: () -> Void = {}
+    /// A short message for the user (an error in plain words).
+    public var onToast: (String) -> Void = { _ in }
+
+    public init(backend: PhoneBackend) {
+        self.backend = backend
+        recents = RecentsModel(backend: backend)
+        favorites = FavoritesModel(backend: backend)
+        contacts = ContactsModel(backend: backend)
+        keypad = KeypadModel(backend: backend)
+        calls = CallsModel(backend: backend)
+        for part in [recents.report, favorites.report, contacts.report, keypad.report, calls.report] as [Reporter] {
+            part.toast = { [weak self] in self?.onToast($0) }
+        }
+    }
+
+    /// Follows the service, then loads every view.
+    public func start() async {
+        do {
+            try await backend.follow { event in Task { @MainActor [weak self] in self?.handle(event) } }
+        } catch {
+            onToast(Self.describe(error))
+        }
+        await connect()
+    }
+
+    /// Asks the bus to start the service (D-Bus activation).
+    public func startService() async {
+        do {
+            try await backend.start()
+        } catch {
+            onToast(tr("Cannot start the MonkeyCall service: %1$s", Self.describe(error)))
+        }
+        await connect()
+    }
+
+    private func connect() async {
+        let running = (try? await backend.isRunning()) ?? false
+        guard running else {
+            setService(.notRunning)
+            return
+        }
+        do {
+            try await backend.resubscribe()
+        } catch {
+            setService(.notRunning)
+            return
+        }
+        setService(.running)
+        await reload()
+    }
+
+    public func reload() async {
+        async let r: Void = recents.load()
+        async let f: Void = favorites.load()
+        async let k: Void = keypad.loadApps()
+        async let c: Void = calls.load()
+        async let s: Void = contacts.search(contacts.query)
+        _ = await (r, f, k, c, s)
+    }
+
+    private func setService(_ state: ServiceState) {
+        guard state != service else { return }
+        service = state
+        onServiceChange()
+    }
+
+    func handle(_ event: TelephonyEvent) {
+        switch event {
+        case .serviceStopped:
+            setService(.notRunning)
+            calls.serviceStopped()
+        case .serviceStarted:
+            Task { await connect() }
+        case .recentAdded(let entry):
+            recents.added(entry)
+        case .changed(let path, let interface, let properties):
+            if path == Telephony1.rootPath, interface == Telephony1.Recents.interface,
+               case .uint32(let missed)? = properties[Telephony1.Recents.missedCount.name]?.unwrappedVariant {
+                recents.setMissedCount(missed)
+            } else if interface == Telephony1.Call.interface {
+                calls.changed(path, properties)
+            }
+        case .added(let path, let properties):
+            if properties[Telephony1.Call.uuid.name] != nil { calls.added(CallSnapshot(path: path, properties: properties)) }
+            else if properties[Telephony1.Provider.name.name] != nil { Task { await keypad.loadApps() } }
+        case .removed(let path):
+            calls.removed(path)
+            if Telephony1.providerID(from: path) != nil { Task { await keypad.loadApps() } }
+        case .contactsChanged:
+            Task { await contacts.search(contacts.query) }
+        }
+    }
+
+    /// An error as the user reads it: the service's message, else its short name.
+    public nonisolated static func describe(_ error: Error) -> String {
+        if let error = error as? DBusError {
+            let short = error.name.split(separator: ".").last.map(String.init) ?? error.name
+            return error.message.isEmpty ? short : error.message
+        }
+        return String(describing: error)
+    }
+}
+
+/// How a part of the model reports an error to the user.
+@MainActor
+public final class Reporter {
+    var toast: (String) -> Void = { _ in }
+    func error(_ error: Error) { toast(PhoneModel.describe(error)) }
+    func say(_ text: String) { toast(text) }
+}
+

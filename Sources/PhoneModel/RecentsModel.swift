@@ -1,0 +1,132 @@
+import Foundation
+import Localization
+import MonkeyCallAPI
+
+/// One row of Recents as the window shows it.
+public struct RecentRow: Equatable, Sendable {
+    public let id: UInt64
+    /// The caller's name, else the number.
+    public let title: String
+    /// App, direction and status: "PyPhone · Missed".
+    public let subtitle: String
+    public let time: String
+    public let missed: Bool
+    /// Duration and end reason, for the details.
+    public let details: String
+    /// What a screen reader says for the row.
+    public let accessibleLabel: String
+}
+
+/// Recents: All or Missed, newest first, with the missed count; loaded a page at a time.
+@MainActor
+public final class RecentsModel {
+    public enum Filter: Sendable { case all, missed }
+
+    let backend: PhoneBackend
+    let report = Reporter()
+    public private(set) var entries: [Telephony1.RecentEntry] = []
+    public private(set) var missedCount: UInt32 = 0
+    public var filter: Filter = .all { didSet { if filter != oldValue { onChange() } } }
+    /// Whether the service has more than `entries` (another page to load).
+    public private(set) var hasMore = false
+    public var onChange: () -> Void = {}
+    public var onMissedCountChange: () -> Void = {}
+    public static let pageSize: UInt32 = 200
+
+    init(backend: PhoneBackend) { self.backend = backend }
+
+    public var rows: [RecentRow] {
+        entries.filter { filter == .all || $0.status == "missed" }.map(Self.row)
+    }
+
+    public func load() async {
+        do {
+            let page = try await backend.recents(limit: Self.pageSize, offset: 0)
+            entries = page
+            hasMore = page.count == Int(Self.pageSize)
+            onChange()
+            setMissedCount(try await backend.missedCount())
+        } catch {
+            report.error(error)
+        }
+    }
+
+    /// The next page, when the list is scrolled to its end.
+    public func loadMore() async {
+        guard hasMore else { return }
+        do {
+            let page = try await backend.recents(limit: Self.pageSize, offset: UInt32(entries.count))
+            let known = Set(entries.map(\.id))
+            entries += page.filter { !known.contains($0.id) }
+            hasMore = page.count == Int(Self.pageSize)
+            onChange()
+        } catch {
+            report.error(error)
+        }
+    }
+
+    func added(_ entry: Telephony1.RecentEntry) {
+        guard !entries.contains(where: { $0.id == entry.id }) else { return }
+        entries.insert(entry, at: 0)
+        onChange()
+    }
+
+    func setMissedCount(_ count: UInt32) {
+        guard count != missedCount else { return }
+        missedCount = count
+        onMissedCountChange()
+    }
+
+    /// The user looked at Recents: the missed calls are seen.
+    public func markSeen() async {
+        guard missedCount > 0 else { return }
+        do { try await backend.markAllSeen() } catch { report.error(error) }
+    }
+
+    /// Calls back through the same app; the new call's UUID.
+    @discardableResult
+    public func callBack(_ id: UInt64) async -> String? {
+        do { return try await backend.callBack(id) } catch {
+            report.error(error)
+            return nil
+        }
+    }
+
+    public func delete(_ id: UInt64) async {
+        do {
+            try await backend.deleteRecent(id)
+            entries.removeAll { $0.id == id }
+            onChange()
+        } catch { report.error(error) }
+    }
+
+    public func clear() async {
+        do {
+            try await backend.clearRecents()
+            entries = []
+            hasMore = false
+            onChange()
+        } catch { report.error(error) }
+    }
+
+    public func entry(_ id: UInt64) -> Telephony1.RecentEntry? { entries.first { $0.id == id } }
+
+    public static func row(_ entry: Telephony1.RecentEntry) -> RecentRow {
+        let handle = Format.clean(entry.handle)
+        let name = Format.clean(entry.callerName)
+        let title = name.isEmpty || name == handle ? handle : name
+        let status = Format.status(entry.status, outgoing: entry.outgoing)
+        let app = Format.clean(entry.providerName)
+        let subtitle = tr("%1$s · %2$s", app, status)
+        var details: [String] = []
+        if entry.connectedAt > 0, entry.endedAt >= entry.connectedAt {
+            details.append(tr("Duration %1$s", Format.duration(seconds: (entry.endedAt - entry.connectedAt) / 1_000_000)))
+        }
+        details.append(Format.endReason(entry.endReason))
+        if title != handle { details.append(handle) }
+        let time = Format.time(micros: entry.endedAt > 0 ? entry.endedAt : entry.startedAt)
+        return RecentRow(id: entry.id, title: title, subtitle: subtitle, time: time, missed: entry.status == "missed",
+                         details: details.joined(separator: " · "),
+                         accessibleLabel: tr("%1$s, %2$s, %3$s", title, subtitle, time))
+    }
+}

@@ -1,0 +1,210 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// The real Phone window under Xvfb, on a private bus with the real monkeycalld, a provider and
+/// the AT-SPI bus (activated from at-spi2-core's service file, as on a desktop); read and pressed
+/// through AT-SPI (Resources/atspi.py) as a person does.
+final class PhoneRig: @unchecked Sendable {
+    let bus: PrivateBus
+    let display: VirtualDisplay
+    let daemon: ChildProcess
+    var providers: [ChildProcess] = []
+    var app: ChildProcess!
+    let environment: [String: String]
+    static let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources")
+
+    init() async throws {
+        bus = try await PrivateBus.start()
+        try FileManager.default.copyItem(atPath: "/usr/share/dbus-1/services/org.a11y.Bus.service",
+                                         toPath: bus.servicesDirectory.appendingPathComponent("org.a11y.Bus.service").path)
+        display = try await Self.sharedDisplay.value
+        let number = display.number
+        var environment = bus.environment
+        environment["DISPLAY"] = ":\(number)"
+        environment["GDK_BACKEND"] = "x11"
+        environment["MONKEYCALL_PHONE_REPORT_FRAME"] = "1"
+        environment["LANGUAGE"] = "en"
+        environment["NO_AT_BRIDGE"] = nil
+        self.environment = environment
+        daemon = try await bus.startMonkeycalld()
+    }
+
+    deinit {
+        app?.terminate()
+    }
+
+    /// One X server for the whole run, started once: every test's window is a client of it. Servers
+    /// started side by side raced for the same free display (Xvfb -displayfd picks one by its lock
+    /// file), and one of them failed now and then.
+    static let sharedDisplay = Task { try await VirtualDisplay.start() }
+
+    @discardableResult
+    func provider(_ arguments: [String] = [], ready: String = "registered") async throws -> ChildProcess {
+        let child = try ChildProcess("/usr/bin/python3", [Self.resources.appendingPathComponent("provider.py").path, bus.address] + arguments,
+                                     environment: environment)
+        guard await child.waitForOutput(containing: ready) else { throw TestSupportError("provider did not start: \(child.output)") }
+        providers.append(child)
+        return child
+    }
+
+    func startApp() async throws {
+        app = try ChildProcess(BuiltProducts.path("monkeycall-phone"), [], environment: environment)
+        guard await app.waitForOutput(containing: "first frame", timeout: .seconds(60)) else {
+            throw TestSupportError("monkeycall-phone drew no frame: \(app.output)")
+        }
+    }
+
+    /// One AT-SPI step (see atspi.py); fails the test with the window's tree when it cannot.
+    func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, timeout: Int = 20,
+            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        var arguments = [Self.resources.appendingPathComponent("atspi.py").path, step, name, "--timeout", String(timeout)]
+        if let role { arguments += ["--role", role] }
+        if let window { arguments += ["--window", window] }
+        let run = try await ChildProcess.run("/usr/bin/python3", arguments, environment: environment, timeout: .seconds(timeout + 30))
+        #expect(run.status == 0, "\(step) \(name): \(run.stderr)\napp: \(app?.output ?? "")", sourceLocation: sourceLocation)
+        if run.status != 0 { throw TestSupportError("\(step) \(name) failed") }
+    }
+
+    func monkeycall(_ arguments: [String]) async throws -> String {
+        let run = try await bus.monkeycall(arguments)
+        #expect(run.status == 0, "monkeycall \(arguments): \(run.stderr)")
+        return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Shows a call in the call window as a notification's click does: `app.show-call` over
+    /// org.freedesktop.Application.
+    func showCall(_ uuid: String) async throws {
+        let run = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--session", "--dest", "org.monkeycall.Phone", "--object-path", "/org/monkeycall/Phone",
+                                                                "--method", "org.freedesktop.Application.ActivateAction", "show-call", "[<'\(uuid)'>]", "{}"],
+                                             environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+}
+
+@Suite("The Phone window through AT-SPI", .serialized)
+struct PhoneWindowTests {
+    @Test("Recents lists the calls made in the test, live, and calls back through the same app")
+    func recentsAndCallBack() async throws {
+        let rig = try await PhoneRig()
+        let provider = try await rig.provider()
+        _ = try await rig.monkeycall(["dial", "alice"])
+        _ = try await rig.monkeycall(["end"])
+        try await rig.startApp()
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("wait", "alice", role: "label")
+        // A call made while the window is open appears without a reload (EntryAdded).
+        _ = try await rig.monkeycall(["dial", "bob"])
+        _ = try await rig.monkeycall(["end"])
+        try await rig.ui("wait", "bob", role: "label")
+        try await rig.ui("click", "Call back alice")
+        #expect(await provider.waitForOutput(containing: "action start"), "\(provider.output)")
+        #expect(provider.output.contains("Handle=alice"), "\(provider.output)")
+        // The call the app started is shown in the call window, and hangs up from there.
+        try await rig.ui("click", "Hang Up", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action end"), "\(provider.output)")
+        try await rig.ui("wait", "Call ended", role: "label", window: "Call")
+    }
+
+    @Test("Favorites: added from Recents, called with one click, removed")
+    func favorites() async throws {
+        let rig = try await PhoneRig()
+        let provider = try await rig.provider()
+        _ = try await rig.monkeycall(["dial", "carol"])
+        _ = try await rig.monkeycall(["end"])
+        try await rig.startApp()
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("click", "Add to Favorites", role: "push button", window: "Phone")
+        try await rig.ui("select", "Favorites", role: "page tab")
+        try await rig.ui("click", "Call carol")
+        #expect(await provider.waitForOutput(containing: "Handle=carol"), "\(provider.output)")
+        try await rig.ui("click", "Hang Up", window: "Call")
+        try await rig.ui("click", "Remove carol from Favorites")
+        try await rig.ui("gone", "Call carol")
+        #expect(try await rig.monkeycall(["favorites"]).contains("carol") == false)
+    }
+
+    @Test("The keypad dials +1 408 555 0142 through the app the user picks")
+    func keypad() async throws {
+        let rig = try await PhoneRig()
+        let first = try await rig.provider(["--name", "PyPhone"])
+        let second = try await rig.provider(["--name", "OtherPhone"])
+        try await rig.startApp()
+        try await rig.ui("select", "Keypad", role: "page tab")
+        for key in ["+", "1", "4", "0", "8", "5", "5", "5", "0", "1", "4", "2"] {
+            try await rig.ui("click", key, role: "push button", window: "Phone")
+        }
+        try await rig.ui("click", "Call with OtherPhone")
+        #expect(await second.waitForOutput(containing: "Handle=+14085550142"), "\(second.output)")
+        #expect(!first.output.contains("action start"), "\(first.output)")
+        try await rig.ui("click", "Hang Up", window: "Call")
+    }
+
+    @Test("A ringing call's window answers; the ongoing call mutes, holds and sends DTMF; another is declined")
+    func callWindow() async throws {
+        let rig = try await PhoneRig()
+        try await rig.startApp()
+        let uuid = UUID().uuidString.lowercased()
+        let provider = try await rig.provider(["--incoming", uuid, "+14085550100", "Bob Example"], ready: "ringing")
+        try await rig.showCall(uuid)
+        try await rig.ui("wait", "Bob Example", role: "label", window: "Call")
+        try await rig.ui("wait", "Incoming call", role: "label", window: "Call")
+        try await rig.ui("click", "Answer", window: "Call")
+        #expect(await provider.waitForOutput(containing: "answered \(uuid)"), "\(provider.output)")
+        try await rig.ui("click", "Mute", window: "Call")
+        #expect(await provider.waitForOutput(containing: "Muted=1"), "\(provider.output)")
+        try await rig.ui("wait", "Unmute", window: "Call")
+        try await rig.ui("click", "Hold", window: "Call")
+        #expect(await provider.waitForOutput(containing: "OnHold=1"), "\(provider.output)")
+        try await rig.ui("click", "Resume", window: "Call")
+        #expect(await provider.waitForOutput(containing: "OnHold=0"), "\(provider.output)")
+        try await rig.ui("click", "Keypad", window: "Call")
+        try await rig.ui("click", "5", role: "push button", window: "Call")
+        #expect(await provider.waitForOutput(containing: "Digits=5"), "\(provider.output)")
+        try await rig.ui("click", "Hang Up", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action end \(uuid)"), "\(provider.output)")
+
+        let second = UUID().uuidString.lowercased()
+        let caller = try await rig.provider(["--name", "RingPhone", "--incoming", second, "+14085550111", "Dora"], ready: "ringing")
+        try await rig.showCall(second)
+        try await rig.ui("wait", "Dora", role: "label", window: "Call")
+        try await rig.ui("click", "Decline", window: "Call")
+        #expect(await caller.waitForOutput(containing: "action end \(second)"), "\(caller.output)")
+    }
+
+    @Test("Missed calls show their count")
+    func missedCount() async throws {
+        let rig = try await PhoneRig()
+        try await rig.startApp()
+        try await rig.provider(["--missed", UUID().uuidString, "+14085550122"], ready: "missed")
+        try await rig.ui("wait", "Missed (1)", role: "push button")
+        try await rig.provider(["--name", "Second", "--missed", UUID().uuidString, "+14085550123"], ready: "missed")
+        try await rig.ui("wait", "Missed (2)", role: "push button")
+        // Looking at Recents marks them seen.
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("wait", "Missed", role: "push button")
+    }
+}
+
+/// An X server without a screen (Xvfb) on a display it chose itself (-displayfd), for the whole
+/// test process; it dies with the process (ChildProcess).
+final class VirtualDisplay: Sendable {
+    let server: ChildProcess
+    let number: Int
+
+    private init(server: ChildProcess, number: Int) {
+        self.server = server
+        self.number = number
+    }
+
+    static func start() async throws -> VirtualDisplay {
+        let server = try ChildProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+        // The number comes once it accepts clients.
+        guard await server.waitForOutput(containing: "\n"), let number = Int(server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestSupportError("Xvfb did not start: \(server.output)")
+        }
+        return VirtualDisplay(server: server, number: number)
+    }
+}

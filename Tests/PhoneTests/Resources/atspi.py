@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Reads and presses the Phone app's windows through AT-SPI, as a person (or a screen reader)
+does. One step per run; waits for what it looks for until a deadline, re-reading the tree.
+
+usage: atspi.py wait|click|gone|select|dump NAME [--role ROLE] [--window TITLE] [--timeout SECONDS]
+  wait    until an object named NAME is there
+  click   it, through its "click" action (buttons, toggle buttons)
+  gone    until no object named NAME is left
+  select  the page tab NAME in the view switcher (a press on it)
+  dump    print the tree (NAME ignored)
+Exit status 0 when done; 1 with the tree on stderr when the deadline passed.
+"""
+import argparse
+import sys
+import time
+
+import pyatspi
+
+APP = "monkeycall-phone"
+
+parser = argparse.ArgumentParser()
+parser.add_argument("step", choices=["wait", "click", "gone", "select", "dump"])
+parser.add_argument("name", nargs="?", default="")
+parser.add_argument("--role")
+parser.add_argument("--window")
+parser.add_argument("--timeout", type=float, default=20)
+options = parser.parse_args()
+
+
+def application():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for index in range(desktop.childCount):
+        app = desktop.getChildAtIndex(index)
+        if app is not None and app.name == APP:
+            return app
+    return None
+
+
+def showing(accessible):
+    """GTK 4.8 sets SHOWING on windows only, and VISIBLE on a view switcher's hidden pages too:
+    every object counts, and the tests look for names only one place has."""
+    return True
+
+
+def walk(accessible, depth=0):
+    """The objects below `accessible`, depth first."""
+    if accessible is None or depth > 60:
+        return
+    yield accessible
+    for index in range(accessible.childCount):
+        child = accessible.getChildAtIndex(index)
+        if child is not None and (showing(child) or child.getRoleName() == "frame"):
+            yield from walk(child, depth + 1)
+
+
+def windows(app):
+    for index in range(app.childCount):
+        window = app.getChildAtIndex(index)
+        if window is not None and (options.window is None or window.name == options.window):
+            yield window
+
+
+def matches():
+    app = application()
+    if app is None:
+        return []
+    found = []
+    for window in windows(app):
+        for accessible in walk(window):
+            try:
+                if accessible.name == options.name and (options.role is None or accessible.getRoleName() == options.role):
+                    found.append(accessible)
+            except Exception:
+                pass
+    return found
+
+
+def dump(out):
+    app = application()
+    if app is None:
+        print("(no monkeycall-phone on the AT-SPI bus)", file=out)
+        return
+    for window in windows(app):
+        for accessible in walk(window):
+            try:
+                depth = 0
+                parent = accessible.parent
+                while parent is not None and parent != app and depth < 60:
+                    depth += 1
+                    parent = parent.parent
+                if accessible.name or accessible.getRoleName() in ("frame", "list item", "push button", "toggle button", "label"):
+                    print("  " * depth + f"[{accessible.getRoleName()}] {accessible.name!r}", file=out)
+            except Exception:
+                pass
+
+
+def on_screen(accessible):
+    """GTK acts on a press only once the widget is mapped; an unmapped one has no extents."""
+    try:
+        extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        return extents.width > 0 and extents.height > 0
+    except Exception:
+        return True
+
+
+def press(accessible):
+    if not on_screen(accessible):
+        raise RuntimeError("not on screen yet")
+    action = accessible.queryAction()
+    for index in range(action.nActions):
+        if action.getName(index) in ("click", "press", "activate"):
+            return action.doAction(index)
+    return action.doAction(0)
+
+
+def select(tabs):
+    """Presses the page tab in every switcher that has it: the header's or the bottom bar's is on
+    screen, depending on the window's width (GTK acts only on a widget that is)."""
+    for tab in tabs:
+        press(tab)
+
+
+if options.step == "dump":
+    dump(sys.stdout)
+    sys.exit(0)
+
+deadline = time.monotonic() + options.timeout
+while True:
+    found = matches()
+    if options.step == "gone":
+        if not found:
+            sys.exit(0)
+    elif found:
+        try:
+            if options.step == "click":
+                press(found[0])
+            elif options.step == "select":
+                if not any(tab.getState().contains(pyatspi.STATE_SELECTED) for tab in found):
+                    select(found)
+                    raise RuntimeError("not selected yet")
+            sys.exit(0)
+        except Exception as error:
+            if options.step != "select" and "not on screen" not in str(error):
+                print(f"{options.step} {options.name!r}: {error}", file=sys.stderr)
+    if time.monotonic() > deadline:
+        print(f"{options.step} {options.name!r} (role {options.role}) failed after {options.timeout} s; the showing tree:", file=sys.stderr)
+        dump(sys.stderr)
+        sys.exit(1)
+    # Re-read the tree: AT-SPI answers from the app, which updates it as the model changes.
+    time.sleep(0.1)

@@ -258,7 +258,8 @@ final class MainWindow {
         let box = ui["keypad_apps"]
         while let child = gtk_widget_get_first_child(cast(box)) { gtk_box_remove(cast(box), child) }
         for app in shown {
-            let button = gtk_button_new_with_label(tr("Call with %1$s", Format.clean(app.name)))
+            // TRANSLATORS: a button that places the typed number's call through an app; %1$s is the app's name.
+            let button = gtk_button_new_with_label(trc("button", "Call with %1$s", Format.clean(app.name)))
             gtk_widget_add_css_class(button, "pill")
             connect(raw(button), "clicked") { [unowned self] () in self.callFromKeypad(app) }
             gtk_box_append(cast(box), button)

@@ -112,8 +112,17 @@ public final class GnomeShellStage: @unchecked Sendable {
         environment.merge(extra) { $1 }
 
         let spawned = ContinuousClock.now
-        let shell = try ChildProcess(executable, ["--headless", "--virtual-monitor", "1280x800", "--wayland", "--no-x11"], environment: environment)
-        let connection = try Connection(address: bus.address)
+        let shell: ChildProcess
+        let connection: Connection
+        do {
+            shell = try ChildProcess(executable, ["--headless", "--virtual-monitor", "1280x800", "--wayland", "--no-x11"], environment: environment)
+            // A shell started already dies with its ChildProcess, released here.
+            connection = try Connection(address: bus.address)
+        } catch {
+            system.stop()
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
         let stage = GnomeShellStage(bus: bus, folder: folder, system: system, shell: shell, connection: connection)
         do {
             // Cold (first start after boot, files not cached) it takes about 6 s alone; under the

@@ -95,6 +95,10 @@ struct NamesWrittenOnceTests {
         "Sources/CallDirectory/DirectoryUpdate.swift RemoveAllBlockingEntries": "an error message's method name",
         "Sources/CallDirectory/DirectoryUpdate.swift RemoveIdentificationEntries": "an error message's method name",
         "Sources/CallDirectory/DirectoryUpdate.swift RemoveAllIdentificationEntries": "an error message's method name",
+        // The GNOME Shell stage's stand-ins: logind's User and GDM's Manager properties.
+        "Sources/DBusTestSupport/GnomeShellSystemBus.swift Name": "logind's User property",
+        "Sources/DBusTestSupport/GnomeShellSystemBus.swift State": "logind's User property",
+        "Sources/DBusTestSupport/GnomeShellSystemBus.swift Version": "GDM's Manager property",
     ]
 
     @Test func memberAndErrorNamesAppearInTheSpecsOnly() throws {

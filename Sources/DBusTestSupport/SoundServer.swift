@@ -46,13 +46,15 @@ public final class SoundServer: @unchecked Sendable {
                                                          "-L", "module-null-sink", "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socket)"],
                                        environment: environment)
         self.process = process
-        let deadline = ContinuousClock.now + Deadlines.stretched(.seconds(20))
+        // Generous, as for the other programs the tests start: on a machine running the whole suite
+        // (a GNOME Shell, the Phone window, the fuzzers) pulseaudio once took over 20 s to answer.
+        let deadline = ContinuousClock.now + Deadlines.stretched(.seconds(60))
         while ContinuousClock.now < deadline {
             if (try? await pactl(["info"])) != nil { return }
             guard process.isRunning else { throw TestSupportError("pulseaudio exited: \(process.output)") }
             try await Task.sleep(for: .milliseconds(20))  // a poll for the socket, bounded by the deadline
         }
-        throw TestSupportError("pulseaudio did not answer within 20 s: \(process.output)")
+        throw TestSupportError("pulseaudio did not answer within 60 s: \(process.output)")
     }
 
     /// The server dies, as a crashed one does.

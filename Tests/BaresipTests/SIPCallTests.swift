@@ -209,9 +209,9 @@ struct SIPServiceTests {
         let uuid = try await rig.ok("dial", "not a uri@@")
         let started = ContinuousClock.now
         #expect(await rig.waitFor(uuid, state: "ended"), "\(rig.bridge?.output ?? "")")
-        // Well before MonkeyCall's 10 s action timeout (both stretched under ThreadSanitizer): the
-        // bridge failed the action itself.
-        #expect(ContinuousClock.now - started < Deadlines.stretched(.seconds(5)))
+        // Before MonkeyCall's 10 s action timeout (both stretched under ThreadSanitizer): the bridge
+        // failed the action itself (5.3 s seen on a machine running the whole suite and more).
+        #expect(ContinuousClock.now - started < Deadlines.stretched(.seconds(8)))
         #expect(await rig.remote.next("CALL_INCOMING", timeout: .milliseconds(200)) == nil)
     }
 

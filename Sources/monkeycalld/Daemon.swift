@@ -4,6 +4,7 @@ import CMalloc
 import DBus
 import DesktopNotifications
 import Foundation
+import Localization
 import Logging
 import ServiceLifecycle
 import MonkeyCallAPI
@@ -78,6 +79,9 @@ struct Daemon: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Name callers from the user's address book (GNOME's contacts, vCard folders); contacts also ring through Silence Unknown Callers.")
     var addressBook = true
 
+    @Flag(inversion: .prefixedNo, help: "Serve GNOME Shell's search provider and KRunner's runner: favorites, contacts and Recents found from the desktop's search, and called from there.")
+    var searchProvider = true
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -132,6 +136,8 @@ struct Daemon: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "monkeycalld")
+        // What the service shows a person (the system search's results) in the session's language.
+        Localization.setUp()
         // Recents, settings and call directories are the user's alone: every file made from here on is 0600, every folder 0700.
         umask(0o077)
         guard let databasePath = database ?? DataFolder.defaultPath().map({ $0 + "/monkeycall.sqlite" }) else {
@@ -164,6 +170,7 @@ struct Daemon: ParsableCommand {
         options.playsRingtone = ringtone
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
+        options.servesSystemSearch = searchProvider
         // Relative folders as the user meant them: from where the daemon was started.
         let folders = contacts.map { URL(fileURLWithPath: $0, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path }
         // GNOME's address books are read by a helper on the bus we are on, however it was found.

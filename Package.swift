@@ -80,9 +80,8 @@ let package = Package(
         // Pure Swift, no D-Bus, no libebook.
         .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", logging]),
         // The system's search (GNOME Shell, KRunner) over favorites, contacts and Recents: matching
-        // and ranking as plain Swift over immutable indexes built from snapshots. No D-Bus.
-        .systemLibrary(name: "CMemmem"),
-        .target(name: "PeopleSearch", dependencies: ["AddressBook", "CMemmem"]),
+        // and ranking as plain Swift over immutable indexes made from snapshots. No D-Bus.
+        .target(name: "PeopleSearch", dependencies: ["AddressBook"]),
         // Reads evolution-data-server's address books through libebook and streams numbers and
         // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
         .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),

@@ -44,7 +44,7 @@ public final class ContactsIndex: Sendable {
         slots.reserveCapacity(entries.count)
         for entry in entries {
             let contact = snapshot.contact(at: entry.slot)!
-            index.append(foldedName: entry.folded, numbers: contact.phones.map { (String($0.e164), SearchText.digits($0.number)) })
+            index.append(foldedName: entry.folded, numbers: contact.phones.map { String($0.e164) })
             slots.append(UInt32(entry.slot))
         }
         self.slots = slots
@@ -102,10 +102,10 @@ public final class PeopleIndex: Sendable {
         for person in people {
             let key = PersonKey(handle: person.handle, type: person.handleType, numbering: numbering)
             keys.append(key)
-            var numbers: [(String, String)] = []
-            let digits = person.handleType == "email-address" ? "" : SearchText.digits(person.handle)
-            if case .number(let e164) = key { numbers.append((String(e164), digits)) } else if !digits.isEmpty { numbers.append(("", digits)) }
-            index.append(foldedName: SearchText.fold(person.name), numbers: numbers)
+            // A phone number's E.164 digits, else a handle's own ("sip:1234@pbx").
+            let digits: String
+            if case .number(let e164) = key { digits = String(e164) } else { digits = person.handleType == "email-address" ? "" : SearchText.digits(person.handle) }
+            index.append(foldedName: SearchText.fold(person.name), numbers: [digits])
         }
         self.keys = keys
         self.index = index

@@ -122,6 +122,9 @@ public struct SearchQuery: Sendable, Equatable {
     public let digits: String
     /// The international digits it starts with, when its country is known (`ContactNumbering.internationalPrefix`).
     public let international: String?
+    /// Typed with `+` and its country: from a number's start, never from within one. (Not `00`:
+    /// "0001" is as likely the end of a number as the start of an international one.)
+    public let isInternational: Bool
 
     public init(_ text: String, numbering: ContactNumbering) {
         let clean = SearchText.clean(text)
@@ -130,6 +133,7 @@ public struct SearchQuery: Sendable, Equatable {
         isNumber = SearchText.isNumber(clean)
         digits = isNumber ? SearchText.digits(clean) : ""
         international = isNumber ? numbering.internationalPrefix(clean) : nil
+        isInternational = isNumber && (clean.hasPrefix("+") || clean.hasPrefix("\u{FF0B}"))
     }
 
     /// The shell's terms (what the user typed, split at white space) as one query.

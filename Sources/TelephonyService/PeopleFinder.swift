@@ -100,6 +100,10 @@ final class PeopleFinder {
         CallRoute(handleType: hit.handleType, preferred: hit.appKey, apps: apps, telChoice: context.linkClaims.handlers["tel"])
     }
 
+    /// The apps and the user's `tel` choice as they are now, to route results elsewhere (KRunner's
+    /// matches, made on the search's queue).
+    func routing() -> Routing { Routing(apps: callingApps(), telChoice: context.linkClaims.handlers["tel"]) }
+
     /// Calls `hit`: through `app` when given (a KRunner action), else through the app routing
     /// picks; when none is clear, or the call cannot start, the Phone app opens to ask.
     /// `platformData`: for the Phone app's window (an activation token).
@@ -138,6 +142,16 @@ final class PeopleFinder {
                 logger.warning("search: cannot open the Phone app (\(PhoneApp.appID), app.\(action)): \(error)")
             }
         }
+    }
+}
+
+/// Which apps can call, and the user's `tel` choice, as they were when a search began.
+struct Routing: Sendable {
+    let apps: [CallingApp]
+    let telChoice: String?
+
+    func route(_ hit: SearchHit) -> CallRoute {
+        CallRoute(handleType: hit.handleType, preferred: hit.appKey, apps: apps, telChoice: telChoice)
     }
 }
 

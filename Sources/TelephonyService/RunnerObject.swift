@@ -13,9 +13,9 @@ final class RunnerObject: ServiceObject {
     private var activationToken: String?
 
     /// KRunner asks from the second letter on.
-    static let minimumLetters: Int32 = 2
+    nonisolated static let minimumLetters: Int32 = 2
     /// An action's id: this, then the app key.
-    static let actionPrefix = "app:"
+    nonisolated static let actionPrefix = "app:"
 
     init(finder: PeopleFinder) {
         self.finder = finder
@@ -37,14 +37,9 @@ final class RunnerObject: ServiceObject {
                 }
                 let search = SearchQuery(query, numbering: runner.finder.numbering)
                 guard !search.isEmpty else { return reply.send([]) }
-                // Which app calls each match is the service's to say: found there, texts made here.
-                runner.finder.search { indexes in
-                    let hits = indexes.find(search)
-                    TelephonyActor.enter { [weak runner] in
-                        guard let runner else { return reply.fail(stopping) }
-                        reply.send(runner.matches(hits))
-                    }
-                }
+                // Which app calls each match, as the apps are now; the matches made on the search's queue.
+                let routing = runner.finder.routing()
+                runner.finder.search { indexes in reply.send(Self.matches(indexes.find(search), routing)) }
             }
             method(API.run) { runner, call, matchID, actionID in
                 guard let hit = SearchHit(id: matchID) else {
@@ -69,12 +64,11 @@ final class RunnerObject: ServiceObject {
 
     /// KRunner's matches, best first: an exact one (the whole name or number) as such, the others
     /// as possible; an action per app when several can call it.
-    private func matches(_ hits: [SearchHit]) -> [Desktop.KRunner1.RemoteMatch] {
+    private nonisolated static func matches(_ hits: [SearchHit], _ routing: Routing) -> [Desktop.KRunner1.RemoteMatch] {
         typealias API = Desktop.KRunner1
-        let apps = finder.callingApps()
         return hits.enumerated().map { rank, hit in
-            let route = finder.route(hit, apps: apps)
-            let able = apps.filter { $0.calls(hit.handleType) }
+            let route = routing.route(hit)
+            let able = routing.apps.filter { $0.calls(hit.handleType) }
             let actions = able.count > 1 ? able.map { Self.actionPrefix + $0.appKey } : []
             let text = SearchResultText.title(hit)
             return API.RemoteMatch(id: hit.id, text: text, iconName: SearchResultText.iconName(hit), type: hit.isExact ? .exact : .possible,

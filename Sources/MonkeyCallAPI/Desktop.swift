@@ -165,16 +165,10 @@ public enum Desktop {
             org.freedesktop.Application: a D-Bus-activatable application.
             """, members: [activate, activateAction])
 
-        /// `platform_data`'s keys.
+        /// `platform_data`'s keys: an XDG activation token (Wayland), an X11 startup id
+        /// (`_TIME` and the event's time lets the window take the focus).
         public static let activationToken = "activation-token"
         public static let desktopStartupID = "desktop-startup-id"
-
-        /// The Desktop Entry specification's object path for an app id: "/" then dots as slashes,
-        /// dashes as underscores.
-        public static func objectPath(of appID: String) throws(DBusError) -> ObjectPath {
-            try ObjectPath("/" + appID.split(separator: ".", omittingEmptySubsequences: false)
-                .map { $0.replacing("-", with: "_") }.joined(separator: "/"))
-        }
     }
 
     /// The desktop interfaces the service serves, and where: to host callers only.

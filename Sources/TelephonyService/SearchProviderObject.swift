@@ -45,13 +45,13 @@ final class SearchProviderObject: ServiceObject {
                     ]
                 }
             }
-            method(API.activateResult) { provider, call, id, terms, _ in
+            method(API.activateResult) { provider, call, id, terms, timestamp in
                 try Self.check(terms: terms)
-                try provider.finder.call(try Self.hit(id), from: call.sender)
+                try provider.finder.call(try Self.hit(id), from: call.sender, platformData: Self.platformData(timestamp))
             }
-            method(API.launchSearch) { provider, _, terms, _ in
+            method(API.launchSearch) { provider, _, terms, timestamp in
                 try Self.check(terms: terms)
-                provider.finder.askPhone(PhoneApp.Action.search, SearchText.clean(terms.joined(separator: " ")))
+                provider.finder.askPhone(PhoneApp.Action.search, SearchText.clean(terms.joined(separator: " ")), platformData: Self.platformData(timestamp))
             }
         }
     }
@@ -82,6 +82,12 @@ final class SearchProviderObject: ServiceObject {
     static func hit(_ id: String) throws -> SearchHit {
         guard let hit = SearchHit(id: id) else { throw DBusError.invalidArgs("'\(id.prefix(64))' is not a result of this search provider") }
         return hit
+    }
+
+    /// For the Phone app's window, when it opens: the time of the user's click (X11's startup id),
+    /// so that the window may take the focus.
+    static func platformData(_ timestamp: UInt32) -> [String: DBusValue] {
+        timestamp == 0 ? [:] : [Desktop.Application.desktopStartupID: .string("_TIME\(timestamp)")]
     }
 
     /// A themed icon as `g_icon_serialize` writes one, which the shell's `Gio.icon_deserialize` reads.

@@ -304,9 +304,9 @@ struct SystemSearchTests {
 
         // LaunchSearch: the Phone app opens on the search (started by D-Bus activation).
         #expect(try await rig.phone.isRunning() == false)
-        try await rig.user.call(GNOME.launchSearch, destination: Telephony1.busName, path: Telephony1.searchPath, ["ada", "lo"], 0)
+        try await rig.user.call(GNOME.launchSearch, destination: Telephony1.busName, path: Telephony1.searchPath, ["ada", "lo"], 1234)
         let asked = try #require(try await rig.phone.next())
-        #expect(asked == PhoneStandIn.Asked(action: "search", parameter: ["ada lo"], platform: [:]))
+        #expect(asked == PhoneStandIn.Asked(action: "search", parameter: ["ada lo"], platform: ["desktop-startup-id": "_TIME1234"]))
     }
 
     @Test("which app calls: the favorite's, the Recents entry's, the user's tel choice, the one that can; when none is clear the Phone app asks, with the number")

@@ -163,10 +163,20 @@ public final class ContactIndex: Sendable {
 }
 
 /// What a search shows of a contact besides its name: its id and its numbers as written, with
-/// their labels. Kept by slot beside the names; a free slot's id is 0.
+/// their labels. Kept by slot beside the names; a free slot's id is 0. The first number is kept
+/// in place: a contact with one number (most have one) costs no heap object here.
 struct ContactCard: Sendable {
     var id: UInt64
-    var phones: [ContactPhone]
+    var first: ContactPhone
+    var more: [ContactPhone]
+
+    init(id: UInt64, phones: [ContactPhone]) {
+        self.id = id
+        first = phones.first ?? ContactPhone(label: "", number: "", e164: 0)
+        more = phones.count > 1 ? Array(phones.dropFirst()) : []
+    }
+
+    var phones: [ContactPhone] { id == 0 ? [] : [first] + more }
 
     static let free = ContactCard(id: 0, phones: [])
 

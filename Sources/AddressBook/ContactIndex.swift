@@ -13,21 +13,49 @@ public struct ContactKey: Sendable, Hashable, Comparable {
     public static func < (a: ContactKey, b: ContactKey) -> Bool { (a.source, a.uid) < (b.source, b.uid) }
 }
 
+/// One of a contact's phone numbers: its label (`ContactPhone.label(types:)`: "mobile", "home"…,
+/// or ""), the number as the address book writes it, and its E.164 form (the index's key).
+public struct ContactPhone: Sendable, Hashable {
+    public var label: String
+    public var number: String
+    public var e164: Int64
+
+    public init(label: String, number: String, e164: Int64) {
+        self.label = label
+        self.number = number
+        self.e164 = e164
+    }
+}
+
 /// One change from a source. Changes arrive in batches; a batch is applied whole and
 /// published as one snapshot.
 public enum ContactChange: Sendable, Hashable {
     /// Added or edited: replaces whatever `key` had. No numbers (or an empty name) is a removal.
-    case set(ContactKey, name: String, numbers: [Int64])
+    case set(ContactKey, name: String, phones: [ContactPhone])
     case remove(ContactKey)
     /// Everything from a source: a vCard file deleted, an address book removed or disabled, EDS gone.
     case removeSource(String)
+
+    /// A contact known only by its E.164 numbers (no labels; written as `+` and the digits).
+    public static func set(_ key: ContactKey, name: String, numbers: [Int64]) -> ContactChange {
+        .set(key, name: name, phones: numbers.map { ContactPhone(label: "", number: "+\($0)", e164: $0) })
+    }
+}
+
+/// A contact as a search reads it from a snapshot.
+public struct ContactEntry: Sendable {
+    /// Stable while the contact exists: its source and its key there, hashed (never 0).
+    public let id: UInt64
+    public let name: String
+    /// Its numbers, in the order the address book gives them, each once.
+    public let phones: [ContactPhone]
 }
 
 /// What lookups read: an immutable map from E.164 numbers to names. Sendable and never
 /// changed once made, so any thread may hold one and read it without a lock.
 ///
-/// It holds the index's own two lookup tables (numbers to contact slots, and the names by
-/// slot), not a copy made for it: they are copy-on-write, so the index copies them once, when
+/// It holds the index's own lookup tables (numbers to contact slots, and the names and what a
+/// search shows, `ContactCard`, by slot), not a copy made for it: they are copy-on-write, so the index copies them once, when
 /// the next batch changes them (the published snapshot still holds them then), and never
 /// keeps a second names table of its own.
 public final class ContactSnapshot: Sendable {
@@ -37,15 +65,31 @@ public final class ContactSnapshot: Sendable {
     public let contactCount: Int
     private let owners: [Int64: UInt32]
     private let names: ContiguousArray<String>
+    /// What a search shows besides the name, by slot (a free slot's id is 0).
+    private let cards: ContiguousArray<ContactCard>
 
-    init(generation: UInt64, contactCount: Int, owners: [Int64: UInt32], names: ContiguousArray<String>) {
+    init(generation: UInt64, contactCount: Int, owners: [Int64: UInt32], names: ContiguousArray<String>, cards: ContiguousArray<ContactCard>) {
         self.generation = generation
         self.contactCount = contactCount
         self.owners = owners
         self.names = names
+        self.cards = cards
     }
 
-    public static let empty = ContactSnapshot(generation: 0, contactCount: 0, owners: [:], names: [])
+    public static let empty = ContactSnapshot(generation: 0, contactCount: 0, owners: [:], names: [], cards: [])
+
+    /// The contacts' slots are `0..<slotCount`; some are free (`contact(at:)` is nil).
+    public var slotCount: Int { names.count }
+
+    /// The contact in `slot`, or nil when the slot is free.
+    public func contact(at slot: Int) -> ContactEntry? {
+        let card = cards[slot]
+        guard card.id != 0 else { return nil }
+        return ContactEntry(id: card.id, name: names[slot], phones: card.phones)
+    }
+
+    /// The slot of the contact that names this E.164 number.
+    public func slot(of number: Int64) -> Int? { owners[number].map(Int.init) }
 
     /// The name of the contact with this E.164 number (as `PhoneNumber.normalize` gives it).
     public func name(for number: Int64) -> String? {
@@ -93,10 +137,12 @@ public final class ContactIndex: Sendable {
             var changed = false
             for change in changes {
                 switch change {
-                case .set(let key, let name, let numbers):
-                    var unique = numbers.count > 1 ? Array(Set(numbers)).sorted() : numbers
+                case .set(let key, let name, let phones):
+                    var seen = Set<Int64>()
+                    let distinct = phones.count > 1 ? phones.filter { seen.insert($0.e164).inserted } : phones
+                    var unique = distinct.count > 1 ? distinct.map(\.e164).sorted() : distinct.map(\.e164)
                     if name.isEmpty { unique = [] }
-                    changed = tables.set(key, name: name, numbers: unique) || changed
+                    changed = tables.set(key, name: name, numbers: unique, phones: distinct) || changed
                 case .remove(let key):
                     changed = tables.remove(key) || changed
                 case .removeSource(let source):
@@ -105,7 +151,8 @@ public final class ContactIndex: Sendable {
             }
             guard changed else { return nil }
             tables.generation += 1
-            return ContactSnapshot(generation: tables.generation, contactCount: tables.count, owners: tables.owners, names: tables.names)
+            return ContactSnapshot(generation: tables.generation, contactCount: tables.count, owners: tables.owners, names: tables.names,
+                                   cards: tables.cards)
         }
         if let next { published.withLock { $0 = next } }
         return next
@@ -113,6 +160,35 @@ public final class ContactIndex: Sendable {
 
     /// The sources that have contacts now (`vcf:…`, `eds:…`).
     public var sources: Set<String> { tables.withLock { Set($0.sourceIDs.keys) } }
+}
+
+/// What a search shows of a contact besides its name: its id and its numbers as written, with
+/// their labels. Kept by slot beside the names; a free slot's id is 0. The first number is kept
+/// in place: a contact with one number (most have one) costs no heap object here.
+struct ContactCard: Sendable {
+    var id: UInt64
+    var first: ContactPhone
+    var more: [ContactPhone]
+
+    init(id: UInt64, phones: [ContactPhone]) {
+        self.id = id
+        first = phones.first ?? ContactPhone(label: "", number: "", e164: 0)
+        more = phones.count > 1 ? Array(phones.dropFirst()) : []
+    }
+
+    var phones: [ContactPhone] { id == 0 ? [] : [first] + more }
+
+    static let free = ContactCard(id: 0, phones: [])
+
+    /// FNV-1a of the source and the key in it: the same contact has the same id in every
+    /// snapshot and after a restart. Never 0 (a free slot's).
+    static func id(of key: ContactKey) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.source.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        hash = (hash ^ 0) &* 0x100_0000_01b3
+        for byte in key.uid.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash == 0 ? 1 : hash
+    }
 }
 
 /// The writer's side of the index; only touched under `ContactIndex.tables`' lock.
@@ -145,6 +221,7 @@ private struct Tables {
 
     var slots: ContiguousArray<Slot> = []
     var names: ContiguousArray<String> = []
+    var cards: ContiguousArray<ContactCard> = []
     var freeSlots = none
     var count = 0
     var keys: [Key: UInt32] = [:]
@@ -160,22 +237,25 @@ private struct Tables {
     var sharers: [Int64: [UInt32]] = [:]
     var generation: UInt64 = 0
 
-    /// Replaces what `key` had; `numbers` sorted and distinct, empty for a removal.
-    mutating func set(_ key: ContactKey, name: String, numbers: [Int64]) -> Bool {
+    /// Replaces what `key` had; `numbers` sorted and distinct, empty for a removal; `phones` the
+    /// same numbers as written, in the contact's order.
+    mutating func set(_ key: ContactKey, name: String, numbers: [Int64], phones: [ContactPhone]) -> Bool {
         guard let first = numbers.first else { return remove(key) }
+        let card = ContactCard(id: ContactCard.id(of: key), phones: phones.map(Self.compact))
         if let source = sourceIDs[key.source], let slot = keys[Key(source: source, uid: key.uid)] {
             let old = slots[Int(slot)]
             if old.first == first, old.more.elementsEqual(numbers.dropFirst()) {
                 // Same numbers: the name alone may change, and precedence with it stays. (A set is
                 // published even when nothing changed, as a removal and an insertion would be.)
                 names[Int(slot)] = name
+                cards[Int(slot)] = card
                 return true
             }
             unlink(slot) // Before interning: it may have been its source's last contact.
         }
         let source = intern(key.source)
         let slot = allocate(Slot(source: source, previous: Self.none, next: sources[Int(source)].head, uid: Self.compact(key.uid),
-                                 first: first, more: numbers.count > 1 ? Array(numbers.dropFirst()) : []), name: Self.compact(name))
+                                 first: first, more: numbers.count > 1 ? Array(numbers.dropFirst()) : []), name: Self.compact(name), card: card)
         if sources[Int(source)].head != Self.none { slots[Int(sources[Int(source)].head)].previous = slot }
         sources[Int(source)].head = slot
         keys[Key(source: source, uid: key.uid)] = slot
@@ -202,6 +282,10 @@ private struct Tables {
         text.utf8.withContiguousStorageIfAvailable { String(decoding: $0, as: UTF8.self) } ?? text
     }
 
+    private static func compact(_ phone: ContactPhone) -> ContactPhone {
+        ContactPhone(label: phone.label, number: compact(phone.number), e164: phone.e164)
+    }
+
     // MARK: Slots and sources
 
     private mutating func intern(_ name: String) -> UInt32 {
@@ -218,17 +302,19 @@ private struct Tables {
         return id
     }
 
-    private mutating func allocate(_ slot: Slot, name: String) -> UInt32 {
+    private mutating func allocate(_ slot: Slot, name: String, card: ContactCard) -> UInt32 {
         count += 1
         if freeSlots != Self.none {
             let index = freeSlots
             freeSlots = slots[Int(index)].next
             slots[Int(index)] = slot
             names[Int(index)] = name
+            cards[Int(index)] = card
             return index
         }
         slots.append(slot)
         names.append(name)
+        cards.append(card)
         return UInt32(slots.count - 1)
     }
 
@@ -247,12 +333,14 @@ private struct Tables {
         }
         slots[Int(index)] = Slot(source: Self.none, previous: Self.none, next: freeSlots, uid: "", first: 0, more: [])
         names[Int(index)] = ""
+        cards[Int(index)] = .free
         freeSlots = index
         count -= 1
         // A table left mostly free after a large source went is made small again.
         if count == 0 {
             slots = []
             names = []
+            cards = []
             freeSlots = Self.none
             sources = []
             freeSources = []

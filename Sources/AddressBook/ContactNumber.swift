@@ -62,6 +62,33 @@ public struct ContactNumbering: Sendable, Hashable {
         return PhoneNumber.normalize("+" + digits)
     }
 
+    /// The international digits (country code first, no `+`) that a number being typed starts
+    /// with, when its country is known: written with `+` or `00`, or nationally with the country's
+    /// trunk prefix (`020 79` → `4420 79` in GB; a US `408 555` → `1408555`). Nil when it cannot
+    /// be placed (no country, or digits that could be any part of a number). Only the digits of
+    /// `written` count; it need not be a whole number.
+    public func internationalPrefix(_ written: String) -> String? {
+        var digits = Substring(String(written.unicodeScalars.compactMap { scalar -> Character? in
+            guard let value = scalar.properties.numericType == .decimal ? scalar.properties.numericValue : nil else { return nil }
+            return Character(String(Int(value)))
+        }))
+        guard !digits.isEmpty else { return nil }
+        let trimmed = written.drop { $0 == " " || $0 == "(" }
+        if trimmed.first == "+" || trimmed.first == "\u{FF0B}" { return String(digits) }
+        if digits.hasPrefix("00") {
+            digits = digits.dropFirst(2)
+            return digits.isEmpty ? nil : String(digits)
+        }
+        guard let callingCode else { return nil }
+        if let trunkPrefix, digits.hasPrefix(trunkPrefix), digits.count > trunkPrefix.count {
+            return callingCode + digits.dropFirst(trunkPrefix.count)
+        }
+        if callingCode == "1", digits.first != "1", digits.count >= 3 { return "1" + digits } // NANP: 408 555
+        // No trunk prefix (Italy keeps its 0): national unless it starts with the country's code.
+        if trunkPrefix == nil, !digits.hasPrefix(callingCode) { return callingCode + digits }
+        return nil
+    }
+
     /// Calling codes and trunk prefixes (nil: the leading 0 is part of the number, as in Italy).
     private static let plans: [String: (code: String, trunk: String?)] = {
         var plans: [String: (String, String?)] = [:]
@@ -90,4 +117,23 @@ public struct ContactNumbering: Sendable, Hashable {
         plans["HU"] = ("36", "06")
         return plans
     }()
+}
+
+extension ContactPhone {
+    /// The label of a number from its vCard `TYPE`s (`CELL`, `HOME,VOICE`, vCard 2.1's bare
+    /// `CELL`, EDS's `X-EVOLUTION-COMPANY`…), in any letter case: "mobile", "home", "work",
+    /// "main", "fax", "pager", "car", "other", or "" when they say none of these. A key for the
+    /// app to show in the user's language, not text to show as it is.
+    public static func label<S: Sequence>(types: S) -> String where S.Element: StringProtocol {
+        let all = Set(types.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+        if all.contains("FAX") { return "fax" }
+        if all.contains("PAGER") { return "pager" }
+        if !all.isDisjoint(with: ["CELL", "MOBILE", "IPHONE", "TEXTPHONE"]) { return "mobile" }
+        if all.contains("CAR") { return "car" }
+        if !all.isDisjoint(with: ["MAIN", "PREF-MAIN", "X-EVOLUTION-COMPANY", "COMPANY"]) { return "main" }
+        if all.contains("WORK") { return "work" }
+        if all.contains("HOME") { return "home" }
+        if !all.isDisjoint(with: ["OTHER", "X-EVOLUTION-OTHER"]) { return "other" }
+        return ""
+    }
 }

@@ -151,7 +151,7 @@ actor EDSSource {
         case "set" where fields.count >= 4:
             let key = ContactKey(source: source(1)!, uid: fields[2])
             sources.insert(key.source)
-            changes.append(.set(key, name: fields[3], numbers: fields[4...].compactMap { context.numbering.e164($0) }))
+            changes.append(.set(key, name: fields[3], phones: fields[4...].compactMap(phone)))
         case "remove" where fields.count >= 3:
             changes.append(.remove(ContactKey(source: source(1)!, uid: fields[2])))
         case "drop" where fields.count >= 2:
@@ -170,6 +170,15 @@ actor EDSSource {
         default:
             context.logger.debug("contacts: unknown line from \(helper): \(String(decoding: line.prefix(80), as: UTF8.self))")
         }
+    }
+
+    /// A `TEL` field of a `set` line: `TYPES` 0x1F `number` (the types as EDS keeps them, comma
+    /// separated), or the number alone.
+    private func phone(_ field: String) -> ContactPhone? {
+        let parts = field.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
+        let written = String(parts.last ?? "")
+        guard let e164 = context.numbering.e164(written) else { return nil }
+        return ContactPhone(label: parts.count == 2 ? ContactPhone.label(types: parts[0].split(separator: ",")) : "", number: written, e164: e164)
     }
 
     /// Undoes the helper's escapes (`\\`, `\t`, `\n`, `\r`).

@@ -191,9 +191,13 @@ actor FolderSource {
         let (cards, errors) = VCardParser.parse(data, file: path)
         for error in errors { problem("\(error.description) (card skipped)") }
         for (position, card) in cards.enumerated() {
-            let numbers = card.telephones.compactMap { context.numbering.e164($0) }
-            guard let name = card.name, !numbers.isEmpty else { continue }
-            changes.append(.set(ContactKey(source: source, uid: String(position)), name: name, numbers: numbers))
+            let phones = card.telephones.indices.compactMap { index -> ContactPhone? in
+                let written = card.telephones[index]
+                guard let e164 = context.numbering.e164(written) else { return nil }
+                return ContactPhone(label: index < card.telephoneLabels.count ? card.telephoneLabels[index] : "", number: written, e164: e164)
+            }
+            guard let name = card.name, !phones.isEmpty else { continue }
+            changes.append(.set(ContactKey(source: source, uid: String(position)), name: name, phones: phones))
         }
     }
 

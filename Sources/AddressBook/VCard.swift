@@ -7,6 +7,8 @@ public struct VCard: Sendable, Hashable {
     public var name: String?
     /// TEL values as written (`tel:` URIs without their scheme's parameters other than `ext`).
     public var telephones: [String]
+    /// Each TEL's label from its types (`ContactPhone.label(types:)`), in the same order.
+    public var telephoneLabels: [String] = []
 }
 
 /// A card that could not be read, with the file and line where it went wrong.
@@ -20,7 +22,7 @@ public struct VCardError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Reads vCard 2.1, 3.0 and 4.0 (RFC 2426, RFC 6350): folded lines, groups (`item1.TEL`),
 /// parameters, backslash escapes, `tel:` URIs, and quoted-printable values with their soft
 /// line breaks (vCard 2.1, which phones still export). Only BEGIN/END, UID, FN, N, ORG and
-/// TEL are read; everything else is passed over unread. A damaged card is an error naming its
+/// TEL (with its types) are read; everything else is passed over unread. A damaged card is an error naming its
 /// file and line; the other cards of the same file are still read.
 public enum VCardParser {
     /// Every card in `data` (a file may hold several), and the errors of those that are damaged.
@@ -87,7 +89,10 @@ public enum VCardParser {
                     if !org.isEmpty { current!.card.name = org }
                 case "TEL":
                     let tel = telephone(decoded)
-                    if !tel.isEmpty { current!.card.telephones.append(tel) }
+                    if !tel.isEmpty {
+                        current!.card.telephones.append(tel)
+                        current!.card.telephoneLabels.append(ContactPhone.label(types: types(parameters)))
+                    }
                 default: break
                 }
             }
@@ -155,6 +160,22 @@ public enum VCardParser {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
         default: nil
         }
+    }
+
+    /// A property's types: `TYPE=CELL`, `type="voice,cell"`, `TYPE=HOME;TYPE=VOICE`, or vCard
+    /// 2.1's bare `CELL`.
+    static func types(_ parameters: [String]) -> [String] {
+        var types: [String] = []
+        for parameter in parameters {
+            guard let equals = parameter.firstIndex(of: "=") else {
+                types.append(parameter)
+                continue
+            }
+            guard parameter[..<equals].trimmingCharacters(in: .whitespaces).uppercased() == "TYPE" else { continue }
+            let value = parameter[parameter.index(after: equals)...].filter { $0 != "\"" }
+            types += value.split(separator: ",").map(String.init)
+        }
+        return types
     }
 
     /// `\n`, `\,`, `\;`, `\\` undone.

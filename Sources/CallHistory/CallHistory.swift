@@ -243,6 +243,24 @@ public final class CallHistory: Sendable {
         }
     }
 
+    /// As `recentHandles`, with what each handle's latest call knew of it: its type, the name
+    /// shown, and the app that placed or took it.
+    public func recentPeople(limit: Int, rows: Int) throws -> [RecentPerson] {
+        try database.read { db in
+            var seen = Set<String>()
+            var people: [RecentPerson] = []
+            let cursor = try Row.fetchCursor(db, sql: "SELECT handle, handleType, callerName, providerName, appID FROM recent ORDER BY id DESC LIMIT ?",
+                                             arguments: [rows])
+            while people.count < limit, let row = try cursor.next() {
+                let handle: String = row[0]
+                if seen.insert(handle).inserted {
+                    people.append(RecentPerson(handle: handle, handleType: row[1], callerName: row[2], providerName: row[3], appID: row[4]))
+                }
+            }
+            return people
+        }
+    }
+
     // MARK: Favorites
 
     @discardableResult

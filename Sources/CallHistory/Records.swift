@@ -90,3 +90,21 @@ public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, RowIDReco
         self.providerName = providerName
     }
 }
+
+/// Who a call in Recents was with, as its latest call knew them (`CallHistory.recentPeople`).
+public struct RecentPerson: Equatable, Sendable {
+    public var handle: String
+    public var handleType: String
+    public var callerName: String
+    public var providerName: String
+    /// The sandboxed app behind the provider; "" for a host app.
+    public var appID: String
+
+    public init(handle: String, handleType: String, callerName: String, providerName: String, appID: String) {
+        (self.handle, self.handleType, self.callerName, self.providerName, self.appID) = (handle, handleType, callerName, providerName, appID)
+    }
+
+    public init(_ call: RecentCall) {
+        self.init(handle: call.handle, handleType: call.handleType, callerName: call.callerName, providerName: call.providerName, appID: call.appID)
+    }
+}

@@ -3,6 +3,9 @@
 public final class ExportedObject: @unchecked Sendable {
     public let path: ObjectPath
     public let interfaces: [Interface]
+    /// Whether an object manager above it lists it (`GetManagedObjects`, `InterfacesAdded`): false
+    /// for an object served beside the managed ones, such as a desktop interface at a fixed path.
+    public let isManaged: Bool
     private weak var connection: Connection?
     /// The interfaces served at the path, standard ones included; built on first use, on the queue.
     var served: (isManager: Bool, interfaces: [Interface])?
@@ -10,9 +13,10 @@ public final class ExportedObject: @unchecked Sendable {
     /// hears the object's signals, to the last one (after the object is gone from the policy's view).
     var owner: Caller?
 
-    init(path: ObjectPath, interfaces: [Interface], connection: Connection) {
+    init(path: ObjectPath, interfaces: [Interface], isManaged: Bool, connection: Connection) {
         self.path = path
         self.interfaces = interfaces
+        self.isManaged = isManaged
         self.connection = connection
     }
 
@@ -99,15 +103,15 @@ struct ObjectTree {
 
 extension Connection {
     /// Serves `interfaces` at `path`. Objects below an object manager are
-    /// announced with `InterfacesAdded`.
+    /// announced with `InterfacesAdded`, unless `managed` is false: then no object manager lists it.
     @discardableResult
-    public func export(_ path: ObjectPath, _ interfaces: [Interface]) throws(DBusError) -> ExportedObject {
+    public func export(_ path: ObjectPath, _ interfaces: [Interface], managed: Bool = true) throws(DBusError) -> ExportedObject {
         try onQueueSync { () throws(DBusError) -> ExportedObject in
             guard objects.objects[path] == nil else { throw DBusError.failed("an object is already exported at \(path)") }
-            let object = ExportedObject(path: path, interfaces: interfaces, connection: self)
+            let object = ExportedObject(path: path, interfaces: interfaces, isManaged: managed, connection: self)
             object.owner = owner(of: path)
             objects.objects[path] = object
-            for manager in objects.managers(above: path) {
+            for manager in objects.managers(above: path) where managed {
                 try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded", owner: object.owner,
                           concerning: StandardInterfaces.objectManager, variesByReader: object.variesByReader) { reader in
                     var added: [(key: DBusValue, value: DBusValue)] = []
@@ -125,7 +129,7 @@ extension Connection {
     public func unexport(_ path: ObjectPath) {
         onQueue {
             guard let object = self.objects.objects.removeValue(forKey: path) else { return }
-            for manager in self.objects.managers(above: path) {
+            for manager in self.objects.managers(above: path) where object.isManaged {
                 try? self.emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
                                owner: object.owner, concerning: StandardInterfaces.objectManager) { _ in
                     [.objectPath(path), object.interfaces.map(\.name).dbusValue]

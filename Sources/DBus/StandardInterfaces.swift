@@ -72,7 +72,7 @@ enum StandardInterfaces {
             Method("GetManagedObjects", out: ["objects": "a{oa{sa{sv}}}"]) { call in
                 var result: [(key: DBusValue, value: DBusValue)] = []
                 for (objectPath, object) in tree().objects.sorted(by: { $0.key < $1.key })
-                where objectPath.isDescendant(of: path) && reveals(objectPath, call) {
+                where objectPath.isDescendant(of: path) && object.isManaged && reveals(objectPath, call) {
                     var interfaces: [(key: DBusValue, value: DBusValue)] = []
                     for interface in object.interfaces {
                         interfaces.append((key: .string(interface.name), value: try object.allProperties(of: interface, for: call.caller)))

@@ -9,6 +9,11 @@ public enum Telephony1 {
 
     /// Where the provider objects are: `/Provider/<n>`.
     public static let providerRoot = rootPath.appending(ObjectPath.Component.provider)
+    /// GNOME Shell's search provider (`Desktop.SearchProvider2`).
+    public static let searchPath = rootPath.appending(ObjectPath.Component.search)
+    /// KRunner's runner (`Desktop.KRunner1`).
+    public static let runnerPath = rootPath.appending(ObjectPath.Component.runner)
+
     /// Where the call objects are: `/Call/<hex>`.
     public static let callRoot = rootPath.appending(ObjectPath.Component.call)
 

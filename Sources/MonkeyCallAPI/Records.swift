@@ -110,6 +110,24 @@ extension Telephony1 {
         }
     }
 
+    /// One contact of `AddressBook.Search`.
+    public struct Contact: VarDictRecord, Equatable {
+        /// Stable while the contact exists.
+        public var id = ""
+        public var name = ""
+        /// Each number with its label ("mobile", "home", "work"…, or ""), as written in the contact.
+        public var numbers: [LabeledNumber] = []
+        /// One of its numbers is a favorite.
+        public var isFavorite = false
+
+        public init() {}
+
+        public static let context = "contact"
+        public static var fields: [RecordField<Self>] {
+            [.field(Key.id, \.id), .field(Key.name, \.name), .field(Key.numbers, \.numbers), .field(Key.isFavorite, \.isFavorite)]
+        }
+    }
+
     /// `ReportCallEnded`'s and `FulfillAction`'s info.
     public struct ActionInfo: VarDictRecord, Equatable {
         /// When it happened; 0 or absent: now.

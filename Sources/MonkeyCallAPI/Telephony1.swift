@@ -64,8 +64,12 @@ extension Telephony1 {
 
         Objects:
           /org/monkeycall/Telephony1 serves Manager, CallController, CallDirectory,
-            Recents, Favorites and org.freedesktop.DBus.ObjectManager (for providers
-            and calls).
+            Recents, Favorites, AddressBook and org.freedesktop.DBus.ObjectManager
+            (for providers and calls).
+          /org/monkeycall/Telephony1/Search serves org.gnome.Shell.SearchProvider2
+            (GNOME Shell's search) and /org/monkeycall/Telephony1/Runner
+            org.kde.krunner1 (KRunner), to host callers only; neither is listed by
+            the ObjectManager.
           /org/monkeycall/Telephony1/Provider/N serves Provider, one per
             registration; N is never reused while the service runs.
           /org/monkeycall/Telephony1/Provider/N/DirectoryUpdate serves
@@ -168,7 +172,8 @@ extension Telephony1 {
         public static let subscribe = MethodSpec(interface, "Subscribe", doc: """
             starts sending the caller the signals about providers, calls, Recents
             and the user's settings (InterfacesAdded, InterfacesRemoved,
-            PropertiesChanged, EntryAdded). Nothing is broadcast: each goes
+            PropertiesChanged, EntryAdded, and for host apps AddressBook's
+            Changed). Nothing is broadcast: each goes
             unicast to the connection that owns the object and to every
             subscriber that may see it (a host app: everything; a sandboxed app:
             its own providers and calls). Like org.freedesktop.systemd1.Manager's
@@ -971,8 +976,57 @@ extension Telephony1 {
         ])
     }
 
+    /// `org.monkeycall.Telephony1.AddressBook`.
+    public enum AddressBook {
+        public static let interface = "org.monkeycall.Telephony1.AddressBook"
+
+        /// `Search`'s `limit` when it is 0, and the most it may be.
+        public static let defaultLimit: UInt32 = 50
+        public static let maximumLimit: UInt32 = 1_000
+        /// The longest `query` in bytes of UTF-8: longer than any name or number.
+        public static let maximumQueryBytes = 1_024
+
+        public static let search = MethodSpec(interface, "Search", in: Arg("query", String.self), Arg("limit", UInt32.self),
+                                              out: Arg("contacts", [[String: DBusValue]].self), doc: """
+            the contacts of the user's address books whose name or number
+            matches query, best first. Not for sandboxed apps.
+            query: words, each the start of a word of the name, in any letter case
+            and with or without accents ("ada love", "zoe" for "Zoë"); or a number
+            in any format, national or international ("020 7946", "+44 20 7946",
+            "7946 0001"); "" lists every contact by name. At most 1,024 bytes.
+            limit: the most contacts to return; 0 means 50; at most 1,000.
+            contacts: each with keys Id s (stable while the contact exists),
+            Name s, Numbers a(ss) (each a label, "mobile", "home", "work", "main",
+            "fax", "pager", "car", "other" or "", and the number as written),
+            IsFavorite b (one of its numbers is a favorite).
+            InvalidArgs: a query over 1,024 bytes, a limit over 1,000.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
+
+        public static let count = PropertySpec(interface, "Count", UInt32.self, doc: """
+            how many contacts with a number the service knows.
+            """)
+
+        public static let changed = SignalSpec(interface, "Changed", doc: """
+            contacts were added, edited or removed, or the favorites changed:
+            what Search answers may differ. Sent to subscribers (Manager.Subscribe)
+            that are host apps only; several changes within a moment are one signal.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.monkeycall.Telephony1.AddressBook (root object): the people the
+            service knows from the user's address books (GNOME's, and vCard
+            folders), served from its index in memory, for the Phone app and other
+            host tools. Nothing here is stored by the service. Not for sandboxed
+            apps: every member answers them org.freedesktop.DBus.Error.AccessDenied.
+            """, members: [
+            search,
+            count,
+            changed,
+        ])
+    }
+
     /// Every interface of the API, in the order of the XML.
-    public static let interfaces: [InterfaceSpec] = [Manager.spec, CallController.spec, Provider.spec, Call.spec, CallDirectoryUpdate.spec, CallDirectory.spec, Recents.spec, Favorites.spec]
+    public static let interfaces: [InterfaceSpec] = [Manager.spec, CallController.spec, Provider.spec, Call.spec, CallDirectoryUpdate.spec, CallDirectory.spec, Recents.spec, Favorites.spec, AddressBook.spec]
 }
 
 extension Telephony1 {
@@ -1030,6 +1084,8 @@ extension Telephony1 {
         public static let endedAt = "EndedAt"
         public static let seen = "Seen"
         public static let appId = "AppId"
+        public static let numbers = "Numbers"
+        public static let isFavorite = "IsFavorite"
     }
 }
 
@@ -1039,5 +1095,7 @@ extension ObjectPath {
         static let provider = "Provider"
         static let call = "Call"
         static let directoryUpdate = "DirectoryUpdate"
+        static let search = "Search"
+        static let runner = "Runner"
     }
 }

@@ -44,3 +44,25 @@ public struct DirectorySummary: DBusRepresentable, Sendable, Equatable {
         self.init(app: app, enabled: enabled, blockingCount: blocking, identificationCount: identification)
     }
 }
+
+/// A contact's number with its label (`(ss)` in `AddressBook.Search`): "mobile", "home", "work",
+/// "main", "fax", "pager", "car", "other", or "" when the address book gives none.
+public struct LabeledNumber: DBusRepresentable, Sendable, Equatable {
+    public var label: String
+    public var number: String
+
+    public init(label: String, number: String) {
+        self.label = label
+        self.number = number
+    }
+
+    public static var dbusSignature: Signature { "(ss)" }
+    public var dbusValue: DBusValue { .structure([.string(label), .string(number)]) }
+    public init(dbusValue: DBusValue) throws(DBusError) {
+        guard case .structure(let members) = dbusValue, members.count == 2, case .string(let label) = members[0],
+              case .string(let number) = members[1] else {
+            throw DBusError.invalidArgs("malformed number: expected (ss), got '\(dbusValue.signature)'")
+        }
+        self.init(label: label, number: number)
+    }
+}

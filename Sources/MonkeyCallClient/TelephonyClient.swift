@@ -193,7 +193,7 @@ public enum TelephonyEvent: Sendable, Equatable {
         case (Telephony1.Recents.interface, Telephony1.Recents.entryAdded.name):
             guard let fields = arguments.first?.vardict, let entry = try? Telephony1.RecentEntry(entries: fields) else { return nil }
             self = .recentAdded(entry)
-        case (AddressBookContract.interface, AddressBookContract.changed):
+        case (Telephony1.AddressBook.interface, Telephony1.AddressBook.changed.name):
             self = .contactsChanged
         default:
             return nil
@@ -201,13 +201,6 @@ public enum TelephonyEvent: Sendable, Equatable {
     }
 }
 
-/// `org.monkeycall.Telephony1.AddressBook` (host callers only), as API.md says it: the user's
-/// contacts as the service indexes them. Spelled here until its spec is in MonkeyCallAPI.
-public enum AddressBookContract {
-    public static let interface = "org.monkeycall.Telephony1.AddressBook"
-    public static let search = "Search"
-    public static let changed = "Changed"
-}
 
 /// One contact of `AddressBook.Search`.
 public struct Contact: Sendable, Equatable {
@@ -247,8 +240,8 @@ extension TelephonyClient {
     /// `AddressBook.Search(query, limit)`. A service without the interface yet answers `UnknownMethod`
     /// (or `UnknownInterface`): thrown as it is, for the caller to say so.
     public func searchContacts(_ query: String, limit: UInt32 = 0) async throws -> [Contact] {
-        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: AddressBookContract.interface,
-                                              member: AddressBookContract.search, [.string(query), .uint32(limit)])
+        let reply = try await connection.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: Telephony1.AddressBook.interface,
+                                              member: Telephony1.AddressBook.search.name, [.string(query), .uint32(limit)])
         guard case .array(_, let items)? = reply.first else { return [] }
         return items.compactMap { $0.vardict.map(Contact.init) }
     }

@@ -2,13 +2,16 @@ import CallHistory
 import DBus
 import Foundation
 import Logging
+import PeopleSearch
+import TelephonyCore
 
 /// Recents and Favorites as the service sees them. The database is
 /// used only through its own executor (`HistoryQueue`); results come back to
 /// the actor. What a call needs at once is kept here, in memory, and
 /// follows every write: who has called before (silencing unknown callers,
-/// screened inside `ReportNewIncomingCall`), favorite names (caller names),
-/// and the missed count (a property).
+/// screened inside `ReportNewIncomingCall`, and the system's search), favorite
+/// names (caller names) and the favorites themselves (search), and the missed
+/// count (a property).
 @TelephonyActor
 final class HistoryStore {
     let database: HistoryQueue
@@ -21,6 +24,14 @@ final class HistoryStore {
     var missedCount = 0
     /// Favorite names by handle (the first favorite of a handle names it).
     private(set) var favoriteNames: [String: String] = [:]
+    /// Every favorite, for search, as it sees them.
+    private(set) var favoritePeople: [SearchPerson] = []
+    /// Count the changes of `known` and of the favorites: a search's index of each is made again
+    /// when its count moved.
+    private(set) var recentsVersion: UInt64 = 1
+    private(set) var favoritesVersion: UInt64 = 1
+    /// Told of each change of the favorites (the address book's search answers IsFavorite).
+    var onFavoritesChanged: (@TelephonyActor () -> Void)?
     private let logger: Logger
     /// The last attempt to record an ended call failed (logged once until one succeeds).
     private var recordingFails = false
@@ -46,8 +57,9 @@ final class HistoryStore {
                 return (try Self.recentHandles(history), try history.missedCount(), try history.favorites())
             }, then: TelephonyActor.onQueue { [self] result in
                 do {
-                    let (handles, missed, favorites) = try result.get()
-                    known = KnownHandles(newestFirst: handles)
+                    let (people, missed, favorites) = try result.get()
+                    known = KnownHandles(newestFirst: people)
+                    recentsVersion &+= 1
                     missedCount = missed
                     setFavorites(favorites)
                     continuation.resume()
@@ -62,27 +74,42 @@ final class HistoryStore {
     func knows(handle: String) -> Bool { known.contains(handle) }
 
     /// What `KnownHandles` is made of, read on the database's executor.
-    nonisolated static func recentHandles(_ history: CallHistory) throws -> [String] {
-        try history.recentHandles(limit: KnownHandles.capacity, rows: KnownHandles.rowsScanned)
+    nonisolated static func recentHandles(_ history: CallHistory) throws -> [SearchPerson] {
+        try history.recentPeople(limit: KnownHandles.capacity, rows: KnownHandles.rowsScanned).map(searchPerson)
+    }
+
+    /// Who a Recents entry was with, as search sees them.
+    nonisolated static func searchPerson(_ person: RecentPerson) -> SearchPerson {
+        SearchPerson(name: person.callerName, handle: person.handle, handleType: person.handleType,
+                     appKey: Provider.appKey(appID: person.appID, name: person.providerName))
     }
 
     /// After a Delete or Clear: who has called, as the database now says (`recentHandles`, read
     /// in the same turn of its executor), and the entries still waiting to be written.
-    func reloadKnown(_ newestFirst: [String]) {
+    func reloadKnown(_ newestFirst: [SearchPerson]) {
         known = KnownHandles(newestFirst: newestFirst)
         for handle in pending.keys { known.touch(handle) }
+        recentsVersion &+= 1
     }
+
+    /// Who has called lately, for search: its version and the handles (a copy that costs nothing
+    /// until either side changes).
+    var recentPeople: (version: UInt64, known: KnownHandles) { (recentsVersion, known) }
 
     func setFavorites(_ favorites: [Favorite]) {
         favoriteNames = [:]
         for favorite in favorites where favoriteNames[favorite.handle] == nil { favoriteNames[favorite.handle] = favorite.name }
+        favoritePeople = favorites.map { SearchPerson(name: $0.name, handle: $0.handle, handleType: $0.handleType, appKey: $0.providerName) }
+        favoritesVersion &+= 1
+        onFavoritesChanged?()
     }
 
     /// Records an entry: written when the database lets it, in order. `recorded` runs on the
     /// actor with the entry as written (with its id) and whether the missed count
     /// changed (a missed call recorded, or an unseen one dropped at the limit).
     func record(_ entry: RecentCall, recorded: @escaping @Sendable @TelephonyActor (RecentCall, _ missedCountChanged: Bool) -> Void) {
-        known.touch(entry.handle)
+        known.touch(entry.handle, person: Self.searchPerson(RecentPerson(entry)))
+        recentsVersion &+= 1
         pending[entry.handle, default: 0] += 1
         database.write(.entry, { history in try history.recordCountingMissed(entry) }, then: TelephonyActor.onQueue { [self] result in
             if let left = pending[entry.handle], left > 1 { pending[entry.handle] = left - 1 } else { pending[entry.handle] = nil }

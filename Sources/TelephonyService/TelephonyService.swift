@@ -35,11 +35,14 @@ public struct ServiceOptions: Sendable {
     /// address books, KPeople's vCard store, `monkeycalld --contacts` folders), read in the
     /// background from `start()`. Nil: no address book (the default, as in-process tests want).
     public var addressBook: AddressBook.Configuration?
+    /// GNOME Shell's search provider and KRunner's runner are served (`monkeycalld --no-search-provider`: not).
+    public var servesSystemSearch = true
     public init() {}
 }
 
 /// The telephony core published on D-Bus: the composition root that builds the exported
-/// objects (root `Manager`, `CallController`, `CallDirectory`, `Recents`, `Favorites`; one object
+/// objects (root `Manager`, `CallController`, `CallDirectory`, `Recents`, `Favorites`,
+/// `AddressBook`; GNOME Shell's and KRunner's search at `/Search` and `/Runner`; one object
 /// per provider and per call) and the observers of the switchboard's events, and wires them to
 /// the connection. Each object owns its own state; this owns none beyond them.
 ///
@@ -57,6 +60,11 @@ public final class TelephonyService {
     private let directories: DirectoryInterfaces
     private let recents: RecentsInterface
     private let favorites: FavoritesInterface
+    /// The user's people searched: `AddressBook`, GNOME Shell's and KRunner's search.
+    private let finder: PeopleFinder
+    private let addressBookInterface: AddressBookInterface
+    private let searchProvider: SearchProviderObject
+    private let runner: RunnerObject
     /// Follows the notification server and the desktop's Do Not Disturb.
     private let desktopSources: DesktopDoNotDisturbSources
     /// GNOME's Do Not Disturb, when the daemon follows it.
@@ -112,6 +120,10 @@ public final class TelephonyService {
         directories = DirectoryInterfaces(context: context, notifier: notifier)
         recents = RecentsInterface(context: context, controller: controller)
         favorites = FavoritesInterface(context: context, controller: controller)
+        finder = PeopleFinder(context: context, controller: controller)
+        addressBookInterface = AddressBookInterface(finder: finder)
+        searchProvider = SearchProviderObject(finder: finder)
+        runner = RunnerObject(finder: finder)
         providers = ProviderObjects(context: context, directories: directories, recents: recents)
         let board = notifier.map { NotificationBoard(notifier: $0) }
         let showApp = AppActivation(context: context)
@@ -177,7 +189,12 @@ public final class TelephonyService {
         switchboard.onEvent = { [weak self] event in self?.notify(event) }
         do {
             try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
-                                                        recents.interface(), favorites.interface()])
+                                                        recents.interface(), favorites.interface(), addressBookInterface.interface()])
+            // The desktop's search, beside the API: not among the objects the root manages.
+            if context.options.servesSystemSearch {
+                try connection.export(Telephony1.searchPath, [searchProvider.interface()], managed: false)
+                try connection.export(Telephony1.runnerPath, [runner.interface()], managed: false)
+            }
         } catch {
             preconditionFailure("root object exported twice: \(error)")
         }
@@ -247,6 +264,7 @@ public final class TelephonyService {
     /// did not change as it is.
     private func contactsChanged() {
         for call in switchboard.calls { notify(.callChanged(call)) }
+        finder.peopleChanged()
     }
 
     /// Every event of the switchboard goes to every observer.

@@ -34,6 +34,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only the address book's (10,000 contacts indexed at start, incoming calls from contacts against a daemon without, idle RSS with 1,000).")
     var contacts = false
 
+    @Flag(help: "Instead of the figures: only the system's search (GNOME Shell's and KRunner's, AddressBook.Search) over 10,000 contacts, 10,000 Recents and 100 favorites, against Ping, and what it keeps in memory.")
+    var search = false
+
     @Option(name: .customLong("readme-table"), help: ArgumentHelp("Also writes the README's table of figures to this file (scripts/bench-table).", valueName: "path"))
     var readmeTable: String?
 
@@ -48,8 +51,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
-        guard [soak, queue, floor, contacts].filter({ $0 }).count <= 1 else { throw ValidationError("--soak, --queue, --floor and --contacts are separate runs") }
-        guard readmeTable == nil || ![soak, queue, floor, contacts].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
+        guard [soak, queue, floor, contacts, search].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--soak, --queue, --floor, --contacts and --search are separate runs")
+        }
+        guard readmeTable == nil || ![soak, queue, floor, contacts, search].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -102,6 +107,15 @@ struct MonkeyCallBench: AsyncParsableCommand {
                                                          contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
             print((["MonkeyCall address book: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                     "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + ContactsPhase.render(result)).joined(separator: "\n"))
+            return
+        }
+        if search {
+            let iterations = counts.roundTrips
+            progress("the system's search: \(counts.contacts) contacts, 10,000 Recents, 100 favorites; \(iterations) of each search against Ping")
+            let result = try await SearchPhase.measure(executable: path, options: Self.unthrottled + daemonOptions, contacts: counts.contacts,
+                                                       recents: 10_000, favorites: 100, iterations: iterations)
+            print((["MonkeyCall system search: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + SearchPhase.render(result)).joined(separator: "\n"))
             return
         }
         if floor {

@@ -10,7 +10,8 @@
  * Output, one line per change, fields separated by a tab, each field escaped
  * (\\ \t \n \r as two characters):
  *   eds up | eds down              org.gnome.evolution.dataserver.Sources5 has or lost its owner
- *   set SOURCE UID NAME TEL...     a contact added or modified (replaces what UID had)
+ *   set SOURCE UID NAME TEL...     a contact added or modified (replaces what UID had); each TEL is
+ *                                  its vCard TYPEs, comma separated, a 0x1F byte, and the number
  *   remove SOURCE UID              a contact removed
  *   drop SOURCE                    everything from SOURCE is gone (source removed or disabled, EDS stopped)
  *   ready SOURCE                   SOURCE's initial contents have all been sent
@@ -86,9 +87,25 @@ static void emit_contact(const char *source, EContact *contact) {
     GString *line = start_line("set", source);
     put_field(line, uid);
     put_field(line, name);
-    GList *tels = e_contact_get(contact, E_CONTACT_TEL);
-    for (GList *t = tels; t; t = t->next) put_field(line, t->data);
-    g_list_free_full(tels, g_free);
+    /* Each number as TYPES 0x1F NUMBER: its vCard types, comma separated, give its label. */
+    GList *tels = e_contact_get_attributes(contact, E_CONTACT_TEL);
+    for (GList *t = tels; t; t = t->next) {
+        EVCardAttribute *attribute = t->data;
+        char *number = e_vcard_attribute_get_value(attribute);
+        if (number && *number) {
+            GString *field = g_string_new(NULL);
+            for (GList *type = e_vcard_attribute_get_param(attribute, EVC_TYPE); type; type = type->next) {
+                if (field->len) g_string_append_c(field, ',');
+                for (const char *p = type->data; *p; p++) if (*p != '\x1f' && *p != ',') g_string_append_c(field, *p);
+            }
+            g_string_append_c(field, '\x1f');
+            for (const char *p = number; *p; p++) if (*p != '\x1f') g_string_append_c(field, *p);
+            put_field(line, field->str);
+            g_string_free(field, TRUE);
+        }
+        g_free(number);
+    }
+    g_list_free_full(tels, (GDestroyNotify)e_vcard_attribute_free);
     emit(line);
 }
 

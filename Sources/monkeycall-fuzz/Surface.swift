@@ -3,9 +3,10 @@ import Foundation
 import FuzzSupport
 import MonkeyCallAPI
 
-/// The D-Bus surface to fuzz, read from the typed specs (`Telephony1.interfaces`): every
-/// method of every interface, every property (Get, Set, GetAll), and the standard interfaces
-/// every object serves. Nothing here lists the API's members by hand.
+/// The D-Bus surface to fuzz, read from the typed specs (`Telephony1.interfaces`, and the
+/// desktop's interfaces the service serves, `Desktop.served`: GNOME Shell's search provider and
+/// KRunner's runner): every method of every interface, every property (Get, Set, GetAll), and
+/// the standard interfaces every object serves. Nothing here lists the API's members by hand.
 struct Surface {
     enum Operation {
         case method(MemberDescription)
@@ -15,7 +16,7 @@ struct Surface {
     }
 
     /// Which object serves an API interface: by the interface's last name component.
-    enum ObjectKind: String { case root, provider, call, directoryUpdate }
+    enum ObjectKind: String { case root, provider, call, directoryUpdate, search, runner }
 
     let operations: [(operation: Operation, weight: Int)]
     let methods: [String: MemberDescription]
@@ -23,7 +24,7 @@ struct Surface {
     init() {
         var operations: [(Operation, Int)] = []
         var methods: [String: MemberDescription] = [:]
-        for interface in Telephony1.interfaces {
+        for interface in Telephony1.interfaces + Desktop.served.map(\.interface) {
             for member in interface.members {
                 switch member.kind {
                 case .method:
@@ -48,7 +49,10 @@ struct Surface {
     static func shortName(_ interface: String) -> String { String(interface.split(separator: ".").last ?? "") }
 
     static func objectKind(of interface: String) -> ObjectKind {
-        switch shortName(interface) {
+        if let served = Desktop.served.first(where: { $0.interface.name == interface }) {
+            return served.path == Telephony1.searchPath ? .search : .runner
+        }
+        return switch shortName(interface) {
         case "Provider": .provider
         case "Call": .call
         case "CallDirectoryUpdate": .directoryUpdate
@@ -136,7 +140,7 @@ struct Generator {
         case .method(let member): return call(member, good: 0.6)
         case .property(let member): return property(member)
         case .standard(let interface, let member):
-            let kind = pick([Surface.ObjectKind.root, .provider, .call, .directoryUpdate])!
+            let kind = pick([Surface.ObjectKind.root, .provider, .call, .directoryUpdate, .search, .runner])!
             let (path, connection, note) = target(kind)
             return FuzzCall(connection: connection, path: path, interface: interface, member: member, arguments: [], note: note,
                             effect: member == "GetManagedObjects" ? .listedObjects : .none)
@@ -243,6 +247,10 @@ struct Generator {
             if roll < 70, let call = pick(snapshot.calls) { return (Telephony1.callPath(call.uuid), connection, "own live call \(call.uuid)") }
             if roll < 82, let uuid = pick(snapshot.foreignCalls) { return (Telephony1.callPath(uuid), connection, "another app's call \(uuid)") }
             if roll < 88, let uuid = pick(snapshot.endedCalls) { return (Telephony1.callPath(uuid), connection, "own ended call \(uuid)") }
+        case .search:
+            if roll < 92 { return (Telephony1.searchPath, connection, "GNOME Shell's search provider") }
+        case .runner:
+            if roll < 92 { return (Telephony1.runnerPath, connection, "KRunner's runner") }
         case .directoryUpdate:
             if roll < 70, let update = pick(snapshot.updates) {
                 let owner = snapshot.providers.first { $0.path == update.provider }?.connection ?? connection
@@ -290,6 +298,18 @@ struct Generator {
             return (.string(isGood ? pick(["fuzz", "tel", "monkeycall"])! : maker.string()), nil)
         case ("app", "s"), ("provider_name", "s"), ("name", "s"):
             return (.string(isGood ? pick(["Fuzz", "Fuzz host", "org.example.Fuzzer", "Victim", ""])! : maker.string()), nil)
+        case ("query", "s"):
+            return (.string(isGood ? pick(["ada", "Zoë", "+44 20 7946", "020 7946", "fuzz", "7946 0001", "", "a"])! : maker.string()), nil)
+        case ("terms", "as"), ("previous_results", "as"), ("identifiers", "as"):
+            let count = isGood ? maker.random.int(0...4) : pick([0, 1, 65, 300, 1000])!
+            let goodTerm = { (maker: inout ValueMaker) -> String in
+                argument.name == "terms" ? maker.random.pick(["ada", "+1", "408", "555", "fuzz", "zoë", "0161"])! : maker.random.pick(Self.resultIDs)!
+            }
+            return (.array(element: "s", (0..<count).map { _ in .string(isGood ? goodTerm(&maker) : maker.string()) }), nil)
+        case ("identifier", "s"), ("matchId", "s"):
+            return (.string(isGood ? pick(Self.resultIDs)! : maker.string()), nil)
+        case ("actionId", "s"):
+            return (.string(isGood ? pick(["", "app:Fuzz", "app:Fuzz host 1", "app:Victim"])! : maker.string()), nil)
         case ("digits", "s"):
             return (.string(isGood ? pick(["1", "123#*", "0w9p", ""])! : maker.string()), nil)
         case ("type", "s"):
@@ -326,6 +346,11 @@ struct Generator {
             return (maker.value(of: Substring(signature)), nil)
         }
     }
+
+    /// Ids of results as the search providers give them: a typed number, a contact, a favorite of
+    /// a running app, a Recents entry of an email address.
+    static let resultIDs = ["number:phone-number::+14085550142::+1 408 555 0142:", "contact:phone-number::+442079460001:Ada:+44 20 7946 0001:mobile",
+                            "favorite:phone-number:Fuzz:+14085550100:Fuzz Friend:+14085550100:", "recent:email-address:Victim:fuzz@example.org::fuzz@example.org:"]
 
     /// A call UUID: own and live (of this provider when there is one), another app's, an ended
     /// one, a fresh one (for new calls), or not a UUID; in any letter case.

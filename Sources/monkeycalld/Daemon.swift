@@ -79,6 +79,9 @@ struct Daemon: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Name callers from the user's address book (GNOME's contacts, vCard folders); contacts also ring through Silence Unknown Callers.")
     var addressBook = true
 
+    @Flag(inversion: .prefixedNo, help: "Serve GNOME Shell's search provider and KRunner's runner: favorites, contacts and Recents found from the desktop's search, and called from there.")
+    var searchProvider = true
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -167,6 +170,7 @@ struct Daemon: ParsableCommand {
         options.playsRingtone = ringtone
         options.systemBusAddress = inhibitSleep ? systemBusAddress ?? Connection.systemBusAddress : nil
         options.followsDesktopDoNotDisturb = desktopDoNotDisturb
+        options.servesSystemSearch = searchProvider
         // Relative folders as the user meant them: from where the daemon was started.
         let folders = contacts.map { URL(fileURLWithPath: $0, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path }
         // GNOME's address books are read by a helper on the bus we are on, however it was found.

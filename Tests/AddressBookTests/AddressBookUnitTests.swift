@@ -30,9 +30,10 @@ import Testing
         let (cards, errors) = VCardParser.parse(Data(text.utf8), file: "a.vcf")
         #expect(errors.isEmpty)
         #expect(cards == [
-            VCard(uid: "abc", name: "Ada Lovelace, Countess", telephones: ["+44 20 79460000"]),
-            VCard(uid: nil, name: "Rear Admiral Grace Brewster Hopper", telephones: ["+1-408-555-5555;ext=22", "+1-408-555-0000"]),
-            VCard(uid: nil, name: "Met Office", telephones: ["0370 900 0100"]),
+            VCard(uid: "abc", name: "Ada Lovelace, Countess", telephones: ["+44 20 79460000"], telephoneLabels: ["mobile"]),
+            VCard(uid: nil, name: "Rear Admiral Grace Brewster Hopper", telephones: ["+1-408-555-5555;ext=22", "+1-408-555-0000"],
+                  telephoneLabels: ["mobile", ""]),
+            VCard(uid: nil, name: "Met Office", telephones: ["0370 900 0100"], telephoneLabels: [""]),
         ])
     }
 
@@ -42,6 +43,7 @@ import Testing
         let (cards, errors) = VCardParser.parse(Data(text.utf8), file: "q.vcf")
         #expect(errors.isEmpty)
         #expect(cards.first?.name == "Björk Guðmundsdóttir =ZZ")
+        #expect(cards.first?.telephoneLabels == ["mobile"], "vCard 2.1's bare CELL")
         let latin1 = Data("BEGIN:VCARD\nFN:Ren".utf8) + Data([0xE9]) + Data("\nTEL:+33 1 23 45 67 89\nEND:VCARD\n".utf8)
         #expect(VCardParser.parse(latin1, file: "l.vcf").cards.first?.name == "René")
     }
@@ -145,8 +147,8 @@ import Testing
             index.apply(batch)
             for change in batch {
                 switch change {
-                case .set(let key, let name, let numbers):
-                    model[key] = name.isEmpty || numbers.isEmpty ? nil : (name, Set(numbers))
+                case .set(let key, let name, let phones):
+                    model[key] = name.isEmpty || phones.isEmpty ? nil : (name, Set(phones.map(\.e164)))
                 case .remove(let key): model[key] = nil
                 case .removeSource(let source): model = model.filter { $0.key.source != source }
                 }

@@ -16,8 +16,13 @@ struct IntrospectionDocumentTests {
         let document = try IntrospectionDocument(xml: String(contentsOf: Self.contractURL, encoding: .utf8))
         let prefix = "org.monkeycall.Telephony1."
         #expect(Set(document.interfaces.keys) == Set(
-            ["Manager", "CallController", "Provider", "Call", "CallDirectoryUpdate", "CallDirectory", "Recents", "Favorites"]
+            ["Manager", "CallController", "Provider", "Call", "CallDirectoryUpdate", "CallDirectory", "Recents", "Favorites", "AddressBook"]
                 .map { prefix + $0 }))
+
+        let book = try #require(document.interfaces[prefix + "AddressBook"])
+        #expect(book.methods["Search"] == Method(in: ["s", "u"], out: ["aa{sv}"]))
+        #expect(book.properties["Count"] == Property(type: "u", access: "read"))
+        #expect(book.signals["Changed"] == [])
 
         let manager = try #require(document.interfaces[prefix + "Manager"])
         #expect(manager.methods["RegisterProvider"] == Method(in: ["a{sv}"], out: ["o"]))

@@ -173,8 +173,13 @@ struct ContactTests {
             defer { user.close() }
             let app = try await TestProvider(bus: eds.bus, name: "Monkey", configuration: [:])
             defer { app.connection.close() }
-            let uid = try await eds.contacts("add", "Grace GNOME", "020 7946 0150")
+            let uid = try await eds.contacts("add", "Grace GNOME", "CELL:020 7946 0150", "WORK,VOICE:+1 408 555 0150")
             #expect(try await Self.waitUntilNamed("+442079460150", "Grace GNOME", timeout: .seconds(60), identify: Self.identify(user)))
+            // Found by the address book's search, each number as written, with the label its types give.
+            let found = try await user.call(Telephony1.AddressBook.search, destination: Telephony1.busName, path: Telephony1.rootPath, "grace gno", 0)
+            let contact = try Telephony1.Contact(entries: try #require(found.first))
+            #expect(contact.name == "Grace GNOME" && contact.numbers == [LabeledNumber(label: "mobile", number: "020 7946 0150"),
+                                                                         LabeledNumber(label: "work", number: "+1 408 555 0150")], "\(contact)")
             let uuid = try await app.reportIncoming("+44 20 7946 0150")
             #expect(await server.notified.next(timeout: .seconds(10)) { $0.body.hasPrefix("Grace GNOME\n") } != nil)
             try await app.call("ReportCallEnded", [.string(uuid), .string("remote-ended"), .uint64(0)])

@@ -10,6 +10,26 @@ import Testing
 struct InstallTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    @Test("the search providers' files name the service's bus name and objects, and the Phone app")
+    func searchProviderFiles() throws {
+        func keys(_ file: String, group: String) throws -> [String: String] {
+            let text = try String(contentsOf: Self.root.appendingPathComponent("desktop/\(file)"), encoding: .utf8)
+            var inGroup = false, keys: [String: String] = [:]
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                if line.hasPrefix("[") { inGroup = line == "[\(group)]"; continue }
+                guard inGroup, let equals = line.firstIndex(of: "=") else { continue }
+                keys[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+            return keys
+        }
+        let gnome = try keys("org.monkeycall.Phone.search-provider.ini", group: "Shell Search Provider")
+        #expect(gnome == ["DesktopId": PhoneApp.desktopID, "BusName": Telephony1.busName, "ObjectPath": Telephony1.searchPath.rawValue, "Version": "2"])
+        let kde = try keys("monkeycall-krunner.desktop", group: "Desktop Entry")
+        #expect(kde["X-Plasma-API"] == "DBus2" && kde["X-Plasma-DBusRunner-Service"] == Telephony1.busName
+                && kde["X-Plasma-DBusRunner-Path"] == Telephony1.runnerPath.rawValue && kde["X-KDE-PluginInfo-Name"] == "monkeycall"
+                && kde["Name"] != nil && kde["Icon"] != nil, "\(kde)")
+    }
+
     @Test("the URL-handler desktop file is valid and names the scheme; the unit is a D-Bus service")
     func desktopFiles() async throws {
         let desktop = Self.root.appendingPathComponent("desktop/monkeycall-url-handler.desktop").path
@@ -86,6 +106,12 @@ struct InstallTests {
         german["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + home.appendingPathComponent("no-bus").path
         let unreachable = try await ChildProcess.run(prefix.appendingPathComponent("bin/monkeycall").path, ["status"], environment: german)
         #expect(unreachable.status == 1 && unreachable.stderr.hasPrefix("Fehler: "), "\(unreachable.stderr)")
+        // The desktop's search: KRunner reads the user's data folder; GNOME only system folders, which the installer says.
+        let runner = try String(contentsOf: data.appendingPathComponent("krunner/dbusplugins/monkeycall.desktop"), encoding: .utf8)
+        #expect(runner.contains("X-Plasma-DBusRunner-Path=\(Telephony1.runnerPath.rawValue)"))
+        let provider = prefix.appendingPathComponent("share/gnome-shell/search-providers/org.monkeycall.Phone.search-provider.ini")
+        #expect(try String(contentsOf: provider, encoding: .utf8).contains("ObjectPath=\(Telephony1.searchPath.rawValue)"))
+        #expect(install.stdout.contains("install -D -m 644 '\(provider.path)' /usr/local/share/gnome-shell/search-providers/"), "\(install.stdout)")
 
         // A bus that knows the installed service file, and no daemon running yet.
         let bus = try await PrivateBus.start(servicesDirectory: data.appendingPathComponent("dbus-1/services"))

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Edits GNOME's built-in address book through libebook, as GNOME Contacts does.
 
-  eds-contacts.py add NAME TEL...        prints the new contact's UID
+  eds-contacts.py add NAME TEL...        prints the new contact's UID; a TEL may be TYPES:NUMBER (CELL, WORK,VOICE)
   eds-contacts.py edit UID NAME TEL...   replaces the name and numbers
   eds-contacts.py remove UID
   eds-contacts.py bulk COUNT FIRST       COUNT contacts "Bulk N", numbers +44 7700 FIRST+N
@@ -26,6 +26,14 @@ def card(name, tels, uid=None):
     attributes = []
     for tel in tels:
         attribute = EBookContacts.VCardAttribute.new(None, 'TEL')
+        # TYPES:number gives the number its vCard types (CELL, WORK,VOICE), as GNOME Contacts does.
+        types, colon, number = tel.rpartition(':')
+        if colon and types.replace(',', '').isalpha():
+            param = EBookContacts.VCardAttributeParam.new('TYPE')
+            for value in types.split(','):
+                param.add_value(value)
+            attribute.add_param(param)
+            tel = number
         attribute.add_value(tel)
         attributes.append(attribute)
     contact.set_attributes(EBookContacts.ContactField.TEL, attributes)

@@ -47,9 +47,18 @@ def walk(accessible, depth=0):
     if accessible is None or depth > 60:
         return
     yield accessible
-    for index in range(accessible.childCount):
-        child = accessible.getChildAtIndex(index)
-        if child is not None and (showing(child) or child.getRoleName() == "frame"):
+    # A window may close while it is walked (the call window, after a call ends): what is gone
+    # is skipped, not an error.
+    try:
+        children = [accessible.getChildAtIndex(index) for index in range(accessible.childCount)]
+    except Exception:
+        return
+    for child in children:
+        try:
+            wanted = child is not None and (showing(child) or child.getRoleName() == "frame")
+        except Exception:
+            continue
+        if wanted:
             yield from walk(child, depth + 1)
 
 

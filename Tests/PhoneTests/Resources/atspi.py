@@ -115,11 +115,19 @@ def on_screen(accessible):
 def press(accessible):
     if not on_screen(accessible):
         raise RuntimeError("not on screen yet")
+    toggle = accessible.getRoleName() == "toggle button"
+    checked = toggle and accessible.getState().contains(pyatspi.STATE_CHECKED)
     action = accessible.queryAction()
-    for index in range(action.nActions):
-        if action.getName(index) in ("click", "press", "activate"):
-            return action.doAction(index)
-    return action.doAction(0)
+    names = [action.getName(index) for index in range(action.nActions)]
+    action.doAction(next((names.index(name) for name in ("click", "press", "activate") if name in names), 0))
+    # GTK acts on a pressed button a moment later (GtkButton's activate shows the press for 250 ms
+    # first): a toggle's press is done when its state has changed, and what it shows (the call
+    # window's keypad) is there only then. Pressing a digit before that reached a keypad not yet
+    # shown, and was lost.
+    while toggle and accessible.getState().contains(pyatspi.STATE_CHECKED) == checked:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the toggle did not change")
+        time.sleep(0.02)
 
 
 def select(tabs):

@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
         .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         // Resources/ holds a Python provider that the end-to-end tests run.
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications", "AddressBook", "PeopleSearch"],
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications", "AddressBook", "Localization", "PeopleSearch"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),

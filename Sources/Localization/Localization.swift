@@ -75,7 +75,7 @@ public enum Localization {
                 result += "%"
             case "s", "d":
                 let argument = position ?? next
-                next = argument + 1
+                next = argument &+ 1  // a catalog's "%9223372036854775808$s" must not trap
                 result += arguments.indices.contains(argument) ? arguments[argument] : String(template[index...conversion])
             default:
                 result += template[index...conversion]

@@ -261,3 +261,19 @@ extension Telephony1 {
         }
     }
 }
+
+extension Telephony1 {
+    /// The objects in a `GetManagedObjects` reply: (path, interface → properties). What is not of
+    /// that shape is left out.
+    public static func managedObjects(in reply: [DBusValue]) -> [(ObjectPath, [String: [String: DBusValue]])] {
+        guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
+        return objects.compactMap { entry in
+            guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value else { return nil }
+            var result: [String: [String: DBusValue]] = [:]
+            for interface in interfaces {
+                if case .string(let name) = interface.key { result[name] = interface.value.vardict ?? [:] }
+            }
+            return (path, result)
+        }
+    }
+}

@@ -74,16 +74,7 @@ struct ServiceClient {
 
     /// Objects below the root: (path, interface → properties).
     func managedObjects() async throws -> [(ObjectPath, [String: [String: DBusValue]])] {
-        let reply = try await standardCall(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        guard case .dictionary(_, _, let objects)? = reply.first else { return [] }
-        return objects.compactMap { entry in
-            guard case .objectPath(let path) = entry.key, case .dictionary(_, _, let interfaces) = entry.value else { return nil }
-            var result: [String: [String: DBusValue]] = [:]
-            for interface in interfaces {
-                if case .string(let name) = interface.key { result[name] = interface.value.vardict ?? [:] }
-            }
-            return (path, result)
-        }
+        Telephony1.managedObjects(in: try await standardCall(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))
     }
 
     func calls() async throws -> [CallInfo] {

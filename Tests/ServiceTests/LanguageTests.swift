@@ -1,6 +1,7 @@
 import DBus
 import DBusTestSupport
 import Foundation
+import Localization
 import MonkeyCallAPI
 import Testing
 
@@ -177,5 +178,15 @@ struct LanguageTests {
     func catalogsCurrent() async throws {
         let check = try await ChildProcess.run(Catalogs.sources.deletingLastPathComponent().appendingPathComponent("scripts/update-po").path, ["--check"])
         #expect(check.status == 0, "\(check.stderr)")
+    }
+
+    @Test("placeholders: numbered ones moved by a translator, in order, %%; a catalog's odd ones left as they are, never a trap")
+    func placeholders() {
+        #expect(Localization.format("%2$s mit %1$s anrufen?", ["bob", "Monkey"]) == "Monkey mit bob anrufen?")
+        #expect(Localization.format("%d more, %s", ["3", "x"]) == "3 more, x")
+        #expect(Localization.format("100%% %1$d", ["5"]) == "100% 5")
+        #expect(Localization.format("%3$s %0$s %x %", ["a"]) == "%3$s %0$s %x %")
+        #expect(Localization.format("%9223372036854775807$s %s", ["a"]) == "%9223372036854775807$s %s")
+        #expect(Localization.format("%99999999999999999999$s", []) == "%99999999999999999999$s")
     }
 }

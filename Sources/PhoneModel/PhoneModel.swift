@@ -103,7 +103,7 @@ public final class PhoneModel {
         case .changed(let path, let interface, let properties):
             if path == Telephony1.rootPath, interface == Telephony1.Recents.interface,
                case .uint32(let missed)? = properties[Telephony1.Recents.missedCount.name]?.unwrappedVariant {
-                recents.setMissedCount(missed)
+                recents.missedCountChanged(missed)
             } else if interface == Telephony1.Call.interface {
                 calls.changed(path, properties)
             }

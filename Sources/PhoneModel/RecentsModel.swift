@@ -41,14 +41,34 @@ public final class RecentsModel {
 
     public func load() async {
         do {
+            heardWhileLoading = []
             let page = try await backend.recents(limit: Self.pageSize, offset: 0)
-            entries = page
+            // Entries announced while the page was on its way stay, newest first.
+            let heard = heardWhileLoading ?? []
+            heardWhileLoading = nil
+            entries = heard.reversed().filter { entry in !page.contains { $0.id == entry.id } } + page
             hasMore = page.count == Int(Self.pageSize)
             onChange()
-            setMissedCount(try await backend.missedCount())
+            // An answer that left the service before a MissedCount change the app has heard is stale:
+            // the signal and the reply reach the main actor in either order.
+            let changes = missedCountChanges
+            let count = try await backend.missedCount()
+            if missedCountChanges == changes { setMissedCount(count) }
         } catch {
+            heardWhileLoading = nil
             report.error(error)
         }
+    }
+
+    /// Entries the service announced (EntryAdded) while a page was loading, oldest first; nil when none loads.
+    private var heardWhileLoading: [Telephony1.RecentEntry]?
+    /// MissedCount changes announced by the service.
+    private var missedCountChanges = 0
+
+    /// The service announced MissedCount.
+    func missedCountChanged(_ count: UInt32) {
+        missedCountChanges += 1
+        setMissedCount(count)
     }
 
     /// The next page, when the list is scrolled to its end.
@@ -66,6 +86,7 @@ public final class RecentsModel {
     }
 
     func added(_ entry: Telephony1.RecentEntry) {
+        heardWhileLoading?.append(entry)
         guard !entries.contains(where: { $0.id == entry.id }) else { return }
         entries.insert(entry, at: 0)
         onChange()

@@ -116,9 +116,9 @@ enum GnomeShellExtension {
                     icon: iconName(banner._iconBin.child?.gicon ?? null),
                     urgency: URGENCIES[banner.notification.urgency] ?? `${banner.notification.urgency}`,
                     expanded: banner.expanded,
+                    // Buttons are drawn only once the banner is expanded (hovered, or urgent).
                     settled: tray._notificationState === MessageTray.State.SHOWN && !moving &&
-                        (!banner.expanded || banner._actionBin.scale_y === 1) &&
-                        place.placed && shownButtons.every(b => b.placed),
+                        place.placed && (!banner.expanded || (banner._actionBin.scale_y === 1 && shownButtons.every(b => b.placed))),
                     buttons: shownButtons,
                     frame: place,
                     // The title, a place to click the banner's body (its default action).

@@ -88,6 +88,19 @@ public final class GnomeShellStage: @unchecked Sendable {
     /// What the shell printed, for messages on failure.
     public var output: String { shell.output }
 
+    /// The shell's settings as another program of the session reads them (the keyfile in the
+    /// stage's folder): for a daemon that follows GNOME's settings.
+    public var settingsEnvironment: [String: String] {
+        Self.environment(folder).filter { ["GSETTINGS_BACKEND", "XDG_CONFIG_HOME", "XDG_CURRENT_DESKTOP"].contains($0.key) }
+    }
+
+    /// `gsettings set SCHEMA KEY VALUE`, as the user would: the shell sees it at once.
+    public func set(_ schema: String, _ key: String, _ value: String) async throws {
+        let result = try await ChildProcess.run("/usr/bin/gsettings", ["set", schema, key, value],
+                                                environment: ProcessInfo.processInfo.environment.merging(settingsEnvironment) { $1 })
+        guard result.status == 0 else { throw TestSupportError("gsettings set \(schema) \(key) \(value): \(result.stderr)") }
+    }
+
     // MARK: Starting and stopping
 
     /// Starts the shell as the notification server of `bus`, and returns once the shell is ready

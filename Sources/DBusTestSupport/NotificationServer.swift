@@ -30,6 +30,8 @@ public final class NotificationServer: @unchecked Sendable {
     private let capabilities: [String]
     /// What GetServerInformation answers as the server's name ("dunst", "Xfce Notify Daemon", ...).
     private let serverName: String
+    /// What GetServerInformation answers as its version ("43.9": GNOME Shell before 46 draws no app name).
+    private let serverVersion: String
     // On the connection's queue.
     private var inhibited: Bool
     private let hangs: Bool
@@ -38,10 +40,11 @@ public final class NotificationServer: @unchecked Sendable {
 
     /// `hangs`: Notify is never answered (a hung server); it is still recorded.
     public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"],
-                inhibited: Bool = false, serverName: String = "test", hangs: Bool = false) async throws {
+                inhibited: Bool = false, serverName: String = "test", serverVersion: String = "1", hangs: Bool = false) async throws {
         connection = try Connection(address: address)
         self.capabilities = capabilities
         self.serverName = serverName
+        self.serverVersion = serverVersion
         self.inhibited = inhibited
         self.hangs = hangs
         try connection.export(Self.path, [interface()])
@@ -94,7 +97,7 @@ public final class NotificationServer: @unchecked Sendable {
                 return .values([capabilities.dbusValue])
             }
             Method("GetServerInformation", out: ["name": "s", "vendor": "s", "version": "s", "spec_version": "s"]) { [weak self] _ in
-                .values([.string(self?.serverName ?? "test"), .string("MonkeyCall"), .string("1"), .string("1.2")])
+                .values([.string(self?.serverName ?? "test"), .string("MonkeyCall"), .string(self?.serverVersion ?? "1"), .string("1.2")])
             }
             Method("Notify", in: ["app_name": "s", "replaces_id": "u", "app_icon": "s", "summary": "s", "body": "s",
                                   "actions": "as", "hints": "a{sv}", "expire_timeout": "i"], out: ["id": "u"]) { [weak self] call in

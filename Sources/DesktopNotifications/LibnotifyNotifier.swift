@@ -117,14 +117,41 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         /// notification then costs nothing, not five failed calls to the bus; and one that waited
         /// here while the server came is not drawn before the server's name is known.
         case absent
-        case present(name: String, capabilities: Set<String>)
+        case present(ServerTraits)
     }
 
-    /// The server's name (`GetServerInformation`) and capabilities, asked together once per
-    /// server; nil when no server answers.
-    private func currentServer() -> (name: String, capabilities: Set<String>)? {
+    /// What the service must make up for in a server, known from its name and version.
+    struct ServerTraits: Equatable {
+        let name: String
+        let capabilities: Set<String>
+        /// The server shows no app name with a notification: the body's last line says it.
+        let drawsNoAppName: Bool
+        /// The server draws at most this many buttons; the rest are lost (GNOME Shell: 3).
+        let maximumButtons: Int?
+        /// The server draws the `default` action as one more button.
+        let drawsDefaultAsButton: Bool
+        /// A notification replaced in place while its banner is on screen loses the banner's
+        /// buttons: it is closed and posted anew instead (a new id).
+        let dropsButtonsOnUpdate: Bool
+
+        init(name: String, version: String, capabilities: Set<String>) {
+            self.name = name
+            self.capabilities = capabilities
+            let gnomeShell = name == "gnome-shell"
+            // "43.9" → 43; a version that says nothing is taken as a current one.
+            let major = Int(version.prefix { $0.isNumber }) ?? Int.max
+            drawsNoAppName = LibnotifyNotifier.serversWithoutAppName.contains(name) || (gnomeShell && major < 46)
+            maximumButtons = gnomeShell ? 3 : nil
+            drawsDefaultAsButton = LibnotifyNotifier.serversWithDefaultButton.contains(name)
+            dropsButtonsOnUpdate = gnomeShell && major < 46
+        }
+    }
+
+    /// The server's name and version (`GetServerInformation`) and capabilities, asked together
+    /// once per server; nil when no server answers.
+    private func currentServer() -> ServerTraits? {
         switch server {
-        case .present(let name, let capabilities): return (name, capabilities)
+        case .present(let traits): return traits
         case .absent: return nil
         case .unknown: break
         }
@@ -135,6 +162,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             return nil
         }
         let serverName = name.map { String(cString: $0) } ?? ""
+        let serverVersion = version.map { String(cString: $0) } ?? ""
         for text in [name, vendor, version, specVersion] { g_free(text) }
         var capabilities = Set<String>()
         var list = notify_get_server_caps()
@@ -144,14 +172,15 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             list = node.pointee.next
         }
         g_list_free_full(head, g_free)
-        server = .present(name: serverName, capabilities: capabilities)
-        return (serverName, capabilities)
+        let traits = ServerTraits(name: serverName, version: serverVersion, capabilities: capabilities)
+        server = .present(traits)
+        return traits
     }
 
     /// Servers that show no app name with a notification, by their `GetServerInformation` name:
     /// xfce4-notifyd and notification-daemon draw summary, body and icon only, and dunst's default
-    /// format is "<b>%s</b>\n%b" (no `%a`). GNOME Shell and KDE Plasma draw the app's name (from
-    /// its desktop entry or app_name); servers not named here are taken to do so too.
+    /// format is "<b>%s</b>\n%b" (no `%a`). GNOME Shell draws it from 46 on (43 draws none on a
+    /// banner), KDE Plasma does; servers not named here are taken to do so too.
     static let serversWithoutAppName: Set<String> = ["Xfce Notify Daemon", "Notification Daemon", "dunst"]
 
     /// Servers that draw the `default` action as one more button (xfce4-notifyd 0.7) rather than
@@ -160,7 +189,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     static let serversWithDefaultButton: Set<String> = ["Xfce Notify Daemon"]
 
     private func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
-        guard let (serverName, capabilities) = currentServer() else {
+        guard let server = currentServer() else {
             if !warnedUnavailable {
                 logger.warning("cannot show notifications (calls still work): no notification server answers on the session bus")
                 warnedUnavailable = true
@@ -171,15 +200,26 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         // names, handles and labels come from apps and directories (ScreenText says what goes).
         let summary = ScreenText.clean(notification.summary)
         var plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
-        if !notification.namesAppInText, Self.serversWithoutAppName.contains(serverName) {
+        if !notification.namesAppInText, server.drawsNoAppName {
             // The server would not say which app this is: the body's last line does.
             let app = ScreenText.clean(notification.appName)
             plainBody = plainBody.isEmpty ? app : plainBody + "\n" + app
         }
-        let body = capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
+        let body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
         let icon = notification.iconName.isEmpty ? nil : notification.iconName
         let target: UnsafeMutablePointer<NotifyNotification>
-        if let existing = shown[notification.key] {
+        if let existing = shown[notification.key], server.dropsButtonsOnUpdate, !notification.actions.isEmpty {
+            // GNOME Shell before 46 redraws an updated banner before the new buttons are added: the
+            // old one is closed (reason 3, which nobody hears) and this one shown in its place.
+            var error: UnsafeMutablePointer<GError>?
+            notify_notification_close(existing, &error)
+            if let error { g_error_free(error) }
+            shown[notification.key] = nil
+            loop.perform { g_object_unref(UnsafeMutableRawPointer(existing)) }
+            guard let created = notify_notification_new(summary, body, icon) else { return }
+            target = created
+            followClosing(created, key: notification.key)
+        } else if let existing = shown[notification.key] {
             // Replace in place: same id at the server, so never two notifications for one call.
             notify_notification_update(existing, summary, body, icon)
             notify_notification_clear_actions(existing)
@@ -208,11 +248,20 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
                               ("desktop-entry", notification.desktopEntry)] where !value.isEmpty {
             notify_notification_set_hint(target, hint, g_variant_new_string(value))
         }
-        if capabilities.isEmpty || capabilities.contains("actions") {
+        if server.capabilities.isEmpty || server.capabilities.contains("actions") {
             let key = notification.key
             var actions = notification.actions
-            if Self.serversWithDefaultButton.contains(serverName) {
+            if server.drawsDefaultAsButton {
                 actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
+            }
+            if let maximum = server.maximumButtons {
+                // The ones that matter come first: the rest would be neither drawn nor reachable.
+                var buttons = 0
+                actions.removeAll { action in
+                    guard action.id != "default" else { return false }
+                    buttons += 1
+                    return buttons > maximum
+                }
             }
             for action in actions {
                 let box = Unmanaged.passRetained(ActionBox { [weak self] action in
@@ -241,7 +290,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             shown[notification.key] = nil
             handlers[notification.key] = nil
             // The server that answered is failing: ask whoever serves next.
-            server = .unknown
+            self.server = .unknown
             g_object_unref(UnsafeMutableRawPointer(target))
         }
     }

@@ -44,6 +44,21 @@ public final class GLibLoop: @unchecked Sendable {
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
     }
 
+    /// Runs `work` on the loop's thread once `milliseconds` have passed (a GLib timeout: no wake-up
+    /// before then, none after).
+    public func perform(afterMilliseconds milliseconds: UInt32, _ work: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
+        Self.handOver.withLock {}
+        let source = g_timeout_source_new(milliseconds)
+        g_source_set_callback(source, { data in
+            GLibLoop.handOver.withLock {}
+            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+            return 0 // G_SOURCE_REMOVE
+        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
     private final class WorkBox {
         let work: () -> Void
         init(_ work: @escaping () -> Void) { self.work = work }

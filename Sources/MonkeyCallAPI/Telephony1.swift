@@ -269,6 +269,18 @@ extension Telephony1 {
             no-call-controls option.
             """)
 
+        public static let playsRingtone = PropertySpec(interface, "PlaysRingtone", Bool.self, access: .readwrite, doc: """
+            when true, the service plays the ringtone of the call that rings on
+            screen through the session's sound server (media.role phone), looped
+            until the call stops ringing, and a short call-waiting tone instead
+            while another call is up; the ringing notification then carries
+            suppress-sound and a Silence button. When false the notification
+            server plays the provider's sound, once if at all. Persisted. Default
+            true. Reads false, and refuses true with
+            org.freedesktop.DBus.Error.NotSupported, when the daemon runs with the
+            no-ringtone option.
+            """)
+
         public static let spec = InterfaceSpec(interface, doc: """
             org.monkeycall.Telephony1.Manager (root object): registers providers
             (VOIP apps), opens call links, and holds the user's Do Not Disturb and
@@ -290,6 +302,7 @@ extension Telephony1 {
             doNotDisturbSource,
             pausesMediaDuringCalls,
             showsCallControls,
+            playsRingtone,
         ])
     }
 

@@ -21,6 +21,11 @@ public final class Ringer: @unchecked Sendable {
 
     /// The freedesktop sound theme's ringtone: played when no other is given or the given one fails.
     public static let defaultSound = Sound.themeName("phone-incoming-call")
+    /// While another call is up: a short tone, repeated after a pause, never the ringtone over a
+    /// conversation (the freedesktop theme has no call-waiting sound; this is its shortest chime).
+    public static let waitingSound = Sound.themeName("message-new-instant")
+    /// The pause between two call-waiting tones.
+    public static let waitingPauseMilliseconds: UInt32 = 3000
     /// Sound files past this size are not played (the theme's default is): a ringtone is seconds long.
     public static let maximumFileBytes = 16 << 20
 
@@ -37,6 +42,8 @@ public final class Ringer: @unchecked Sendable {
         let key: String
         var sound: Sound
         let app: String
+        /// The call-waiting tone, rather than the ringtone.
+        let waiting: Bool
         /// libcanberra's id of the play in progress.
         var id: UInt32
     }
@@ -46,13 +53,14 @@ public final class Ringer: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Rings for `key` (a call), looping `sound` for the app `app` until `stop`; a ring for another
-    /// key replaces it (one ringtone at a time). Ringing the same key again changes nothing.
-    public func ring(_ key: String, sound: Sound, app: String) {
+    /// Rings for `key` (a call), looping `sound` for the app `app` until `stop`; `waiting` (another
+    /// call is up): the call-waiting tone instead, every few seconds. A ring for another key, or the
+    /// same key waiting or not, replaces it (one ring at a time); the same ring again changes nothing.
+    public func ring(_ key: String, sound: Sound, app: String, waiting: Bool = false) {
         loop.perform {
-            if self.ringing?.key == key { return }
+            if let ringing = self.ringing, ringing.key == key, ringing.waiting == waiting { return }
             self.cancelCurrent()
-            self.ringing = Ring(key: key, sound: self.playable(sound), app: app, id: 0)
+            self.ringing = Ring(key: key, sound: waiting ? Self.waitingSound : self.playable(sound), app: app, waiting: waiting, id: 0)
             self.play()
         }
     }
@@ -108,6 +116,11 @@ public final class Ringer: @unchecked Sendable {
             return nil
         }
         context = made
+        if warned {
+            // Said once per outage: the next one is said again.
+            warned = false
+            logger.info("the sound server answers again: calls ring")
+        }
         return made
     }
 
@@ -134,7 +147,7 @@ public final class Ringer: @unchecked Sendable {
         case .file(let path): ca_proplist_sets(properties, "media.filename", path)
         }
         ca_proplist_sets(properties, "media.role", "phone")
-        ca_proplist_sets(properties, "event.description", "Incoming call")
+        ca_proplist_sets(properties, "event.description", ring.waiting ? "Call waiting" : "Incoming call")
         ca_proplist_sets(properties, "application.name", ring.app.isEmpty ? applicationName : ring.app)
         // Never cached in the server: a file may change between calls.
         ca_proplist_sets(properties, "canberra.cache-control", "never")
@@ -160,11 +173,17 @@ public final class Ringer: @unchecked Sendable {
         }
     }
 
-    /// A play ended: again while its ring goes on; a failure falls back or gives up.
+    /// A play ended: again while its ring goes on (the call-waiting tone after a pause); a failure
+    /// falls back or gives up.
     private func finished(_ id: UInt32, _ error: Int32) {
         guard let ring = ringing, ring.id == id else { return }
         if error == Int32(CA_SUCCESS) {
-            play()
+            guard ring.waiting else { return play() }
+            loop.perform(afterMilliseconds: Self.waitingPauseMilliseconds) {
+                // Still the same ring, not stopped or replaced meanwhile.
+                guard self.ringing?.id == id else { return }
+                self.play()
+            }
         } else if error != Int32(CA_ERROR_CANCELED) {
             failed(ring, error)
         }
@@ -172,7 +191,8 @@ public final class Ringer: @unchecked Sendable {
 
     private func failed(_ ring: Ring, _ error: Int32) {
         let reason = String(cString: ca_strerror(error))
-        if ring.sound != Self.defaultSound {
+        // The call-waiting tone has no fallback: never the ringtone over a conversation.
+        if ring.sound != Self.defaultSound, !ring.waiting {
             logger.warning("cannot play ringtone \(ring.sound) (\(reason)): the default rings")
             ringing?.sound = Self.defaultSound
             play()
@@ -180,8 +200,9 @@ public final class Ringer: @unchecked Sendable {
         }
         warnOnce("cannot ring (\(reason)); calls still work, the next ring tries again")
         ringing = nil
-        // A server that went away: a new context for the next ring.
-        if let context, error == Int32(CA_ERROR_DISCONNECTED) || error == Int32(CA_ERROR_STATE) {
+        // Whatever failed (a server that went away reports disconnected, state or I/O errors), the
+        // next ring starts from a new context: one made per failed ring costs nothing.
+        if let context {
             ca_context_destroy(context)
             self.context = nil
         }

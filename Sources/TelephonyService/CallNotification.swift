@@ -48,14 +48,17 @@ struct CallNotification {
         notification.urgency = .critical
         notification.resident = true
         notification.expiry = .never
-        let ringtone = app?.ringtoneSound ?? ""
-        if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {
-            notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
-        }
         notification.suppressesSound = servicePlaysRingtone || dismissals > 0
-        var buttons = Button.ringing(othersUp: othersUp)
-        if servicePlaysRingtone, !call.silenced, dismissals == 0 { buttons.insert(.silence, at: buttons.count - 1) }
-        notification.actions = actions(buttons, opensApp: !notification.desktopEntry.isEmpty)
+        // A server's sound only when the service does not ring: GNOME Shell 43 reads no
+        // suppress-sound and would play a sound it is given on top of the service's ring.
+        let ringtone = app?.ringtoneSound ?? ""
+        if !notification.suppressesSound {
+            if ringtone.hasPrefix("/") { notification.soundFile = ringtone } else {
+                notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
+            }
+        }
+        let silence = servicePlaysRingtone && !call.silenced && dismissals == 0
+        notification.actions = actions(Button.ringing(othersUp: othersUp, silence: silence), opensApp: !notification.desktopEntry.isEmpty)
         return notification
     }
 
@@ -104,11 +107,15 @@ struct CallNotification {
         return notification
     }
 
+    /// A card's icon when its app gave none: a phone, never the server's fallback (GNOME Shell 43
+    /// draws a red "no entry" sign for an urgent notification without one).
+    static let fallbackIcon = "call-start-symbolic"
+
     /// What every notification of a call carries: its key, the app's name, icon and desktop entry.
     private func base(summary: String, body: String, category: String, app: ProviderConfiguration?) -> DesktopNotification {
         var notification = DesktopNotification(key: key, appName: call.appDisplayName, summary: summary, body: body)
         notification.category = category
-        notification.iconName = app?.iconName ?? ""
+        notification.iconName = app.map(\.iconName).flatMap { $0.isEmpty ? nil : $0 } ?? Self.fallbackIcon
         notification.imagePNG = app?.iconData ?? []
         notification.desktopEntry = app?.desktopEntry ?? ""
         return notification
@@ -216,14 +223,18 @@ extension CallNotification {
             }
         }
 
-        /// The buttons of a ringing notification: Hold & Answer when every call that is up can be held,
-        /// End & Answer when any is up.
-        static func ringing(othersUp: [Call]) -> [Button] {
-            var buttons: [Button] = [.answer, .decline]
-            if !othersUp.isEmpty {
-                if othersUp.allSatisfy(\.supportsHolding) { buttons.append(.holdAndAnswer) }
-                buttons.append(.endAndAnswer)
-            }
+        /// The buttons of a ringing notification, those that matter most first (GNOME Shell draws
+        /// three): Answer, Decline and Silence (`silence`: while the service rings); while a call is
+        /// up, Hold & Answer (when every call that is up can be held) and End & Answer come first and
+        /// plain Answer last; then the body's click.
+        static func ringing(othersUp: [Call], silence: Bool) -> [Button] {
+            var buttons: [Button] = []
+            if !othersUp.isEmpty, othersUp.allSatisfy(\.supportsHolding) { buttons.append(.holdAndAnswer) }
+            if !othersUp.isEmpty { buttons.append(.endAndAnswer) }
+            if othersUp.isEmpty { buttons.append(.answer) }
+            buttons.append(.decline)
+            if silence { buttons.append(.silence) }
+            if !othersUp.isEmpty { buttons.append(.answer) }
             return buttons + [.body]
         }
 

@@ -62,7 +62,8 @@ final class CallNotifications: SwitchboardObserver {
         }
     }
 
-    /// `ShowsCallControls` changed: the ongoing-call cards come or go.
+    /// `ShowsCallControls` or `PlaysRingtone` changed: the ongoing-call cards come or go, the ring
+    /// starts or stops.
     func settingChanged() { show() }
 
     private func follow(_ call: Call) {
@@ -101,16 +102,24 @@ final class CallNotifications: SwitchboardObserver {
             post(notification.ongoing(app: app(of: notification.call), service: service), phase: .ongoing, call: uuid)
         }
         postCount(of: ringing, shown: ringingChosen, summary: Self.moreIncoming, key: Self.moreRingingKey, category: "call.incoming")
-        // The first call that rings on screen, unsilenced, rings aloud; none does otherwise.
-        ringtone?.follow(ringingChosen.compactMap { calls[$0] }.first { !$0.call.silenced && $0.dismissals == 0 }?.call)
+        // The first call that rings on screen, unsilenced, rings aloud (the call-waiting tone while
+        // another is up); none does otherwise.
+        let ringsAloud = playsRingtone ? ringingChosen.compactMap { calls[$0] }.first { !$0.call.silenced && $0.dismissals == 0 }?.call : nil
+        ringtone?.follow(ringsAloud, waiting: !othersUp.isEmpty)
         // With the cards off, no count of them either.
         postCount(of: showsOngoing ? ongoing : FairShare(), shown: ongoingChosen, summary: Self.moreOngoing, key: Self.moreOngoingKey, category: "call.ongoing")
     }
 
-    /// Its buttons depend on the calls that are up (and not on hold): Hold & Answer, End & Answer.
+    /// The calls that are up and not on hold: a ringing call's buttons depend on them (Hold & Answer,
+    /// End & Answer), and it rings with the call-waiting tone while there are any.
+    private var othersUp: [Call] { calls.values.map(\.call).filter { !$0.onHold && $0.state != .ringing } }
+
+    /// The service rings itself: `monkeycalld --no-ringtone` and the user's `PlaysRingtone` false
+    /// leave the sound to the notification server.
+    private var playsRingtone: Bool { ringtone != nil && service.screening.settings.playsRingtone }
+
     private func postRinging(_ notification: CallNotification) {
-        let othersUp = calls.values.map(\.call).filter { !$0.onHold && $0.state != .ringing }
-        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), service: service, servicePlaysRingtone: ringtone != nil),
+        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), service: service, servicePlaysRingtone: playsRingtone),
              phase: .ringing, call: notification.call.uuid)
     }
 

@@ -10,21 +10,22 @@ import TelephonyCore
 final class CallRingtone {
     private let ringer: Ringer
     private let service: ServiceContext
-    /// The call it last asked the ringer to ring (nil: none): asked again only when that changes,
-    /// not on every change of every notification.
-    private var ringing: UUID?
+    /// The call it last asked the ringer to ring (nil: none), and whether with the call-waiting
+    /// tone: asked again only when that changes, not on every change of every notification.
+    private var ringing: (call: UUID, waiting: Bool)?
 
     init(ringer: Ringer, service: ServiceContext) {
         self.ringer = ringer
         self.service = service
     }
 
-    /// Rings for `call`, or stops ringing when nil.
-    func follow(_ call: Call?) {
-        guard ringing != call?.uuid else { return }
-        ringing = call?.uuid
+    /// Rings for `call`, or stops ringing when nil; `waiting`: another call is up, so the
+    /// call-waiting tone rather than the ringtone.
+    func follow(_ call: Call?, waiting: Bool) {
+        guard ringing?.call != call?.uuid || ringing?.waiting != waiting else { return }
+        ringing = call.map { ($0.uuid, waiting) }
         guard let call, let provider = service.switchboard.provider(call.provider) else { return ringer.stop() }
-        ringer.ring(call.uuid.apiString, sound: Self.sound(provider), app: call.appDisplayName)
+        ringer.ring(call.uuid.apiString, sound: Self.sound(provider), app: call.appDisplayName, waiting: waiting)
     }
 
     /// The provider's `RingtoneSound`: a path (host apps only: a sandboxed app's is checked to be a

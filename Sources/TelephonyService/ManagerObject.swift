@@ -13,7 +13,7 @@ final class ManagerObject: ServiceObject {
     private let controller: CallControllerInterface
     /// Links ask the user first.
     private let links: LinkConfirmation
-    /// Told when `ShowsCallControls` changes; nil without notifications.
+    /// Told when `ShowsCallControls` or `PlaysRingtone` changes; nil without notifications.
     private let callNotifications: CallNotifications?
 
     init(context: ServiceContext, providers: ProviderObjects, controller: CallControllerInterface, links: LinkConfirmation, callNotifications: CallNotifications?) {
@@ -90,6 +90,9 @@ final class ManagerObject: ServiceObject {
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
             feature(Manager.pausesMediaDuringCalls, option: \.pausesMedia, setting: \.pausesMediaDuringCalls, flag: "--no-pause-media"),
             feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls") { manager in
+                manager.callNotifications?.settingChanged()
+            },
+            feature(Manager.playsRingtone, option: \.playsRingtone, setting: \.playsRingtone, flag: "--no-ringtone") { manager in
                 manager.callNotifications?.settingChanged()
             },
         ]

@@ -15,6 +15,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
     var blockList = BlockList()
     var pausesMediaDuringCalls = true
     var showsCallControls = true
+    var playsRingtone = true
 
     init() {}
 
@@ -43,6 +44,7 @@ struct ScreeningSettings: Codable, Equatable, Sendable {
         silenceUnknownCallers = value(.silenceUnknownCallers, defaults.silenceUnknownCallers)
         pausesMediaDuringCalls = value(.pausesMediaDuringCalls, defaults.pausesMediaDuringCalls)
         showsCallControls = value(.showsCallControls, defaults.showsCallControls)
+        playsRingtone = value(.playsRingtone, defaults.playsRingtone)
         guard container.contains(.blockList) else { return }
         guard var patterns = try? container.nestedUnkeyedContainer(forKey: .blockList) else {
             dropped.append("blockList (not a list of patterns)")

@@ -65,7 +65,13 @@ struct CallNotificationTests {
     @Test("each phase shows only its own buttons, each with a label; what a ringing call's buttons do depends on the calls up")
     func buttons() throws {
         let ringing = try call(incoming("alice"))
-        #expect(CallNotification.Button.ringing(othersUp: []) == [.answer, .decline, .body])
+        #expect(CallNotification.Button.ringing(othersUp: [], silence: false) == [.answer, .decline, .body])
+        #expect(CallNotification.Button.ringing(othersUp: [], silence: true) == [.answer, .decline, .silence, .body])
+        // While a call is up, what GNOME Shell's three buttons must hold comes first.
+        let up = try incoming("bob")
+        #expect(CallNotification.Button.ringing(othersUp: [try call(up)], silence: true) == [.holdAndAnswer, .endAndAnswer, .decline, .silence, .answer, .body])
+        try switchboard.reportCallUpdated(provider: provider, uuid: up, update: CallUpdate(supportsHolding: false))
+        #expect(CallNotification.Button.ringing(othersUp: [try call(up)], silence: false) == [.endAndAnswer, .decline, .answer, .body])
         #expect(CallNotification.Button.callBack.effect(on: ringing, opensApp: false, others: []) != .showApp)
         #expect(CallNotification.Button.body.effect(on: ringing, opensApp: true, others: []) == .showApp)
         #expect(CallNotification.Button.body.effect(on: ringing, opensApp: false, others: []) == .transaction([.answer(ringing.uuid)]))

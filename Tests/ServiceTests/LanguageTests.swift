@@ -60,7 +60,7 @@ struct LanguageTests {
     @Test("a ringing call, its buttons, a plural, a time: in the session's language", arguments: languages)
     func ringing(_ language: Language) async throws {
         let daemon = try await RunningDaemon(environment: ["LANG": language.locale])
-        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell")
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell", serverVersion: "46.2")
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
 
         // Caller text is the caller's: never translated.
@@ -88,7 +88,7 @@ struct LanguageTests {
     @Test("a link's question and a CLI error: in the session's language", arguments: languages)
     func linkAndCLI(_ language: Language) async throws {
         let daemon = try await RunningDaemon(environment: ["LANG": language.locale])
-        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell")
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell", serverVersion: "46.2")
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["URLSchemes": ["monkeycall"].dbusValue])
         defer { withExtendedLifetime(app) {} } // registered until the test ends
         let opened = try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "call", Telephony1.busName, Telephony1.rootPath.rawValue,

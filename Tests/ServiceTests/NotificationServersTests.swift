@@ -70,15 +70,16 @@ struct NotificationServersTests {
         #expect(try #require(await server.notified.next()).body == "+1 408 555 0123")
     }
 
-    @Test("servers that draw no app name (xfce4-notifyd, notification-daemon, dunst) get it in the body; others do not",
-          arguments: [("Xfce Notify Daemon", true), ("Notification Daemon", true), ("dunst", true), ("gnome-shell", false), ("Plasma", false)])
-    func appNameWhereNotDrawn(server name: String, inBody: Bool) async throws {
+    @Test("servers that draw no app name (xfce4-notifyd, notification-daemon, dunst, GNOME Shell before 46) get it in the body; others do not",
+          arguments: [("Xfce Notify Daemon", "0.8.2", true), ("Notification Daemon", "3.20", true), ("dunst", "1.9.0", true), ("gnome-shell", "43.9", true),
+                      ("gnome-shell", "46.0", false), ("Plasma", "2.0", false)])
+    func appNameWhereNotDrawn(server name: String, version: String, inBody: Bool) async throws {
         let daemon = try await RunningDaemon()
-        let server = try await NotificationServer(address: daemon.bus.address, serverName: name)
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: name, serverVersion: version)
         let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
         try await app.reportIncoming("alice")
         let shown = try #require(await server.notified.next())
-        #expect(shown.body == (inBody ? "alice\nMonkey" : "alice"), "\(name): \(shown.body)")
+        #expect(shown.body == (inBody ? "alice\nMonkey" : "alice"), "\(name) \(version): \(shown.body)")
         #expect(shown.appName == "Monkey")
     }
 

@@ -124,4 +124,120 @@ struct RingtoneTests {
         #expect(try await later.waitForStream(where: Self.isRing) != nil, "the server that came later did not ring")
         #expect(daemon.daemon.output.components(separatedBy: "cannot ring").count == 2, "one warning")
     }
+
+    static func setManager(_ daemon: RunningDaemon, _ property: String, _ value: Bool) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "set-property", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                 Telephony1.Manager.interface, property, "b", value ? "true" : "false"])
+    }
+
+    static func playsRingtone(_ daemon: RunningDaemon) async throws -> String {
+        try await daemon.run("/usr/bin/busctl", ["--address=\(daemon.bus.address)", "get-property", Telephony1.busName, Telephony1.rootPath.rawValue,
+                                                 Telephony1.Manager.interface, "PlaysRingtone"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("PlaysRingtone false leaves the sound to the notification server; true again rings the call that rings now; it persists; --no-ringtone reads false and refuses true (found on main: no such property)")
+    func playsRingtoneSetting() async throws {
+        let sound = try await SoundServer()
+        let (daemon, server, app) = try await Self.rig(sound)
+        #expect(try await Self.playsRingtone(daemon) == "b true")
+        #expect(try await Self.setManager(daemon, "PlaysRingtone", false).status == 0)
+        _ = try await app.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        #expect(shown.hints["suppress-sound"] == nil && shown.hints["sound-name"] == .string("phone-incoming-call"), "\(shown.hints)")
+        #expect(!shown.actions.contains("silence"), "\(shown.actions)")
+        // Turned on while the call rings: the service rings it, and the card says so.
+        #expect(try await Self.setManager(daemon, "PlaysRingtone", true).status == 0)
+        let ring = try #require(try await sound.waitForStream(where: Self.isRing), "turned on, nothing rang: \(daemon.daemon.output)")
+        // The first stream this server ever played: nothing rang while the setting was off.
+        #expect(ring.index == 0, "\(ring)")
+        let again = try #require(await server.notified.next { $0.actions.contains("silence") })
+        #expect(again.hints["suppress-sound"] == .bool(true) && again.hints["sound-name"] == nil, "\(again.hints)")
+        #expect(try await Self.setManager(daemon, "PlaysRingtone", false).status == 0)
+        #expect(try await sound.waitForSilence(where: Self.isRing), "turned off, it rang on")
+        // Persisted: the next daemon, with the same data folder, reads it.
+        daemon.daemon.terminate()
+        #expect(await daemon.daemon.waitForExit() == 0)
+        let next = try await RunningDaemon(bus: daemon.bus, environment: sound.environment)
+        #expect(try await Self.playsRingtone(next) == "b false")
+
+        let off = try await RunningDaemon(["--no-ringtone"])
+        #expect(try await Self.playsRingtone(off) == "b false")
+        let refused = try await Self.setManager(off, "PlaysRingtone", true)
+        #expect(refused.status != 0 && refused.stderr.contains("--no-ringtone"), "\(refused.stderr)")
+    }
+
+    @Test("no sound for a call that does not ring on screen: Do Not Disturb, Silence Unknown Callers; the next call that does ring is the first stream the server ever played")
+    func quietWhenItShouldBe() async throws {
+        let sound = try await SoundServer()
+        let (daemon, server, app) = try await Self.rig(sound)
+        #expect(try await Self.setManager(daemon, "DoNotDisturb", true).status == 0)
+        await #expect(throws: DBusError.self) { try await app.reportIncoming("alice") }
+        #expect(try await Self.setManager(daemon, "DoNotDisturb", false).status == 0)
+        #expect(try await Self.setManager(daemon, "SilenceUnknownCallers", true).status == 0)
+        await #expect(throws: DBusError.self) { try await app.reportIncoming("bob") }
+        #expect(try await Self.setManager(daemon, "SilenceUnknownCallers", false).status == 0)
+        _ = try await app.reportIncoming("carol")
+        let shown = try #require(await server.notified.next { $0.summary == "Incoming call" })
+        #expect(shown.body.contains("carol"), "a silenced call rang on screen: \(shown.body)")
+        let ring = try #require(try await sound.waitForStream(where: Self.isRing), "carol did not ring")
+        // PulseAudio numbers streams from 0: one before this one would be a silenced call's ring.
+        #expect(ring.index == 0, "a silenced call rang before: \(ring)")
+    }
+
+    @Test("while a call is up, a ringing call plays the short call-waiting tone, again after a pause, never the ringtone; when the other call ends the ringtone takes over")
+    func callWaitingTone() async throws {
+        let sound = try await SoundServer()
+        let (daemon, server, app) = try await Self.rig(sound)
+        defer { withExtendedLifetime(server) {} }
+        let first = try await app.reportIncoming("alice")
+        #expect(try await sound.waitForStream(where: Self.isRing) != nil)
+        try await Self.control(daemon, "AnswerCall", first)
+        _ = try await app.perform("answer")
+        #expect(try await sound.waitForSilence(where: Self.isRing))
+        _ = try await app.reportIncoming("bob")
+        let isTone = { (stream: SoundServer.Stream) in Self.isRing(stream) && stream.properties["event.id"] == "message-new-instant" }
+        let tone = try #require(try await sound.waitForStream(where: isTone), "no call-waiting tone: \(daemon.daemon.output)")
+        #expect(tone.properties["event.description"] == "Call waiting" && tone.properties["application.name"] == "Monkey", "\(tone)")
+        // Over the conversation it is short, and quiet between two.
+        #expect(try await sound.waitForSilence(where: Self.isRing), "the call-waiting tone did not end")
+        let next = try #require(try await sound.waitForStream { isTone($0) && $0.index != tone.index }, "the call-waiting tone did not come again")
+        #expect(try await sound.streams().allSatisfy { $0.properties["event.id"] != "phone-incoming-call" })
+        _ = next
+        // The call that was up ends: now a plain ring.
+        try await app.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
+        let ring = try #require(try await sound.waitForStream { Self.isRing($0) && $0.properties["event.id"] == "phone-incoming-call" })
+        #expect(ring.properties["event.description"] == "Incoming call", "\(ring)")
+    }
+
+    @Test("a sound server that dies mid-ring: the call still answers, one warning, and a server started again rings the next call; a damaged or huge ringtone file rings the default")
+    func serverDiesAndBadFiles() async throws {
+        let sound = try await SoundServer()
+        let folder = sound.folder.appendingPathComponent("sounds")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let damaged = folder.appendingPathComponent("damaged.oga")
+        try Data("OggS this is no ogg vorbis".utf8).write(to: damaged)
+        let huge = folder.appendingPathComponent("huge.oga")
+        FileManager.default.createFile(atPath: huge.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 17 << 20)  // sparse: 17 MiB past the 16 MiB bound, nothing written
+        try handle.close()
+        let (daemon, server, app) = try await Self.rig(sound, configuration: ["RingtoneSound": .string(damaged.path)])
+        defer { withExtendedLifetime(server) {} }
+        let first = try await app.reportIncoming("alice")
+        let fallback = try #require(try await sound.waitForStream(where: Self.isRing), "the damaged file rang nothing: \(daemon.daemon.output)")
+        #expect(fallback.properties["event.id"] == "phone-incoming-call", "\(fallback)")
+        sound.kill()
+        try await Self.control(daemon, "AnswerCall", first)
+        _ = try await app.perform("answer")
+        try await app.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
+        #expect(await daemon.daemon.waitForOutput(containing: "cannot ring"), "\(daemon.daemon.output)")
+
+        let restarted = try await SoundServer(socket: sound.socket)
+        let big = try await TestProvider(bus: daemon.bus, name: "Big", configuration: ["RingtoneSound": .string(huge.path)])
+        _ = try await big.reportIncoming("bob")
+        let ring = try #require(try await restarted.waitForStream(where: Self.isRing), "the server started again did not ring: \(daemon.daemon.output)")
+        #expect(ring.properties["event.id"] == "phone-incoming-call" && ring.properties["media.filename"]?.hasSuffix("phone-incoming-call.oga") == true, "\(ring)")
+        #expect(daemon.daemon.output.contains("larger than 16 MiB"), "\(daemon.daemon.output)")
+        #expect(daemon.daemon.output.components(separatedBy: "cannot ring").count == 2, "one warning: \(daemon.daemon.output)")
+    }
 }

@@ -56,6 +56,12 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits until the output (both streams) contains `text`; false on exit or deadline.
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
+        await waitForOutput(timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits until the output so far (stdout, then stderr) satisfies `predicate`, as soon as it
+    /// arrives; false at the deadline or when the process has exited without it.
+    public func waitForOutput(timeout: Duration = .seconds(20), where predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
         let deadline = Task { [weak self] in
             guard (try? await Task.sleep(for: Deadlines.stretched(timeout))) != nil else { return }
             self?.wakeAll()
@@ -64,13 +70,13 @@ public final class ChildProcess: @unchecked Sendable {
         _ = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumeNow: Bool = lock.withLock {
                 let current = String(decoding: stdoutData, as: UTF8.self) + String(decoding: stderrData, as: UTF8.self)
-                if current.contains(text) || hasExited { return true }
-                waiters.append((predicate: { $0.contains(text) }, continuation: continuation))
+                if predicate(current) || hasExited { return true }
+                waiters.append((predicate: predicate, continuation: continuation))
                 return false
             }
             if resumeNow { continuation.resume(returning: true) }
         }
-        return output.contains(text)
+        return predicate(output)
     }
 
     /// Waits for the process to exit; nil if it is still running at the deadline.

@@ -87,6 +87,47 @@ public final class SoundServer: @unchecked Sendable {
         return false
     }
 
+    /// The server's stream events as they happen (`pactl subscribe`): when a stream comes and
+    /// goes, within a millisecond, where polling `streams()` takes a pactl run each time.
+    public final class StreamEvents: @unchecked Sendable {
+        private let process: ChildProcess
+
+        init(_ process: ChildProcess) { self.process = process }
+        deinit { process.kill() }
+
+        /// The index of the first stream newer than `index` that appeared, once it does; nil at the deadline.
+        public func new(after index: Int, timeout: Duration = .seconds(20)) async -> Int? {
+            guard await process.waitForOutput(timeout: timeout, where: { Self.indexes("new", in: $0).contains { $0 > index } }) else { return nil }
+            return Self.indexes("new", in: process.output).first { $0 > index }
+        }
+
+        /// Waits until stream `index` is gone; false at the deadline.
+        public func removed(_ index: Int, timeout: Duration = .seconds(20)) async -> Bool {
+            await process.waitForOutput(timeout: timeout) { Self.indexes("remove", in: $0).contains(index) }
+        }
+
+        /// "Event 'new' on sink-input #3" lines.
+        static func indexes(_ event: String, in output: String) -> [Int] {
+            let prefix = "Event '\(event)' on sink-input #"
+            return output.split(separator: "\n").compactMap { line in line.hasPrefix(prefix) ? Int(line.dropFirst(prefix.count)) : nil }
+        }
+    }
+
+    /// Starts following the server's stream events; returns once it follows them.
+    public func events() async throws -> StreamEvents {
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(self.environment) { $1 }
+        let process = try ChildProcess("/usr/bin/pactl", ["subscribe"], environment: environment)
+        let events = StreamEvents(process)
+        // pactl says nothing when it has subscribed: a module loaded and unloaded shows it listens.
+        let loaded = try await pactl(["load-module", "module-null-sink", "sink_name=events_ready"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try await pactl(["unload-module", loaded])
+        guard await process.waitForOutput(containing: "Event 'remove' on module #\(loaded)") else {
+            throw TestSupportError("pactl subscribe did not follow the server: \(process.output)")
+        }
+        return events
+    }
+
     private func pactl(_ arguments: [String]) async throws -> String {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(self.environment) { $1 }

@@ -65,11 +65,16 @@ public final class Ringer: @unchecked Sendable {
         }
     }
 
-    /// Stops the ring for `key` (nil: whatever rings).
+    /// Stops the ring for `key` (nil: whatever rings). With nothing left to ring, the connection
+    /// to the sound server goes too (its thread and buffers): the next ring opens one again.
     public func stop(_ key: String? = nil) {
         loop.perform {
             guard let ringing = self.ringing, key == nil || ringing.key == key else { return }
             self.cancelCurrent()
+            if let context = self.context {
+                ca_context_destroy(context)
+                self.context = nil
+            }
         }
     }
 

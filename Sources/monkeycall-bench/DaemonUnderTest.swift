@@ -24,7 +24,9 @@ final class DaemonUnderTest: @unchecked Sendable {
     /// Starts the bus and the daemon, and returns once the daemon owns its name.
     /// `prepare` receives the daemon's XDG_DATA_HOME before it starts (to lay down a database).
     /// `options`: the daemon's own, after the bus address and the log level.
-    static func start(executable: String, options: [String], prepare: (URL) throws -> Void = { _ in }) async throws -> DaemonUnderTest {
+    /// `environment`: added to the daemon's (a sound server's, to ring on it).
+    static func start(executable: String, options: [String], environment extra: [String: String] = [:],
+                      prepare: (URL) throws -> Void = { _ in }) async throws -> DaemonUnderTest {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchError("no monkeycalld at \(executable); build it with `swift build -c release --product monkeycalld` or pass --daemon PATH")
         }
@@ -35,6 +37,7 @@ final class DaemonUnderTest: @unchecked Sendable {
         for variable in ["XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] {
             environment[variable] = bus.directory.appendingPathComponent(variable).path
         }
+        environment.merge(extra) { $1 }
         let process: ChildProcess
         do {
             try prepare(URL(fileURLWithPath: environment["XDG_DATA_HOME"]!))

@@ -37,6 +37,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only the system's search (GNOME Shell's and KRunner's, AddressBook.Search) over 10,000 contacts, 10,000 Recents and 100 favorites, against Ping, and what it keeps in memory.")
     var search = false
 
+    @Flag(help: "Instead of the figures: only the ring, on a real PulseAudio server: Answer → the ringtone's stream gone against Ping, and the idle daemon's wake-ups and RSS before any ring and after.")
+    var ring = false
+
     @Option(name: .customLong("readme-table"), help: ArgumentHelp("Also writes the README's table of figures to this file (scripts/bench-table).", valueName: "path"))
     var readmeTable: String?
 
@@ -51,10 +54,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
-        guard [soak, queue, floor, contacts, search].filter({ $0 }).count <= 1 else {
-            throw ValidationError("--soak, --queue, --floor, --contacts and --search are separate runs")
+        guard [soak, queue, floor, contacts, search, ring].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--soak, --queue, --floor, --contacts, --search and --ring are separate runs")
         }
-        guard readmeTable == nil || ![soak, queue, floor, contacts, search].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
+        guard readmeTable == nil || ![soak, queue, floor, contacts, search, ring].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -116,6 +119,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
                                                        recents: 10_000, favorites: 100, iterations: iterations)
             print((["MonkeyCall system search: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                     "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + SearchPhase.render(result)).joined(separator: "\n"))
+            return
+        }
+        if ring {
+            let result = try await RingPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
+                                                     rounds: quick ? 20 : 100, idleWindow: counts.idleWindow)
+            print((["MonkeyCall ring: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + RingPhase.render(result)).joined(separator: "\n"))
             return
         }
         if floor {

@@ -16,7 +16,8 @@ final class PhoneRig: @unchecked Sendable {
     let environment: [String: String]
     static let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources")
 
-    init() async throws {
+    /// `daemonArguments`: for monkeycalld (`--contacts DIR`).
+    init(daemonArguments: [String] = []) async throws {
         bus = try await PrivateBus.start()
         try FileManager.default.copyItem(atPath: "/usr/share/dbus-1/services/org.a11y.Bus.service",
                                          toPath: bus.servicesDirectory.appendingPathComponent("org.a11y.Bus.service").path)
@@ -38,7 +39,7 @@ final class PhoneRig: @unchecked Sendable {
         }
         environment["AT_SPI_BUS_ADDRESS"] = String(address)
         self.environment = environment
-        daemon = try await bus.startMonkeycalld()
+        daemon = try await bus.startMonkeycalld(daemonArguments)
     }
 
     deinit {
@@ -79,9 +80,10 @@ final class PhoneRig: @unchecked Sendable {
     }
 
     /// One AT-SPI step (see atspi.py); fails the test with the window's tree when it cannot.
-    func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, timeout: Int = 20,
+    func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, text: String? = nil, timeout: Int = 20,
             sourceLocation: SourceLocation = #_sourceLocation) async throws {
         var arguments = [Self.resources.appendingPathComponent("atspi.py").path, step, name, "--timeout", String(timeout)]
+        if let text { arguments += ["--text", text] }
         if let role { arguments += ["--role", role] }
         if let window { arguments += ["--window", window] }
         let run = try await ChildProcess.run("/usr/bin/python3", arguments, environment: environment, timeout: .seconds(timeout + 30))
@@ -145,6 +147,30 @@ struct PhoneWindowTests {
         try await rig.ui("click", "Remove carol from Favorites")
         try await rig.ui("gone", "Call carol")
         #expect(try await rig.monkeycall(["favorites"]).contains("carol") == false)
+    }
+
+    @Test("A contact from a vCard folder is found by typing in Contacts' search, and called")
+    func contactFoundAndCalled() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-vcards-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (name, number) in [("Ada Lovelace", "+1 408 555 0142"), ("Charles Babbage", "+44 20 7946 0018")] {
+            try Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(name)\r\nTEL;TYPE=CELL:\(number)\r\nEND:VCARD\r\n".utf8)
+                .write(to: folder.appendingPathComponent("\(name.prefix(3)).vcf"))
+        }
+        let rig = try await PhoneRig(daemonArguments: ["--contacts", folder.path])
+        let provider = try await rig.provider()
+        try await rig.startApp()
+        try await rig.ui("select", "Contacts", role: "page tab")
+        // Typed as a person types: what matches nothing says so, then a name's middle finds her.
+        try await rig.ui("type", "Search Contacts", text: "zq")
+        try await rig.ui("wait", "No Contacts Found")
+        try await rig.ui("type", "Search Contacts", text: "\u{8}\u{8}lovel")
+        try await rig.ui("wait", "Ada Lovelace", role: "label")
+        try await rig.ui("click", "Call +1 408 555 0142")
+        #expect(await provider.waitForOutput(containing: "action start"), "\(provider.output)")
+        #expect(provider.output.contains("Handle=+1 408 555 0142") || provider.output.contains("Handle=+14085550142"), "\(provider.output)")
+        try await rig.ui("click", "Hang Up", window: "Call")
     }
 
     @Test("The keypad dials +1 408 555 0142 through the app the user picks")

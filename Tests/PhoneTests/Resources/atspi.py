@@ -2,11 +2,12 @@
 """Reads and presses the Phone app's windows through AT-SPI, as a person (or a screen reader)
 does. One step per run; waits for what it looks for until a deadline, re-reading the tree.
 
-usage: atspi.py wait|click|gone|select|dump NAME [--role ROLE] [--window TITLE] [--timeout SECONDS]
+usage: atspi.py wait|click|gone|select|type|dump NAME [--role ROLE] [--window TITLE] [--text TEXT] [--timeout SECONDS]
   wait    until an object named NAME is there
   click   it, through its "click" action (buttons, toggle buttons)
   gone    until no object named NAME is left
   select  the page tab NAME in the view switcher (a press on it)
+  type    TEXT into the text field NAME: focused, then typed key by key on the keyboard
   dump    print the tree (NAME ignored)
 Exit status 0 when done; 1 with the tree on stderr when the deadline passed.
 """
@@ -19,10 +20,11 @@ import pyatspi
 APP = "monkeycall-phone"
 
 parser = argparse.ArgumentParser()
-parser.add_argument("step", choices=["wait", "click", "gone", "select", "dump"])
+parser.add_argument("step", choices=["wait", "click", "gone", "select", "type", "dump"])
 parser.add_argument("name", nargs="?", default="")
 parser.add_argument("--role")
 parser.add_argument("--window")
+parser.add_argument("--text", default="")
 parser.add_argument("--timeout", type=float, default=20)
 options = parser.parse_args()
 
@@ -130,6 +132,26 @@ def press(accessible):
         time.sleep(0.02)
 
 
+def type_into(accessible, text):
+    """Focuses the field and types `text` as key presses (XTest through the registry), the way a
+    person's keyboard reaches it: the app hears each key, and its search runs as it would."""
+    if not on_screen(accessible):
+        raise RuntimeError("not on screen yet")
+    # A click into the field (GTK 4 implements no Component.GrabFocus): the pointer stays on the
+    # window, where an X server without a window manager sends the keys.
+    extents = accessible.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    pyatspi.Registry.generateMouseEvent(extents.x + extents.width // 2, extents.y + extents.height // 2, "b1c")
+    focus_deadline = time.monotonic() + 5
+    while not accessible.getState().contains(pyatspi.STATE_FOCUSED):
+        if time.monotonic() > focus_deadline:
+            raise RuntimeError("the field took no focus")
+        time.sleep(0.02)
+    for character in text:
+        # Backspace (\b) is its own keysym; any other character's keysym is its code point.
+        keysym = 0xFF08 if character == "\b" else ord(character)
+        pyatspi.Registry.generateKeyboardEvent(keysym, None, pyatspi.KEY_SYM)
+
+
 def select(tabs):
     """Presses the page tab in every switcher that has it: the header's or the bottom bar's is on
     screen, depending on the window's width (GTK acts only on a widget that is)."""
@@ -151,6 +173,8 @@ while True:
         try:
             if options.step == "click":
                 press(found[0])
+            elif options.step == "type":
+                type_into(found[0], options.text)
             elif options.step == "select":
                 if not any(tab.getState().contains(pyatspi.STATE_SELECTED) for tab in found):
                     select(found)

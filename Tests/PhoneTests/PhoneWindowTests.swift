@@ -72,8 +72,9 @@ final class PhoneRig: @unchecked Sendable {
         return child
     }
 
-    func startApp() async throws {
-        app = try ChildProcess(BuiltProducts.path("monkeycall-phone"), [], environment: environment)
+    /// `environment`: added to the app's (`ADW_DEBUG_COLOR_SCHEME` for the dark style).
+    func startApp(environment extra: [String: String] = [:]) async throws {
+        app = try ChildProcess(BuiltProducts.path("monkeycall-phone"), [], environment: environment.merging(extra) { $1 })
         guard await app.waitForOutput(containing: "first frame", timeout: .seconds(60)) else {
             throw TestSupportError("monkeycall-phone drew no frame: \(app.output)")
         }
@@ -235,6 +236,40 @@ struct PhoneWindowTests {
         // Looking at Recents marks them seen.
         try await rig.ui("select", "Recents", role: "page tab")
         try await rig.ui("wait", "Missed", role: "push button")
+    }
+
+    @Test("Pictures of the window, light and dark (docs/pictures/phone-light.png and phone-dark.png with MONKEYCALL_SCREENSHOTS=1, as scripts/screenshot-phone takes them; else temporary files)")
+    func screenshots() async throws {
+        let rig = try await PhoneRig()
+        try await rig.provider(["--name", "Monkey"])
+        for (handle, outcome) in [("+1 408 555 0123", "end"), ("+1 650 555 0199", "end"), ("+44 20 7946 0018", "end")] {
+            _ = try await rig.monkeycall(["dial", handle])
+            _ = try await rig.monkeycall([outcome])
+        }
+        try await rig.provider(["--name", "Monkey", "--missed", UUID().uuidString, "+14085550122"], ready: "missed")
+        for (style, scheme) in [("light", "prefer-light"), ("dark", "prefer-dark")] {
+            try await rig.startApp(environment: ["ADW_DEBUG_COLOR_SCHEME": scheme])
+            try await rig.ui("select", "Recents", role: "page tab")
+            try await rig.ui("wait", "+44 20 7946 0018", role: "label")
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let keep = ProcessInfo.processInfo.environment["MONKEYCALL_SCREENSHOTS"] == "1"
+            let picture = keep ? root.appendingPathComponent("docs/pictures/phone-\(style).png")
+                : FileManager.default.temporaryDirectory.appendingPathComponent("phone-\(style)-\(UUID().uuidString.prefix(8)).png")
+            // The window alone, by its title, from the X server the test drew it on.
+            let shot = try await ChildProcess.run("/usr/bin/import", ["-window", "Phone", picture.path], environment: rig.environment)
+            #expect(shot.status == 0, "\(shot.stderr)")
+            let data = try Data(contentsOf: picture)
+            #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG")
+            // The style the desktop prefers is the one drawn (libadwaita's ADW_DEBUG_COLOR_SCHEME
+            // stands for the desktop's setting): the picture's mean brightness says which.
+            let mean = try await ChildProcess.run("/usr/bin/convert", [picture.path, "-colorspace", "Gray", "-format", "%[fx:mean]", "info:"])
+            let brightness = Double(mean.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            #expect(style == "light" ? brightness > 0.6 : (0...0.4).contains(brightness), "\(style): mean brightness \(brightness)")
+            print("phone: \(style) picture at \(picture.path), mean brightness \(brightness)")
+            if !keep { try? FileManager.default.removeItem(at: picture) }
+            rig.app.terminate()
+            _ = await rig.app.waitForExit()
+        }
     }
 }
 

@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "monkeycall-fuzz", targets: ["monkeycall-fuzz"]),
         .executable(name: "monkeycall-contacts", targets: ["monkeycall-contacts"]),
         .executable(name: "monkeycall-phone", targets: ["monkeycall-phone"]),
+        .executable(name: "monkeycall-phone-baseline", targets: ["monkeycall-phone-baseline"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
     ],
@@ -106,6 +107,8 @@ let package = Package(
         // The GTK program: widgets from the .ui files in ui/, wired to PhoneModel.
         .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "GObjectBoundary", "CGtk", "Localization"],
                           resources: [.copy("ui")]),
+        // The bench's minimal window, to measure the Phone app against (monkeycall-bench --phone).
+        .executableTarget(name: "monkeycall-phone-baseline", dependencies: ["GObjectBoundary", "CGtk", "Localization"]),
 
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),

@@ -54,7 +54,7 @@ public final class CallsModel {
         endedSnapshot = nil
         onShow()
         onChange()
-        if calls[uuid.lowercased()] == nil { Task { await load() } }
+        if calls[uuid.lowercased()] == nil { AppTask.start { await self.load() } }
     }
 
     /// The window was closed.

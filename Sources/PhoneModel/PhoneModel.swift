@@ -43,7 +43,7 @@ public final class PhoneModel {
     /// Follows the service, then loads every view.
     public func start() async {
         do {
-            try await backend.follow { event in Task { @MainActor [weak self] in self?.handle(event) } }
+            try await backend.follow { event in AppTask.start { @MainActor [weak self] in self?.handle(event) } }
         } catch {
             onToast(Self.describe(error))
         }
@@ -97,7 +97,7 @@ public final class PhoneModel {
             setService(.notRunning)
             calls.serviceStopped()
         case .serviceStarted:
-            Task { await connect() }
+            AppTask.start { await self.connect() }
         case .recentAdded(let entry):
             recents.added(entry)
         case .changed(let path, let interface, let properties):
@@ -109,12 +109,12 @@ public final class PhoneModel {
             }
         case .added(let path, let properties):
             if properties[Telephony1.Call.uuid.name] != nil { calls.added(CallSnapshot(path: path, properties: properties)) }
-            else if properties[Telephony1.Provider.name.name] != nil { Task { await keypad.loadApps() } }
+            else if properties[Telephony1.Provider.name.name] != nil { AppTask.start { await self.keypad.loadApps() } }
         case .removed(let path):
             calls.removed(path)
-            if Telephony1.providerID(from: path) != nil { Task { await keypad.loadApps() } }
+            if Telephony1.providerID(from: path) != nil { AppTask.start { await self.keypad.loadApps() } }
         case .contactsChanged:
-            Task { await contacts.search(contacts.query) }
+            AppTask.start { await self.contacts.search(self.contacts.query) }
         }
     }
 

@@ -70,19 +70,10 @@ final class DaemonUnderTest: @unchecked Sendable {
     }
 
     /// The daemon's resident set size in bytes (VmRSS).
-    func residentBytes() throws -> Int { try statusKilobytes("VmRSS") * 1024 }
+    func residentBytes() throws -> Int { try ProcStatus.bytes(pid, "VmRSS") }
 
     /// The part of the RSS that is the daemon's own memory (heap, stacks), not pages mapped from files.
-    func anonymousBytes() throws -> Int { try statusKilobytes("RssAnon") * 1024 }
-
-    private func statusKilobytes(_ field: String) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
-            throw BenchError("no \(field) in /proc/\(pid)/status (has monkeycalld exited?)")
-        }
-        return kilobytes
-    }
+    func anonymousBytes() throws -> Int { try ProcStatus.bytes(pid, "RssAnon") }
 
     /// "dynamically" when the daemon has the Swift runtime's shared library mapped, else "statically" (`--static-swift-stdlib`).
     func swiftRuntimeLinkage() throws -> String {

@@ -27,7 +27,11 @@ struct IdleResult {
 /// as such.
 enum IdlePhase {
     static func measure(_ daemon: DaemonUnderTest, settle: Duration, window: Duration) async throws -> IdleResult {
-        let pid = daemon.pid
+        try await measure(pid: daemon.pid, settle: settle, window: window)
+    }
+
+    /// The same for any process of ours (the Phone app, its baseline window).
+    static func measure(pid: Int32, settle: Duration, window: Duration) async throws -> IdleResult {
         // libdispatch lets worker threads left from the start go after a few seconds idle.
         try await Task.sleep(for: settle)
         let before = try threads(of: pid)
@@ -43,7 +47,7 @@ enum IdlePhase {
         return IdleResult(window: window,
                           kinds: kinds.map { ThreadKindWakeUps(kind: $0.key, threads: $0.value.threads, switches: $0.value.switches) }
                               .sorted { ($0.switches, $1.kind) > ($1.switches, $0.kind) },
-                          threadsEnded: ended, residentBytes: try daemon.residentBytes(), anonymousBytes: try daemon.anonymousBytes())
+                          threadsEnded: ended, residentBytes: try ProcStatus.bytes(pid, "VmRSS"), anonymousBytes: try ProcStatus.bytes(pid, "RssAnon"))
     }
 
     struct ThreadSample {
@@ -87,5 +91,18 @@ enum IdlePhase {
     private static func field(_ name: String, _ status: String) -> Int {
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
         return Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") ?? 0
+    }
+}
+
+/// A process's memory as /proc/PID/status tells it.
+enum ProcStatus {
+    /// `field` ("VmRSS", "RssAnon", "VmHWM") in bytes.
+    static func bytes(_ pid: Int32, _ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw BenchError("no \(field) in /proc/\(pid)/status (has the process exited?)")
+        }
+        return kilobytes * 1024
     }
 }

@@ -40,6 +40,9 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only the ring, on a real PulseAudio server: Answer → the ringtone's stream gone against Ping, and the idle daemon's wake-ups and RSS before any ring and after.")
     var ring = false
 
+    @Flag(help: "Instead of the figures: only the Phone app against a minimal libadwaita window under Xvfb: cold start to the first frame, idle wake-ups and RSS with the window open.")
+    var phone = false
+
     @Option(name: .customLong("readme-table"), help: ArgumentHelp("Also writes the README's table of figures to this file (scripts/bench-table).", valueName: "path"))
     var readmeTable: String?
 
@@ -54,10 +57,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     func validate() throws {
         if let iterations, iterations < 10 { throw ValidationError("--iterations must be at least 10, one per round") }
-        guard [soak, queue, floor, contacts, search, ring].filter({ $0 }).count <= 1 else {
-            throw ValidationError("--soak, --queue, --floor, --contacts, --search and --ring are separate runs")
+        guard [soak, queue, floor, contacts, search, ring, phone].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--soak, --queue, --floor, --contacts, --search, --ring and --phone are separate runs")
         }
-        guard readmeTable == nil || ![soak, queue, floor, contacts, search, ring].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
+        guard readmeTable == nil || ![soak, queue, floor, contacts, search, ring, phone].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -126,6 +129,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
                                                      rounds: quick ? 20 : 100, idleWindow: counts.idleWindow)
             print((["MonkeyCall ring: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
                     "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + RingPhase.render(result)).joined(separator: "\n"))
+            return
+        }
+        if phone {
+            let result = try await PhonePhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
+                                                      rounds: quick ? 3 : 10, idleWindow: counts.idleWindow)
+            print((["MonkeyCall Phone app: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + PhonePhase.render(result)).joined(separator: "\n"))
             return
         }
         if floor {

@@ -21,21 +21,21 @@ final class CallWindow {
         let window = ui["call_window"]
         gtk_window_set_application(cast(window), cast(raw(application.app)))
         gtk_window_set_hide_on_close(cast(window), 0)
-        connect(ui["call_answer"], "clicked") { Task { await calls.answer() } }
-        connect(ui["call_decline"], "clicked") { Task { await calls.decline() } }
-        connect(ui["call_silence"], "clicked") { Task { await calls.silence() } }
-        connect(ui["call_hold_answer"], "clicked") { Task { await calls.holdAndAnswer() } }
-        connect(ui["call_end_answer"], "clicked") { Task { await calls.endAndAnswer() } }
-        connect(ui["call_mute"], "clicked") { Task { await calls.toggleMute() } }
-        connect(ui["call_hold"], "clicked") { Task { await calls.toggleHold() } }
-        connect(ui["call_hang_up"], "clicked") { Task { await calls.hangUp() } }
+        connect(ui["call_answer"], "clicked") { AppTask.start { await calls.answer() } }
+        connect(ui["call_decline"], "clicked") { AppTask.start { await calls.decline() } }
+        connect(ui["call_silence"], "clicked") { AppTask.start { await calls.silence() } }
+        connect(ui["call_hold_answer"], "clicked") { AppTask.start { await calls.holdAndAnswer() } }
+        connect(ui["call_end_answer"], "clicked") { AppTask.start { await calls.endAndAnswer() } }
+        connect(ui["call_mute"], "clicked") { AppTask.start { await calls.toggleMute() } }
+        connect(ui["call_hold"], "clicked") { AppTask.start { await calls.toggleHold() } }
+        connect(ui["call_hang_up"], "clicked") { AppTask.start { await calls.hangUp() } }
         connect(ui["call_close"], "clicked") { [unowned self] in self.close() }
         connect(ui["call_keypad"], "toggled") { [unowned self] in
             gtk_revealer_set_reveal_child(cast(self.ui["call_keypad_revealer"]), gtk_toggle_button_get_active(cast(self.ui["call_keypad"])))
         }
         for (id, key) in [("1", "1"), ("2", "2"), ("3", "3"), ("4", "4"), ("5", "5"), ("6", "6"), ("7", "7"), ("8", "8"), ("9", "9"),
                           ("star", "*"), ("0", "0"), ("hash", "#")] {
-            connect(ui["dtmf_\(id)"], "clicked") { Task { await calls.sendDigits(key) } }
+            connect(ui["dtmf_\(id)"], "clicked") { AppTask.start { await calls.sendDigits(key) } }
         }
         // Escape closes the window once the call is over.
         let keys = gtk_event_controller_key_new()

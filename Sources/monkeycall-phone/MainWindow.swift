@@ -15,7 +15,6 @@ final class MainWindow {
     private var recentsList: ListController!
     private var favoritesList: ListController!
     private var contactsList: ListController!
-    private var shownFirstFrame = false
     /// The apps the keypad's buttons were made for, to remake them only when they change.
     private var keypadAppsShown: [CallingApp]? = nil
 
@@ -27,7 +26,7 @@ final class MainWindow {
         g_object_bind_property(ui["switcher_title"], "title-visible", ui["switcher_bar"], "reveal", G_BINDING_SYNC_CREATE)
         model.onToast = { [unowned self] text in self.toast(text) }
         model.onServiceChange = { [unowned self] in self.serviceChanged() }
-        connect(ui["start_service"], "clicked") { [unowned self] in Task { await self.model.startService() } }
+        connect(ui["start_service"], "clicked") { [unowned self] in AppTask.start { await self.model.startService() } }
         connect(ui["stack"], "notify::visible-child-name") { [unowned self] (_: GPointer?) in self.viewChanged() }
         connect(ui["window"], "notify::is-active") { [unowned self] (_: GPointer?) in self.viewChanged() }
         setUpRecents()
@@ -35,7 +34,7 @@ final class MainWindow {
         setUpContacts()
         setUpKeypad()
         serviceChanged()
-        reportFirstFrame()
+        FirstFrame.report(ui["window"])
     }
 
     func present() { gtk_window_present(cast(ui["window"])) }
@@ -60,22 +59,7 @@ final class MainWindow {
     private func viewChanged() {
         let active = gtk_window_is_active(cast(ui["window"])) != 0
         if active, visibleView == "recents", model.recents.missedCount > 0 {
-            Task { await model.recents.markSeen() }
-        }
-    }
-
-    /// For the bench and the tests: one line on stdout when the window first draws.
-    private func reportFirstFrame() {
-        guard ProcessInfo.processInfo.environment["MONKEYCALL_PHONE_REPORT_FRAME"] != nil else { return }
-        connect(ui["window"], "map") { [unowned self] in
-            guard let clock = gtk_widget_get_frame_clock(cast(self.ui["window"])) else { return }
-            connect(raw(clock), "after-paint") { [unowned self] in
-                guard !self.shownFirstFrame else { return }
-                self.shownFirstFrame = true
-                var time = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &time)
-                FileHandle.standardOutput.write(Data("first frame \(Int(time.tv_sec) * 1000 + Int(time.tv_nsec) / 1_000_000)\n".utf8))
-            }
+            AppTask.start { await self.model.recents.markSeen() }
         }
     }
 
@@ -85,15 +69,15 @@ final class MainWindow {
         recentsList = ListController(list: ui["recents_list"], rowFile: UIFiles.path("recent-row.ui"), domain: Localization.domain, setup: { [unowned self] cell in
             connect(cell["call"], "clicked") { [unowned self] in
                 guard let id = UInt64(cell.key) else { return }
-                Task { if let uuid = await self.model.recents.callBack(id) { self.model.calls.show(uuid) } }
+                AppTask.start { if let uuid = await self.model.recents.callBack(id) { self.model.calls.show(uuid) } }
             }
             connect(cell["delete"], "clicked") { [unowned self] in
                 guard let id = UInt64(cell.key) else { return }
-                Task { await self.model.recents.delete(id) }
+                AppTask.start { await self.model.recents.delete(id) }
             }
             connect(cell["favorite"], "clicked") { [unowned self] in
                 guard let id = UInt64(cell.key), let entry = self.model.recents.entry(id) else { return }
-                Task { await self.model.favorites.add(recent: entry) }
+                AppTask.start { await self.model.favorites.add(recent: entry) }
             }
         }, bind: { [unowned self] cell in
             guard let id = UInt64(cell.key), let entry = self.model.recents.entry(id) else { return }
@@ -124,7 +108,7 @@ final class MainWindow {
             recents.filter = gtk_toggle_button_get_active(cast(self.ui["recents_missed"])) != 0 ? .missed : .all
         }
         connectPosition(ui["recents_scroll"], "edge-reached") { edge in
-            if edge == GTK_POS_BOTTOM.rawValue { Task { await recents.loadMore() } }
+            if edge == GTK_POS_BOTTOM.rawValue { AppTask.start { await recents.loadMore() } }
         }
         connect(ui["recents_clear"], "clicked") { [unowned self] in self.askToClearRecents() }
         recents.onChange()
@@ -138,7 +122,7 @@ final class MainWindow {
         adw_message_dialog_set_close_response(cast(raw(dialog)), "cancel")
         connect(raw(dialog), "response") { [unowned self] (response: GPointer?) in
             guard let response, String(cString: response.assumingMemoryBound(to: CChar.self)) == "clear" else { return }
-            Task { await self.model.recents.clear() }
+            AppTask.start { await self.model.recents.clear() }
         }
         gtk_window_present(cast(raw(dialog)))
     }
@@ -150,11 +134,11 @@ final class MainWindow {
         favoritesList = ListController(list: ui["favorites_list"], rowFile: UIFiles.path("favorite-row.ui"), domain: Localization.domain, setup: { [unowned self] cell in
             connect(cell["call"], "clicked") { [unowned self] in
                 guard let id = UInt64(cell.key) else { return }
-                Task { if let uuid = await favorites.call(id) { self.model.calls.show(uuid) } }
+                AppTask.start { if let uuid = await favorites.call(id) { self.model.calls.show(uuid) } }
             }
             connect(cell["remove"], "clicked") {
                 guard let id = UInt64(cell.key) else { return }
-                Task { await favorites.remove(id) }
+                AppTask.start { await favorites.remove(id) }
             }
         }, bind: { cell in
             guard let row = favorites.rows.first(where: { String($0.id) == cell.key }) else { return }
@@ -192,7 +176,7 @@ final class MainWindow {
                 connect(line["call"], "clicked") { [unowned self] in self.dial(number.number) }
                 connect(line["favorite"], "clicked") { [unowned self] () in
                     let app = self.model.keypad.apps.first { $0.name == self.model.keypad.remembered } ?? self.model.keypad.apps.first
-                    Task { await self.model.favorites.add(handle: number.number, handleType: Telephony1.HandleTypes.phoneNumber,
+                    AppTask.start { await self.model.favorites.add(handle: number.number, handleType: Telephony1.HandleTypes.phoneNumber,
                                                           name: contact.name, app: app?.name ?? "") }
                 }
                 gtk_box_append(cast(box), cast(line["row"]))
@@ -209,7 +193,7 @@ final class MainWindow {
         }
         connect(ui["contacts_search"], "search-changed") { [unowned self] () in
             let text = Widget.editableText(self.ui["contacts_search"])
-            Task { await contacts.search(text) }
+            AppTask.start { await contacts.search(text) }
         }
         contacts.onChange()
     }
@@ -236,7 +220,7 @@ final class MainWindow {
         connect(ui["keypad_favorite"], "clicked") { [unowned self] in
             guard keypad.problem == nil else { return self.toast(keypad.problem!) }
             let app = keypad.apps.first { $0.name == keypad.remembered } ?? keypad.apps.first
-            Task { await self.model.favorites.add(handle: keypad.number, handleType: Telephony1.HandleTypes.phoneNumber, name: "", app: app?.name ?? "") }
+            AppTask.start { await self.model.favorites.add(handle: keypad.number, handleType: Telephony1.HandleTypes.phoneNumber, name: "", app: app?.name ?? "") }
         }
         keypad.onChange = { [unowned self] in self.keypadChanged() }
         keypadChanged()
@@ -270,7 +254,7 @@ final class MainWindow {
         let keypad = model.keypad
         if app == nil, keypad.needsChoice, keypad.problem == nil { return toast(tr("Choose the app that calls")) }
         let remember = gtk_check_button_get_active(cast(ui["keypad_remember"])) != 0
-        Task {
+        AppTask.start {
             if let uuid = await keypad.call(with: app, remember: remember) { self.model.calls.show(uuid) }
         }
     }

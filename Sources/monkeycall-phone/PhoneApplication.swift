@@ -64,7 +64,7 @@ final class PhoneApplication {
     private func startModel() {
         guard !started, let model else { return }
         started = true
-        Task { await model.start() }
+        AppTask.start { await model.start() }
     }
 
     func showMain() {

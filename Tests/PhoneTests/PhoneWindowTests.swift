@@ -272,24 +272,3 @@ struct PhoneWindowTests {
         }
     }
 }
-
-/// An X server without a screen (Xvfb) on a display it chose itself (-displayfd), for the whole
-/// test process; it dies with the process (ChildProcess).
-final class VirtualDisplay: Sendable {
-    let server: ChildProcess
-    let number: Int
-
-    private init(server: ChildProcess, number: Int) {
-        self.server = server
-        self.number = number
-    }
-
-    static func start() async throws -> VirtualDisplay {
-        let server = try ChildProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
-        // The number comes once it accepts clients.
-        guard await server.waitForOutput(containing: "\n"), let number = Int(server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw TestSupportError("Xvfb did not start: \(server.output)")
-        }
-        return VirtualDisplay(server: server, number: number)
-    }
-}

@@ -1,0 +1,86 @@
+import DBusTestSupport
+import Foundation
+
+/// The Phone app (issue 42) against the smallest libadwaita window started the same way
+/// (`monkeycall-phone-baseline`), under the same Xvfb, on the daemon's private bus, in alternating
+/// rounds: from spawning each to its first frame drawn; then both left open with no call, their
+/// wake-ups over the idle window and their RSS.
+enum PhonePhase {
+    struct Result {
+        let appStart: Samples
+        let baselineStart: Samples
+        let appIdle: IdleResult
+        let baselineIdle: IdleResult
+        var startRatio: Double { appStart.median / baselineStart.median }
+        var residentAbove: Int { appIdle.residentBytes - baselineIdle.residentBytes }
+    }
+
+    static func measure(executable: String, options: [String], rounds: Int, idleWindow: Duration) async throws -> Result {
+        let folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        let app = folder.appendingPathComponent("monkeycall-phone").path
+        let baseline = folder.appendingPathComponent("monkeycall-phone-baseline").path
+        for program in [app, baseline] where !FileManager.default.isExecutableFile(atPath: program) {
+            throw BenchError("no \(program); build it with `scripts/build-release monkeycall-phone monkeycall-phone-baseline`")
+        }
+        let display = try await VirtualDisplay.start()
+        defer { display.server.kill() }
+        let daemon = try await DaemonUnderTest.start(executable: executable, options: options)
+        defer { Task { await daemon.stop() } }
+        var environment = daemon.bus.environment
+        environment["DISPLAY"] = display.name
+        environment["GDK_BACKEND"] = "x11"
+        environment["MONKEYCALL_PHONE_REPORT_FRAME"] = "1"
+        // As on a desktop without an accessibility bus: no AT-SPI bridge to look for.
+        environment["NO_AT_BRIDGE"] = "1"
+        environment["GSETTINGS_BACKEND"] = "memory"
+
+        progress("the Phone app: \(rounds) cold starts to the first frame, alternating with a minimal libadwaita window")
+        var appStarts: [Double] = [], baselineStarts: [Double] = []
+        for round in 0..<(rounds + 1) {
+            for (program, name) in [(baseline, "baseline"), (app, "app")] {
+                let (started, process) = try await start(program, environment: environment)
+                process.terminate()
+                _ = await process.waitForExit()
+                // The first round warms the file cache for both.
+                guard round > 0 else { continue }
+                if name == "app" { appStarts.append(started.microseconds) } else { baselineStarts.append(started.microseconds) }
+            }
+        }
+
+        progress("the Phone app: idle \(idleWindow) with its window open and no call, and the minimal window's")
+        let (_, openBaseline) = try await start(baseline, environment: environment)
+        let baselineIdle = try await IdlePhase.measure(pid: openBaseline.pid, settle: .seconds(2), window: idleWindow)
+        openBaseline.terminate()
+        let (_, openApp) = try await start(app, environment: environment)
+        let appIdle = try await IdlePhase.measure(pid: openApp.pid, settle: .seconds(2), window: idleWindow)
+        openApp.terminate()
+        _ = await openBaseline.waitForExit()
+        _ = await openApp.waitForExit()
+        return Result(appStart: Samples(appStarts), baselineStart: Samples(baselineStarts), appIdle: appIdle, baselineIdle: baselineIdle)
+    }
+
+    /// Spawns `program` and waits for its first frame: the time from spawning to it.
+    private static func start(_ program: String, environment: [String: String]) async throws -> (Duration, ChildProcess) {
+        let began = ContinuousClock.now
+        let process = try ChildProcess(program, [], environment: environment)
+        guard await process.waitForOutput(containing: "first frame", timeout: .seconds(60)) else {
+            process.kill()
+            throw BenchError("\(program) drew no frame within 60 s: \(process.output.suffix(2000))")
+        }
+        return (ContinuousClock.now - began, process)
+    }
+
+    static func render(_ result: Result) -> [String] {
+        func milliseconds(_ microseconds: Double) -> String { String(format: "%.0f ms", microseconds / 1000) }
+        func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+        return [
+            "the Phone app against a minimal libadwaita window started the same way (\(result.appStart.sorted.count) cold starts each)",
+            "  start → first frame   app median \(milliseconds(result.appStart.median)), minimal \(milliseconds(result.baselineStart.median)):"
+                + " ratio \(String(format: "%.2f", result.startRatio)) (target ≤ 1.5)",
+            "  idle, window open     app \(result.appIdle.total) wake-ups in \(result.appIdle.window), minimal \(result.baselineIdle.total) (target: app 0)",
+            "                        app by thread: " + result.appIdle.kinds.map { "\($0.kind) ×\($0.threads) \($0.switches)" }.joined(separator: ", "),
+            "  RSS, window open      app \(mebibytes(result.appIdle.residentBytes)), minimal \(mebibytes(result.baselineIdle.residentBytes)):"
+                + " \(mebibytes(result.residentAbove)) above (target ≤ 20 MiB)",
+        ]
+    }
+}

@@ -175,6 +175,25 @@ enum GnomeShellExtension {
                 };
             }
 
+            // The overview opened and `text` put in its search entry, as typed.
+            search(text) {
+                Main.overview.show();
+                Main.overview.searchEntry.set_text(text);
+                return true;
+            }
+
+            // The overview's search results as drawn: each provider's app and its results' names,
+            // descriptions and places (the system's own providers too).
+            searchResults() {
+                const view = Main.overview._overview.controls._searchController._searchResults;
+                return view._providers.filter(p => p.display && p.display.visible).map(p => ({
+                    app: p.appInfo ? p.appInfo.get_name() : null,
+                    results: Object.values(p.display._resultDisplays)
+                        .filter(d => d.visible && d.get_parent() !== null)
+                        .map(d => ({ name: d.metaInfo.name, description: d.metaInfo.description ?? '', ...frame(d) })),
+                }));
+            }
+
             // The primary button pressed and released where the pointer is.
             click() {
                 const pointer = this._pointer();

@@ -107,13 +107,20 @@ public final class GnomeShellStage: @unchecked Sendable {
     /// and `org.freedesktop.Notifications` is its. `environment`: added to the shell's (a
     /// `SoundServer`'s, to hear the sounds the shell plays). Throws `Unavailable` where the stage
     /// cannot run. One stage per bus.
-    public static func start(bus: PrivateBus, environment extra: [String: String] = [:]) async throws -> GnomeShellStage {
+    /// `installing`: files put in the stage's `share` data folder before the shell starts, by path
+    /// under it (a desktop file, a search provider's `.ini`), as a package installs them.
+    public static func start(bus: PrivateBus, environment extra: [String: String] = [:], installing files: [String: String] = [:]) async throws -> GnomeShellStage {
         if let unavailableReason { throw Unavailable(description: unavailableReason) }
         let began = ContinuousClock.now
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-gnome-\(UUID().uuidString.prefix(8))")
         let system: GnomeShellSystemBus
         do {
             try prepare(folder, bus: bus)
+            for (path, contents) in files {
+                let file = folder.appendingPathComponent("share").appendingPathComponent(path)
+                try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(contents.utf8).write(to: file)
+            }
             system = try await GnomeShellSystemBus.start()
         } catch {
             try? FileManager.default.removeItem(at: folder)
@@ -305,6 +312,40 @@ public final class GnomeShellStage: @unchecked Sendable {
     public func clickBanner(timeout: Duration = .seconds(20)) async throws {
         let banner = try await waitForBanner(timeout: timeout)
         try await click(at: banner.titleFrame.center, "the banner", timeout: timeout) { $0.banner && $0.hover }
+    }
+
+    /// One provider's results in the overview's search.
+    public struct SearchResults: Decodable, Sendable, CustomStringConvertible {
+        public struct Result: Decodable, Sendable {
+            public let name: String
+            public let description: String
+            public let x, y, width, height: Double
+            public var center: (x: Double, y: Double) { (x + width / 2, y + height / 2) }
+        }
+        /// The app the results show under (nil for the shell's own providers).
+        public let app: String?
+        public let results: [Result]
+        public var description: String { "\(app ?? "(shell)"): \(results.map { "\($0.name) — \($0.description.debugDescription)" })" }
+    }
+
+    /// Opens the overview and types `text` into its search, as a user does after Super.
+    public func search(_ text: String) async throws {
+        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+        try await eval("global.monkeycallStage.search('\(escaped)')")
+    }
+
+    /// Waits until the overview's search shows results that satisfy `predicate`.
+    @discardableResult
+    public func waitForSearchResults(timeout: Duration = .seconds(20), where predicate: @escaping ([SearchResults]) -> Bool) async throws -> [SearchResults] {
+        try await poll("search results", timeout: timeout, { try await self.eval("global.monkeycallStage.searchResults()", as: [SearchResults].self) },
+                       until: predicate)
+    }
+
+    /// Clicks the search result named `name` with the pointer.
+    public func clickSearchResult(named name: String, timeout: Duration = .seconds(20)) async throws {
+        let shown = try await waitForSearchResults(timeout: timeout) { $0.contains { $0.results.contains { $0.name == name && $0.width > 0 } } }
+        guard let result = shown.flatMap(\.results).first(where: { $0.name == name }) else { throw TestSupportError("no result \(name)") }
+        try await click(at: result.center, "the result \(name)", timeout: timeout) { $0.hover }
     }
 
     /// Moves the pointer to `point`, waits until the shell has `target` under it, and clicks.

@@ -234,12 +234,48 @@ struct GnomeShellTests {
         await rig.stop()
     }
 
+    @Test("GNOME's overview search: typing a contact's name shows her under the Phone app, with her number and the app that calls; a click on her calls her through that app")
+    func overviewSearch() async throws {
+        // (With MONKEYCALL_SCREENSHOTS=1 it also writes docs/pictures/gnome-shell-search.png.)
+        let sound = try await SoundServer()
+        let bus = try await PrivateBus.start()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        // As the package installs them: the Phone app's desktop file (GNOME shows a provider's
+        // results only under an installed app) and the search provider's file.
+        let files = try ["applications/org.monkeycall.Phone.desktop": "desktop/org.monkeycall.Phone.desktop",
+                         "gnome-shell/search-providers/org.monkeycall.Phone.search-provider.ini": "desktop/org.monkeycall.Phone.search-provider.ini",
+                         "icons/hicolor/scalable/apps/org.monkeycall.Phone.svg": "desktop/icons/hicolor/scalable/apps/org.monkeycall.Phone.svg"]
+            .mapValues { try String(contentsOf: root.appendingPathComponent($0), encoding: .utf8) }
+        // GLib takes a desktop file whose Exec is not on PATH for no app at all: the Phone app's is.
+        let built = URL(fileURLWithPath: BuiltProducts.path("monkeycall-phone")).deletingLastPathComponent().path
+        let path = built + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let stage = try await GnomeShellStage.start(bus: bus, environment: sound.environment.merging(["PATH": path]) { $1 }, installing: files)
+        let contacts = bus.directory.appendingPathComponent("vcards")
+        try FileManager.default.createDirectory(at: contacts, withIntermediateDirectories: true)
+        try Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nTEL;TYPE=CELL:+1 408 555 0142\r\nEND:VCARD\r\n".utf8)
+            .write(to: contacts.appendingPathComponent("ada.vcf"))
+        let daemon = try await RunningDaemon(bus: bus, ["--contacts", contacts.path], environment: sound.environment, owningBus: true)
+        let app = try await TestProvider(bus: bus, name: "Monkey", configuration: ["SupportedHandleTypes": ["phone-number"].dbusValue])
+        try await stage.search("lovelace")
+        let shown = try await stage.waitForSearchResults { $0.contains { $0.app == "Phone" && !$0.results.isEmpty } }
+        let phone = try #require(shown.first { $0.app == "Phone" })
+        #expect(phone.results.first?.name == "Ada Lovelace", "\(shown)")
+        #expect(phone.results.first?.description.contains("+1 408 555 0142") == true, "\(shown)")
+        #expect(phone.results.first?.description.contains("Monkey") == true, "\(shown)")
+        try await Self.picture(stage, "gnome-shell-search")
+        try await stage.clickSearchResult(named: "Ada Lovelace")
+        let start = try #require(await app.nextAction("start"), "the click called nobody: \(daemon.daemon.output)")
+        let handle = start.args["Handle"]
+        #expect(handle == .string("+14085550142") || handle == .string("+1 408 555 0142"), "\(start.args)")
+        await stage.stop()
+    }
+
     @Test("pictures of the ringing banner and of the call's card on GNOME Shell 43 (docs/pictures/gnome-shell-ringing.png and gnome-shell-ongoing.png with MONKEYCALL_SCREENSHOTS=1; else temporary files)")
     func screenshots() async throws {
         let rig = try await Rig.start()
         let uuid = try await rig.ring()
         try await rig.stage.waitForBanner { $0.title == "Incoming call" }
-        try await Self.picture(rig, "gnome-shell-ringing")
+        try await Self.picture(rig.stage, "gnome-shell-ringing")
         try await rig.stage.click(actionLabel: "Answer")
         try await rig.app.fulfill(await rig.app.nextAction("answer"))
         #expect(try await rig.state(uuid) == .string("active"))
@@ -249,17 +285,17 @@ struct GnomeShellTests {
         try await rig.stage.movePointer(to: (1200, 700))
         try await rig.stage.movePointer(to: card.frame.center)
         try await rig.stage.waitForBanner { $0.title == "Call with \(Self.caller)" && $0.expanded }
-        try await Self.picture(rig, "gnome-shell-ongoing")
+        try await Self.picture(rig.stage, "gnome-shell-ongoing")
         await rig.stop()
     }
 
     /// The whole screen as a PNG of the monitor's size, kept in docs/pictures when asked.
-    static func picture(_ rig: Rig, _ name: String) async throws {
+    static func picture(_ stage: GnomeShellStage, _ name: String) async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let keep = ProcessInfo.processInfo.environment["MONKEYCALL_SCREENSHOTS"] == "1"
         let picture = keep ? root.appendingPathComponent("docs/pictures/\(name).png")
             : FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8)).png")
-        try await rig.stage.screenshot(to: picture)
+        try await stage.screenshot(to: picture)
         let data = try Data(contentsOf: picture)
         #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG")
         // The IHDR chunk: width and height, big-endian, at bytes 16 and 20.

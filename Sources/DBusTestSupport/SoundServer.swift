@@ -95,6 +95,9 @@ public final class SoundServer: @unchecked Sendable {
         init(_ process: ChildProcess) { self.process = process }
         deinit { process.kill() }
 
+        /// The streams that have appeared so far, by index.
+        public var appeared: [Int] { Self.indexes("new", in: process.output) }
+
         /// The index of the first stream newer than `index` that appeared, once it does; nil at the deadline.
         public func new(after index: Int, timeout: Duration = .seconds(20)) async -> Int? {
             guard await process.waitForOutput(timeout: timeout, where: { Self.indexes("new", in: $0).contains { $0 > index } }) else { return nil }

@@ -139,17 +139,17 @@ struct RingtoneTests {
     func playsRingtoneSetting() async throws {
         let sound = try await SoundServer()
         let (daemon, server, app) = try await Self.rig(sound)
+        let events = try await sound.events()
         #expect(try await Self.playsRingtone(daemon) == "b true")
         #expect(try await Self.setManager(daemon, "PlaysRingtone", false).status == 0)
         _ = try await app.reportIncoming("alice")
         let shown = try #require(await server.notified.next())
         #expect(shown.hints["suppress-sound"] == nil && shown.hints["sound-name"] == .string("phone-incoming-call"), "\(shown.hints)")
         #expect(!shown.actions.contains("silence"), "\(shown.actions)")
+        #expect(events.appeared.isEmpty, "a stream while the setting was off: \(events.appeared)")
         // Turned on while the call rings: the service rings it, and the card says so.
         #expect(try await Self.setManager(daemon, "PlaysRingtone", true).status == 0)
-        let ring = try #require(try await sound.waitForStream(where: Self.isRing), "turned on, nothing rang: \(daemon.daemon.output)")
-        // The first stream this server ever played: nothing rang while the setting was off.
-        #expect(ring.index == 0, "\(ring)")
+        #expect(try await sound.waitForStream(where: Self.isRing) != nil, "turned on, nothing rang: \(daemon.daemon.output)")
         let again = try #require(await server.notified.next { $0.actions.contains("silence") })
         #expect(again.hints["suppress-sound"] == .bool(true) && again.hints["sound-name"] == nil, "\(again.hints)")
         #expect(try await Self.setManager(daemon, "PlaysRingtone", false).status == 0)
@@ -166,22 +166,23 @@ struct RingtoneTests {
         #expect(refused.status != 0 && refused.stderr.contains("--no-ringtone"), "\(refused.stderr)")
     }
 
-    @Test("no sound for a call that does not ring on screen: Do Not Disturb, Silence Unknown Callers; the next call that does ring is the first stream the server ever played")
+    @Test("no sound for a call that does not ring on screen: Do Not Disturb, Silence Unknown Callers (no stream in the server's events, pactl subscribe); the next call that does ring plays")
     func quietWhenItShouldBe() async throws {
         let sound = try await SoundServer()
         let (daemon, server, app) = try await Self.rig(sound)
+        let events = try await sound.events()
         #expect(try await Self.setManager(daemon, "DoNotDisturb", true).status == 0)
         await #expect(throws: DBusError.self) { try await app.reportIncoming("alice") }
         #expect(try await Self.setManager(daemon, "DoNotDisturb", false).status == 0)
         #expect(try await Self.setManager(daemon, "SilenceUnknownCallers", true).status == 0)
         await #expect(throws: DBusError.self) { try await app.reportIncoming("bob") }
         #expect(try await Self.setManager(daemon, "SilenceUnknownCallers", false).status == 0)
+        // Refused on the spot, they left nothing to ring later: no stream so far.
+        #expect(events.appeared.isEmpty, "a filtered call rang: \(events.appeared)")
         _ = try await app.reportIncoming("carol")
         let shown = try #require(await server.notified.next { $0.summary == "Incoming call" })
         #expect(shown.body.contains("carol"), "a silenced call rang on screen: \(shown.body)")
-        let ring = try #require(try await sound.waitForStream(where: Self.isRing), "carol did not ring")
-        // PulseAudio numbers streams from 0: one before this one would be a silenced call's ring.
-        #expect(ring.index == 0, "a silenced call rang before: \(ring)")
+        #expect(try await sound.waitForStream(where: Self.isRing) != nil, "carol did not ring")
     }
 
     @Test("while a call is up, a ringing call plays the short call-waiting tone, again after a pause, never the ringtone; when the other call ends the ringtone takes over")
@@ -189,6 +190,7 @@ struct RingtoneTests {
         let sound = try await SoundServer()
         let (daemon, server, app) = try await Self.rig(sound)
         defer { withExtendedLifetime(server) {} }
+        let events = try await sound.events()
         let first = try await app.reportIncoming("alice")
         #expect(try await sound.waitForStream(where: Self.isRing) != nil)
         try await Self.control(daemon, "AnswerCall", first)
@@ -198,11 +200,10 @@ struct RingtoneTests {
         let isTone = { (stream: SoundServer.Stream) in Self.isRing(stream) && stream.properties["event.id"] == "message-new-instant" }
         let tone = try #require(try await sound.waitForStream(where: isTone), "no call-waiting tone: \(daemon.daemon.output)")
         #expect(tone.properties["event.description"] == "Call waiting" && tone.properties["application.name"] == "Monkey", "\(tone)")
-        // Over the conversation it is short, and quiet between two.
-        #expect(try await sound.waitForSilence(where: Self.isRing), "the call-waiting tone did not end")
-        let next = try #require(try await sound.waitForStream { isTone($0) && $0.index != tone.index }, "the call-waiting tone did not come again")
+        // Over the conversation it is short, and quiet between two (the server's own events, not a poll).
+        #expect(await events.removed(tone.index), "the call-waiting tone did not end")
+        #expect(await events.new(after: tone.index) != nil, "the call-waiting tone did not come again")
         #expect(try await sound.streams().allSatisfy { $0.properties["event.id"] != "phone-incoming-call" })
-        _ = next
         // The call that was up ends: now a plain ring.
         try await app.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
         let ring = try #require(try await sound.waitForStream { Self.isRing($0) && $0.properties["event.id"] == "phone-incoming-call" })

@@ -111,8 +111,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
             progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
             let result = try await ContactsPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                          contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
-            print((["MonkeyCall address book: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + ContactsPhase.render(result)).joined(separator: "\n"))
+            printReport("address book", daemon: path, ContactsPhase.render(result))
             return
         }
         if search {
@@ -120,22 +119,19 @@ struct MonkeyCallBench: AsyncParsableCommand {
             progress("the system's search: \(counts.contacts) contacts, 10,000 Recents, 100 favorites; \(iterations) of each search against Ping")
             let result = try await SearchPhase.measure(executable: path, options: Self.unthrottled + daemonOptions, contacts: counts.contacts,
                                                        recents: 10_000, favorites: 100, iterations: iterations)
-            print((["MonkeyCall system search: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + SearchPhase.render(result)).joined(separator: "\n"))
+            printReport("system search", daemon: path, SearchPhase.render(result))
             return
         }
         if ring {
             let result = try await RingPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                      rounds: quick ? 20 : 100, idleWindow: counts.idleWindow)
-            print((["MonkeyCall ring: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + RingPhase.render(result)).joined(separator: "\n"))
+            printReport("ring", daemon: path, RingPhase.render(result))
             return
         }
         if phone {
             let result = try await PhonePhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                       rounds: quick ? 3 : 10, idleWindow: counts.idleWindow)
-            print((["MonkeyCall Phone app: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                    "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + PhonePhase.render(result)).joined(separator: "\n"))
+            printReport("Phone app", daemon: path, PhonePhase.render(result))
             return
         }
         if floor {
@@ -165,6 +161,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
             if let readmeTable { try Data((report.readmeTable(build: build) + "\n").utf8).write(to: URL(fileURLWithPath: readmeTable)) }
             return report.render()
         }
+    }
+
+    /// A separate run's report: what it measured, on which machine and daemon, then its lines.
+    private func printReport(_ title: String, daemon path: String, _ lines: [String]) {
+        print((["MonkeyCall \(title): \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + lines).joined(separator: "\n"))
     }
 
     /// The bench plays many apps from one process (which the daemon counts as one app): it may

@@ -105,7 +105,7 @@ let package = Package(
         // The app's state and view models, without GTK: tested as plain Swift.
         .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "ScreenText", "Localization"]),
         // The GTK program: widgets from the .ui files in ui/, wired to PhoneModel.
-        .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "GObjectBoundary", "CGtk", "Localization"],
+        .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "GObjectBoundary", "CGtk", "Localization"],
                           resources: [.copy("ui")]),
         // The bench's minimal window, to measure the Phone app against (monkeycall-bench --phone).
         .executableTarget(name: "monkeycall-phone-baseline", dependencies: ["GObjectBoundary", "CGtk", "Localization"]),
@@ -119,7 +119,7 @@ let package = Package(
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
         .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit", "QueueExecutor"]),
-        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", argumentParser]),
+        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BaresipBridge
 import Foundation
+import MonkeyCallAPI
 import MonkeyCallKit
 
 /// baresip as a MonkeyCall provider: SIP calls ring, are answered, held, muted
@@ -14,7 +15,8 @@ struct MonkeyCallBaresip: ParsableCommand {
             Either attach to a running baresip (--control HOST:PORT, its ctrl_tcp module), or give
             your account (--account, --password-file): then monkeycall-baresip writes a baresip
             configuration under $XDG_CONFIG_HOME/monkeycall/baresip/, runs baresip and stops it on exit.
-            """)
+            """,
+        version: Release.description(of: "monkeycall-baresip"))
 
     @Option(help: "Attach to a running baresip's ctrl_tcp at HOST:PORT instead of starting one.")
     var control: String?

@@ -168,11 +168,17 @@ public struct Directory: Sendable {
             identification = Self.mergeIdentification(UInt64.self, old: oldIdentification, update: update)
         }
         let total = blocking.count + identification.count
-        guard total <= update.maximumEntries else {
+        // Checked on the merged result: an update that removes labels while it adds is not refused
+        // for what it removes. The merge's peak is bounded by the old labels and the update's.
+        guard total <= update.maximumEntries, identification.byteCount <= update.maximumDirectoryLabelBytes else {
             releaseGently(blocking.numbers, count: blocking.count)
             identification.free()
             update.finish()
-            throw .maximumEntriesExceeded("The directory would hold \(total) entries; a provider may have at most \(update.maximumEntries).")
+            if total > update.maximumEntries {
+                throw .maximumEntriesExceeded("The directory would hold \(total) entries; a provider may have at most \(update.maximumEntries).")
+            }
+            throw .maximumEntriesExceeded("The directory would hold \(identification.byteCount) bytes of labels; a provider's directory may hold at most "
+                + "\(update.maximumDirectoryLabelBytes >> 20) MiB of labels.")
         }
         update.finish()
         return Directory(storage: DirectoryStorage(

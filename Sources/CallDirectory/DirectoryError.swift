@@ -59,6 +59,10 @@ public enum DirectoryLimits {
     /// Everything an open update holds, additions, removals and labels together: 128 MiB. Removing
     /// an addition frees no room, so an update cannot grow past it by adding and removing in turn.
     public static let maximumUpdateBytes = 128 << 20
+    /// The labels of one provider's directory, all updates applied: 256 MiB. Each update is bounded
+    /// (64 MiB of labels), but incremental updates add up: without it, 20 million labels of 256
+    /// bytes (5 GB) could be held by one directory, 64 MiB at a time. Real directories are tens of MB.
+    public static let maximumDirectoryLabelBytes = 256 << 20
     /// All apps' open updates together: 256 MiB, well below the unit's `MemoryMax=1G` with the
     /// directories themselves and a `Complete` in progress.
     public static let maximumOpenUpdateBytes = 256 << 20

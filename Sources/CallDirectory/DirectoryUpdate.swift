@@ -34,6 +34,8 @@ public final class DirectoryUpdate {
     public let kind: Kind
     /// Entries of the provider, blocking and identification together, counting the result.
     public let maximumEntries: Int
+    /// The most label bytes the directory may hold once this update is applied.
+    public let maximumDirectoryLabelBytes: Int
     /// Applied or cancelled: every further call is `invalidArguments`.
     public private(set) var isFinished = false
 
@@ -65,10 +67,12 @@ public final class DirectoryUpdate {
     /// Who pays for this update's memory (an app): its open updates together are bounded like one.
     private let account: String
 
-    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries, budget: DirectoryUpdateBudget = DirectoryUpdateBudget(),
-                account: String = "") {
+    public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries,
+                maximumDirectoryLabelBytes: Int = DirectoryLimits.maximumDirectoryLabelBytes,
+                budget: DirectoryUpdateBudget = DirectoryUpdateBudget(), account: String = "") {
         self.kind = kind
         self.maximumEntries = maximumEntries
+        self.maximumDirectoryLabelBytes = maximumDirectoryLabelBytes
         self.budget = budget
         self.account = account
     }

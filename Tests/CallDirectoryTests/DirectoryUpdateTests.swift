@@ -149,6 +149,26 @@ import Testing
         #expect(try Directory.empty.applying(tooMany).count == 5)
     }
 
+    @Test("a directory's labels are bounded all updates applied, not only each update's: incremental updates that add up past it are MaximumEntriesExceeded, the directory unchanged; one that removes as it adds is not refused for what it removes")
+    func directoryLabelsAreBounded() throws {
+        let label = String(repeating: "x", count: 100)
+        func adding(_ numbers: [Int64], bound: Int = 250) throws -> DirectoryUpdate {
+            let update = DirectoryUpdate(kind: .incremental, maximumDirectoryLabelBytes: bound)
+            try update.addIdentification(numbers, labels: numbers.map { _ in label })
+            return update
+        }
+        let two = try Directory.empty.applying(try adding([1, 2]))
+        #expect(two.count == 2)
+        let error = #expect(throws: DirectoryError.self) { try two.applying(try adding([3])) } // 300 bytes > 250
+        #expect(error?.name == "MaximumEntriesExceeded")
+        #expect(error?.message.contains("bytes of labels") == true, "\(String(describing: error))")
+        #expect(two.identificationPairs.count == 2)
+        let swap = try adding([3])
+        try swap.removeIdentification([1])
+        #expect(try two.applying(swap).count == 2)
+        #expect(DirectoryLimits.maximumDirectoryLabelBytes == 256 << 20)
+    }
+
     @Test func theMaximumIs20Million() {
         #expect(DirectoryUpdate(kind: .complete).maximumEntries == 20_000_000)
         #expect(DirectoryLimits.maximumLabelBytes == 256)

@@ -123,7 +123,7 @@ struct HostileAppTests {
         return header + [UInt8](repeating: 0, count: max(0, bytes - header.count))
     }
 
-    @Test("an open directory update holds at most 64 MiB of labels: 256-byte labels past it are MaximumEntriesExceeded, and the daemon's peak stays bounded")
+    @Test("an open directory update holds at most 64 MiB of labels: 256-byte labels past it are MaximumEntriesExceeded, and the daemon's peak stays bounded, Complete's too")
     func directoryLabels() async throws {
         let daemon = try await RunningDaemon()
         let app = try await TestProvider(bus: daemon.bus, name: "Labels", configuration: [:])
@@ -149,8 +149,12 @@ struct HostileAppTests {
         #expect(sent == 16 * perCall, "\(sent) labels were taken")
         print("directory update: \(sent) labels of 256 bytes taken, then MaximumEntriesExceeded; daemon RSS \(before.rss / 1024) → \(after.rss / 1024) MiB, peak \(after.peak / 1024) MiB")
         #expect(after.peak - before.rss < 256 << 10, "the daemon's peak grew by \((after.peak - before.rss) / 1024) MiB")
-        // The update still works: it completes with what it took.
+        // The update still works: it completes with what it took. Complete peaks at no more than the
+        // update it applies (64 MiB of labels and 2 MiB of numbers) plus a bounded margin.
         _ = try await app.connection.call(destination: Telephony1.busName, path: update, interface: Telephony1.CallDirectoryUpdate.interface, member: "Complete")
+        let completed = Self.memory(daemon.daemon.pid)
+        print("directory update: Complete took the peak from \(after.peak / 1024) to \(completed.peak / 1024) MiB (RSS \(after.rss / 1024) MiB before it)")
+        #expect(completed.peak - after.rss < (66 + 32) << 10, "Complete peaked \((completed.peak - after.rss) / 1024) MiB above the open update")
     }
 
     @Test("the flood guard, registrations and link prompts count per app: more providers, a new registration or a new connection win nothing")

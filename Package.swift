@@ -114,7 +114,7 @@ let package = Package(
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),
 
         .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
-        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "ScreenText", "Localization", argumentParser]),
+        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "MonkeyCallClient", "ScreenText", "Localization", argumentParser]),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.

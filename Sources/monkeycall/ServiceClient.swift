@@ -3,49 +3,30 @@ import DBus
 import Foundation
 import Localization
 import MonkeyCallAPI
+import MonkeyCallClient
 
-/// The CLI's view of the service: calls and providers read from the ObjectManager.
+/// The CLI's view of the service, over the typed client the Phone app uses too
+/// (`TelephonyClient`): what the CLI adds is its names for providers and calls, and the service's
+/// errors as the user's (`CLIError`).
 struct ServiceClient {
-    let connection: Connection
+    let client: TelephonyClient
+    var connection: Connection { client.connection }
 
     init(_ options: BusOptions) async throws {
         do {
-            connection = try options.address.map { try Connection(address: $0) } ?? Connection.sessionBus()
+            client = try TelephonyClient(address: options.address)
         } catch let error as DBusError {
             throw CLIError(tr("cannot reach the session bus: %1$s", error.message))
         }
         // Not running is fine when the bus can start it (D-Bus activation after scripts/install).
-        var available = try await connection.nameOwner(Telephony1.busName) != nil
-        if !available { available = try await isActivatable() }
+        var available = try await client.isRunning()
+        if !available { available = try await client.isActivatable() }
         guard available else {
             throw CLIError(tr("the MonkeyCall service is not running on this bus (nobody owns %1$s); start it with scripts/run or monkeycalld", Telephony1.busName))
         }
     }
 
-    private func isActivatable() async throws -> Bool {
-        let reply = try await connection.call(destination: Connection.busName, path: "/org/freedesktop/DBus", interface: Connection.busName,
-                                              member: "ListActivatableNames")
-        return (try? [String](dbusValue: reply.first ?? .array(element: "s", [])))?.contains(Telephony1.busName) ?? false
-    }
-
-    struct CallInfo {
-        let path: ObjectPath
-        /// The call's `Telephony1.Call` properties.
-        let properties: [String: DBusValue]
-        /// A string property of the call; "" when absent.
-        func string(_ property: PropertySpec<String>) -> String { properties[property] ?? "" }
-        var uuid: String { string(Telephony1.Call.uuid) }
-        var state: String { string(Telephony1.Call.state) }
-        /// The caller's name; "" when there is none or it only repeats the handle.
-        var name: String {
-            let name = string(Telephony1.Call.callerName)
-            return name == string(Telephony1.Call.handle) ? "" : name
-        }
-        /// The handle, and the caller's name after it when there is one.
-        var caller: String {
-            name.isEmpty ? string(Telephony1.Call.handle) : "\(string(Telephony1.Call.handle)) (\(name))"
-        }
-    }
+    typealias CallInfo = CallSnapshot
 
     struct ProviderInfo {
         let path: ObjectPath
@@ -74,20 +55,16 @@ struct ServiceClient {
 
     /// Objects below the root: (path, interface → properties).
     func managedObjects() async throws -> [(ObjectPath, [String: [String: DBusValue]])] {
-        Telephony1.managedObjects(in: try await standardCall(Telephony1.rootPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))
+        try await userFacing { try await client.managedObjects() }
     }
 
+    /// The calls there are now, oldest first.
     func calls() async throws -> [CallInfo] {
-        try await managedObjects().compactMap { path, interfaces in
-            interfaces[Telephony1.Call.interface].map { CallInfo(path: path, properties: $0) }
-        }.sorted { ($0.properties[Telephony1.Call.startedAt] ?? 0) < ($1.properties[Telephony1.Call.startedAt] ?? 0) }
+        try await userFacing { try await client.calls() }
     }
 
     func providers() async throws -> [ProviderInfo] {
-        let found = try await managedObjects().compactMap { path, interfaces -> (ObjectPath, String, [String: DBusValue])? in
-            guard let properties = interfaces[Telephony1.Provider.interface], let name = properties[Telephony1.Provider.name] else { return nil }
-            return (path, name, properties[Telephony1.Provider.configuration] ?? [:])
-        }.sorted { (Telephony1.providerID(from: $0.0) ?? 0) < (Telephony1.providerID(from: $1.0) ?? 0) }
+        let found = try await userFacing { try await client.providers() }.map { ($0.path, $0.name, $0.configuration) }
         return found.map { path, name, configuration in
             ProviderInfo(path: path, name: name, configuration: configuration, label: ProviderInfo.label(path, name, configuration, among: found))
         }
@@ -152,46 +129,41 @@ struct ServiceClient {
     func call<each I: DBusRepresentable, each O: DBusRepresentable>(
         _ spec: MethodSpec<Args<repeat each I>, Args<repeat each O>>, at path: ObjectPath = Telephony1.rootPath, _ arguments: repeat each I
     ) async throws -> (repeat each O) {
-        do {
-            return try await connection.call(spec, destination: Telephony1.busName, path: path, repeat each arguments)
-        } catch let error as DBusError {
-            throw CLIError(error)
-        }
+        try await userFacing { try await client.call(spec, at: path, repeat each arguments) }
     }
 
     /// Reads a property of the API (of the root object unless told otherwise).
     func get<T: DBusRepresentable>(_ spec: PropertySpec<T>, at path: ObjectPath = Telephony1.rootPath) async throws -> T {
-        do {
-            return try await connection.get(spec, destination: Telephony1.busName, path: path)
-        } catch let error as DBusError {
-            throw CLIError(error)
-        }
+        try await userFacing { try await client.get(spec, at: path) }
     }
 
     /// Writes a property of the API (of the root object unless told otherwise).
     func set<T: DBusRepresentable>(_ spec: PropertySpec<T>, _ value: T, at path: ObjectPath = Telephony1.rootPath) async throws {
-        do {
-            try await connection.set(spec, destination: Telephony1.busName, path: path, value)
-        } catch let error as DBusError {
-            throw CLIError(error)
-        }
+        try await userFacing { try await client.set(spec, value, at: path) }
     }
 
-    /// Every property of one of the API's interfaces (of the root object unless told otherwise), through
-    /// the standard Properties interface.
+    /// Every property of one of the API's interfaces (of the root object unless told otherwise).
     func allProperties(of interface: String, at path: ObjectPath = Telephony1.rootPath) async throws -> [String: DBusValue] {
-        let reply = try await standardCall(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)])
-        return reply.first?.vardict ?? [:]
+        try await userFacing { try await client.allProperties(of: interface, at: path) }
     }
 
-    /// A call on a standard D-Bus interface of the service (ObjectManager, Properties), which has no spec.
-    private func standardCall(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
+    /// The service's refusals as the user reads them.
+    private func userFacing<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try await connection.call(destination: Telephony1.busName, path: path, interface: interface, member: member, arguments)
+            return try await body()
         } catch let error as DBusError {
             throw CLIError(error)
         }
     }
+}
+
+extension CallSnapshot {
+    /// A string property of the call; "" when absent.
+    func string(_ property: PropertySpec<String>) -> String { self[property] ?? "" }
+    /// The caller's name; "" when there is none or it only repeats the handle.
+    var name: String { callerName == handle ? "" : callerName }
+    /// The handle, and the caller's name after it when there is one.
+    var caller: String { name.isEmpty ? handle : "\(handle) (\(name))" }
 }
 
 extension [String: DBusValue] {

@@ -8,20 +8,14 @@ public enum Format {
     public static func clean(_ text: String) -> String { ScreenText.clean(text) }
 
     /// `M:SS`, or `H:MM:SS` past an hour.
-    public static func duration(seconds: UInt64) -> String {
-        let (hours, minutes, secs) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
-        func two(_ n: UInt64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return hours > 0 ? "\(hours):\(two(minutes)):\(two(secs))" : "\(minutes):\(two(secs))"
-    }
+    public static func duration(seconds: UInt64) -> String { LocalTime.duration(seconds: seconds) }
 
-    /// A time the service gave (microseconds since the epoch): the time of day today, else the day.
-    public static func time(micros: UInt64, now: Date = Date(), calendar: Calendar = .current) -> String {
+    /// A time the service gave (microseconds since the epoch): the time of day today, else the day,
+    /// as the notifications write them (strftime with the translators' formats, not ICU's).
+    public static func time(micros: UInt64, now: LocalTime = .now) -> String {
         guard micros > 0 else { return "" }
-        let date = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
-        let formatter = DateFormatter()
-        formatter.locale = Locale.current
-        formatter.setLocalizedDateFormatFromTemplate(calendar.isDate(date, inSameDayAs: now) ? "jj:mm" : "MMMd")
-        return formatter.string(from: date)
+        let moment = LocalTime(microseconds: micros)
+        return moment.sameDay(as: now) ? moment.clock : moment.day
     }
 
     /// A recent call's status as the user reads it.

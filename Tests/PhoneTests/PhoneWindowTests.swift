@@ -225,6 +225,41 @@ struct PhoneWindowTests {
         #expect(await caller.waitForOutput(containing: "action end \(second)"), "\(caller.output)")
     }
 
+    @Test("Clear All asks first: Cancel keeps Recents, Clear All forgets them; the service stopping shows that it is not running, Start brings it back by D-Bus activation, and the window follows it")
+    func clearAllAndServiceRestart() async throws {
+        let rig = try await PhoneRig()
+        try await rig.provider()
+        _ = try await rig.monkeycall(["dial", "dora"])
+        _ = try await rig.monkeycall(["end"])
+        try await rig.startApp()
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("wait", "dora", role: "label")
+        // libadwaita 1.2's message dialog names each response's button twice ("Cancel Cancel").
+        try await rig.ui("click", "Clear All Recents")
+        try await rig.ui("click", "Cancel Cancel", role: "push button", window: "Clear All Recents?")
+        #expect(try await rig.monkeycall(["recents"]).contains("dora"), "Cancel cleared Recents")
+        try await rig.ui("click", "Clear All Recents")
+        try await rig.ui("click", "Clear All Clear All", role: "push button", window: "Clear All Recents?")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await rig.monkeycall(["recents"]).contains("dora"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))  // a poll of the service, bounded by the deadline
+        }
+        #expect(try await rig.monkeycall(["recents"]).contains("dora") == false, "Clear All kept Recents")
+
+        // The service goes away; the bus can start it again (as scripts/install or the package sets up).
+        try rig.bus.installForActivation(Telephony1.busName, "monkeycalld", ["--address", rig.bus.address])
+        rig.daemon.terminate()
+        _ = await rig.daemon.waitForExit()
+        // The button is pressed only once it is on screen: the page that says the service is not running.
+        try await rig.ui("click", "Start MonkeyCall")
+        // Back, the window hears of new calls again: a call made now shows in Recents without a reload.
+        try await rig.provider(["--name", "Again"])
+        _ = try await rig.monkeycall(["dial", "erin"])
+        _ = try await rig.monkeycall(["end"])
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("wait", "erin", role: "label")
+    }
+
     @Test("Missed calls show their count")
     func missedCount() async throws {
         let rig = try await PhoneRig()

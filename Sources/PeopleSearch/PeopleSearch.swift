@@ -106,13 +106,17 @@ public enum PeopleSearch {
             guard results.count < limit + 1, listed.insert(key).inserted else { return }
             results.append(hit)
         }
-        for hit in favorites.index.hits(query, limit: room) {
-            let person = favorites.people[hit.entry]
-            var result = SearchHit(source: .favorite, name: person.name, handle: person.handle, handleType: person.handleType,
-                                   shown: person.handle, appKey: person.appKey)
-            result.isExact = hit.quality == .exact
-            take(result, key: favorites.keys[hit.entry])
+        /// Favorites and Recents: people with a handle and the app that calls them.
+        func takePeople(_ people: PeopleIndex, as source: SearchHit.Source) {
+            for hit in people.index.hits(query, limit: room) {
+                let person = people.people[hit.entry]
+                var result = SearchHit(source: source, name: person.name, handle: person.handle, handleType: person.handleType,
+                                       shown: person.handle, appKey: person.appKey)
+                result.isExact = hit.quality == .exact
+                take(result, key: people.keys[hit.entry])
+            }
         }
+        takePeople(favorites, as: .favorite)
         for hit in contacts.index.hits(query, limit: room) {
             let contact = contacts.contact(hit.entry)
             guard let phone = hit.number.map({ contact.phones[$0] }) ?? preferred(contact.phones) else { continue }
@@ -123,13 +127,7 @@ public enum PeopleSearch {
             result.isExact = hit.quality == .exact
             take(result, key: .number(phone.e164))
         }
-        for hit in recents.index.hits(query, limit: room) {
-            let person = recents.people[hit.entry]
-            var result = SearchHit(source: .recent, name: person.name, handle: person.handle, handleType: person.handleType,
-                                   shown: person.handle, appKey: person.appKey)
-            result.isExact = hit.quality == .exact
-            take(result, key: recents.keys[hit.entry])
-        }
+        takePeople(recents, as: .recent)
         if query.isCallableNumber {
             let dial = query.dialString
             let key = numbering.e164(query.text).map(PersonKey.number) ?? .handle(dial)

@@ -210,16 +210,14 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let target: UnsafeMutablePointer<NotifyNotification>
         if let existing = shown[notification.key], server.dropsButtonsOnUpdate, !notification.actions.isEmpty {
             // GNOME Shell before 46 redraws an updated banner before the new buttons are added: the
-            // old one is closed (reason 3, which nobody hears) and this one shown in its place.
+            // old one is closed (reason 3, which nobody hears) and this one shown anew below.
             var error: UnsafeMutablePointer<GError>?
             notify_notification_close(existing, &error)
             if let error { g_error_free(error) }
             shown[notification.key] = nil
             loop.perform { g_object_unref(UnsafeMutableRawPointer(existing)) }
-            guard let created = notify_notification_new(summary, body, icon) else { return }
-            target = created
-            followClosing(created, key: notification.key)
-        } else if let existing = shown[notification.key] {
+        }
+        if let existing = shown[notification.key] {
             // Replace in place: same id at the server, so never two notifications for one call.
             notify_notification_update(existing, summary, body, icon)
             notify_notification_clear_actions(existing)

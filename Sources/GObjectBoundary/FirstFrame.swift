@@ -6,7 +6,7 @@ import Foundation
 /// and the bench's minimal window report the same moment the same way.
 @MainActor
 public enum FirstFrame {
-    public static var isWanted: Bool { ProcessInfo.processInfo.environment["MONKEYCALL_PHONE_REPORT_FRAME"] != nil }
+    private static var isWanted: Bool { ProcessInfo.processInfo.environment["MONKEYCALL_PHONE_REPORT_FRAME"] != nil }
 
     /// Reports `window`'s first frame, once, when wanted.
     public static func report(_ window: GPointer?) {

@@ -89,14 +89,15 @@ final class ManagerObject: ServiceObject {
             // Which Do Not Disturb is in force: ours, the desktop's, or none.
             property(Manager.doNotDisturbSource) { manager in manager.context.screening.doNotDisturbSource.rawValue },
             feature(Manager.pausesMediaDuringCalls, option: \.pausesMedia, setting: \.pausesMediaDuringCalls, flag: "--no-pause-media"),
-            feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls") { manager in
-                manager.callNotifications?.settingChanged()
-            },
-            feature(Manager.playsRingtone, option: \.playsRingtone, setting: \.playsRingtone, flag: "--no-ringtone") { manager in
-                manager.callNotifications?.settingChanged()
-            },
+            feature(Manager.showsCallControls, option: \.showsCallControls, setting: \.showsCallControls, flag: "--no-call-controls",
+                    changed: Self.notificationsFollow),
+            feature(Manager.playsRingtone, option: \.playsRingtone, setting: \.playsRingtone, flag: "--no-ringtone",
+                    changed: Self.notificationsFollow),
         ]
     }
+
+    /// The call cards and the ring follow a setting that changed.
+    private static func notificationsFollow(_ manager: ManagerObject) { manager.callNotifications?.settingChanged() }
 
     /// A feature the user turns on and off (persisted) that a daemon option can turn off for good:
     /// then it reads false and refuses true, naming the option.

@@ -56,6 +56,20 @@ final class DaemonUnderTest: @unchecked Sendable {
         return daemon
     }
 
+    /// Starts a daemon, runs `body` with it, and stops it whether `body` returns or throws.
+    static func running<T>(executable: String, options: [String], environment: [String: String] = [:],
+                           _ body: (DaemonUnderTest) async throws -> T) async throws -> T {
+        let daemon = try await start(executable: executable, options: options, environment: environment)
+        do {
+            let result = try await body(daemon)
+            await daemon.stop()
+            return result
+        } catch {
+            await daemon.stop()
+            throw error
+        }
+    }
+
     private func waitForName(timeout: Duration) async throws {
         let connection = try Connection(address: bus.address)
         defer { connection.close() }

@@ -24,8 +24,13 @@ enum PhonePhase {
         }
         let display = try await VirtualDisplay.start()
         defer { display.server.kill() }
-        let daemon = try await DaemonUnderTest.start(executable: executable, options: options)
-        defer { Task { await daemon.stop() } }
+        return try await DaemonUnderTest.running(executable: executable, options: options) { daemon in
+            try await measure(app: app, baseline: baseline, on: daemon, display: display, rounds: rounds, idleWindow: idleWindow)
+        }
+    }
+
+    private static func measure(app: String, baseline: String, on daemon: DaemonUnderTest, display: VirtualDisplay,
+                                rounds: Int, idleWindow: Duration) async throws -> Result {
         var environment = daemon.bus.environment
         environment["DISPLAY"] = display.name
         environment["GDK_BACKEND"] = "x11"

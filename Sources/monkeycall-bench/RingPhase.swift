@@ -19,14 +19,8 @@ enum RingPhase {
 
     static func measure(executable: String, options: [String], rounds: Int, idleWindow: Duration) async throws -> Result {
         let sound = try await SoundServer()
-        let daemon = try await DaemonUnderTest.start(executable: executable, options: options, environment: sound.environment)
-        do {
-            let result = try await measure(daemon, sound, rounds: rounds, idleWindow: idleWindow)
-            await daemon.stop()
-            return result
-        } catch {
-            await daemon.stop()
-            throw error
+        return try await DaemonUnderTest.running(executable: executable, options: options, environment: sound.environment) { daemon in
+            try await measure(daemon, sound, rounds: rounds, idleWindow: idleWindow)
         }
     }
 

@@ -55,7 +55,7 @@ let package = Package(
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI", "ProcessSpawn"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
-        .target(name: "PeerIdentity", dependencies: ["DBus"]),
+        .target(name: "PeerIdentity", dependencies: ["DBus", "ScreenText"]),
 
         // The user's language: gettext (libintl.h, part of glibc) for every program that shows text to a person.
         .systemLibrary(name: "CIntl"),
@@ -67,23 +67,25 @@ let package = Package(
         // Desktop notifications through libnotify, knowing nothing of telephony.
         .target(name: "DesktopNotifications", dependencies: ["CLibnotify", "GLibLoop", "ScreenText", logging, orderedCollections]),
 
+        // Debian's libsqlite3, for CallHistory.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
-        .target(name: "CallHistory", dependencies: ["QueueExecutor", grdb]),
+        .target(name: "CallHistory", dependencies: ["CSQLite", "QueueExecutor"]),
 
         // The telephony model in pure Swift: no D-Bus, takes a clock.
-        .target(name: "TelephonyCore", dependencies: [heap]),
+        .target(name: "TelephonyCore", dependencies: ["ScreenText", heap]),
 
         // Call directories: blocking and identification entries per provider,
         // memory-mapped files, the block list. Pure Swift, no D-Bus.
-        .target(name: "CallDirectory"),
+        .target(name: "CallDirectory", dependencies: ["ScreenText"]),
 
         // The user's address book: an in-memory index from E.164 numbers to names, fed by vCard
         // folders (inotify) and by GNOME's address books through the monkeycall-contacts helper.
         // Pure Swift, no D-Bus, no libebook.
-        .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", logging]),
+        .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", "ScreenText", logging]),
         // The system's search (GNOME Shell, KRunner) over favorites, contacts and Recents: matching
         // and ranking as plain Swift over immutable indexes made from snapshots. No D-Bus.
-        .target(name: "PeopleSearch", dependencies: ["AddressBook"]),
+        .target(name: "PeopleSearch", dependencies: ["AddressBook", "CGLib"]),
         // Reads evolution-data-server's address books through libebook and streams numbers and
         // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
         .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),
@@ -92,7 +94,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
 
         // The typed client of the D-Bus contract, for the CLI's kind of tools and the Phone app.
         .target(name: "MonkeyCallClient", dependencies: ["DBus", "MonkeyCallAPI"]),
@@ -101,12 +103,12 @@ let package = Package(
         .systemLibrary(name: "CGtk", pkgConfig: "libadwaita-1", providers: [.apt(["libadwaita-1-dev", "libgtk-4-dev"])]),
         // The GObject boundary: signals to Swift closures, object data, casts, GtkBuilder files, and
         // the main dispatch queue (Swift's main actor) drained from the GLib main loop.
-        .target(name: "GObjectBoundary", dependencies: ["CGtk"]),
+        .target(name: "GObjectBoundary", dependencies: ["CGtk", "ScreenText"]),
         // The app's state and view models, without GTK: tested as plain Swift.
         .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "ScreenText", "Localization"]),
         // The GTK program: widgets from the .ui files in ui/, wired to PhoneModel.
-        .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "GObjectBoundary", "CGtk", "Localization"],
-                          resources: [.copy("ui")]),
+        .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "GObjectBoundary", "CGtk", "Localization", "ScreenText"],
+                          exclude: ["ui"]),
         // The bench's minimal window, to measure the Phone app against (monkeycall-bench --phone).
         .executableTarget(name: "monkeycall-phone-baseline", dependencies: ["GObjectBoundary", "CGtk", "Localization"]),
 
@@ -118,8 +120,8 @@ let package = Package(
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
-        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit", "QueueExecutor"]),
-        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", argumentParser]),
+        .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit", "QueueExecutor", "ProcessSpawn", "ScreenText"]),
+        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import QueueExecutor
 
@@ -53,7 +55,7 @@ public final class AddressBook: Sendable {
         public static func standard(contactFolders: [String] = [],
                                     environment: [String: String] = ProcessInfo.processInfo.environment) -> Configuration {
             let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+                ?? (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/share"
             let helper = EDSSource.isInstalled(environment: environment) ? helperPath() : nil
             return Configuration(folders: [dataHome + "/kpeoplevcard"] + contactFolders, edsHelper: helper,
                                  helperEnvironment: environment, numbering: .fromEnvironment(environment))
@@ -63,10 +65,10 @@ public final class AddressBook: Sendable {
         /// `/usr/libexec`… see the candidates), or nil.
         public static func helperPath() -> String? {
             let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-            let folder = (executable as NSString).deletingLastPathComponent
+            let folder = URL(fileURLWithPath: executable).deletingLastPathComponent().path
             let candidates = [
                 folder + "/monkeycall-contacts",
-                (folder as NSString).deletingLastPathComponent + "/libexec/monkeycall/monkeycall-contacts",
+                URL(fileURLWithPath: folder).deletingLastPathComponent().path + "/libexec/monkeycall/monkeycall-contacts",
                 "/usr/libexec/monkeycall/monkeycall-contacts",
             ]
             return candidates.first { access($0, X_OK) == 0 }

@@ -1,5 +1,7 @@
 import CallDirectory
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// Phone numbers from address books, read as E.164 (`Int64`, country code and digits,
 /// as `PhoneNumber.normalize` gives them), so that a contact's `020 7946 0000` and
@@ -125,7 +127,7 @@ extension ContactPhone {
     /// "main", "fax", "pager", "car", "other", or "" when they say none of these. A key for the
     /// app to show in the user's language, not text to show as it is.
     public static func label<S: Sequence>(types: S) -> String where S.Element: StringProtocol {
-        let all = Set(types.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+        let all = Set(types.flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace().uppercased() })
         if all.contains("FAX") { return "fax" }
         if all.contains("PAGER") { return "pager" }
         if !all.isDisjoint(with: ["CELL", "MOBILE", "IPHONE", "TEXTPHONE"]) { return "mobile" }

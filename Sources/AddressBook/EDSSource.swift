@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Logging
 import ProcessSpawn
 import QueueExecutor
@@ -72,7 +73,7 @@ actor EDSSource {
         if pid > 0 {
             let child = pid
             kill(child, SIGTERM)
-            Thread.detachNewThread {
+            DetachedThread.start {
                 var status: Int32 = 0
                 while waitpid(child, &status, 0) < 0 && errno == EINTR {}
             }
@@ -216,7 +217,7 @@ actor EDSSource {
         changes.append(contentsOf: sources.map { .removeSource($0) })
         sources = []
         // Reaped on a thread of its own: its output is closed, its exit is a moment away.
-        Thread.detachNewThread {
+        DetachedThread.start {
             var status: Int32 = 0
             while waitpid(child, &status, 0) < 0 && errno == EINTR {}
         }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Logging
 import QueueExecutor
 #if canImport(Glibc)
@@ -103,8 +104,8 @@ actor FolderSource {
     }
 
     private func nearestExistingAncestor(of path: String) -> String {
-        var ancestor = (path as NSString).deletingLastPathComponent
-        while !isFolder(ancestor), ancestor != "/" { ancestor = (ancestor as NSString).deletingLastPathComponent }
+        var ancestor = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        while !isFolder(ancestor), ancestor != "/" { ancestor = URL(fileURLWithPath: ancestor).deletingLastPathComponent().path }
         return ancestor
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// What the address book needs of a vCard: its UID, the name to show and its phone numbers.
 public struct VCard: Sendable, Hashable {
@@ -37,7 +39,7 @@ public enum VCardParser {
         var depth = 0
         for (number, line) in lines {
             guard let colon = line.firstIndex(of: ":") else {
-                if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                if line.trimmingWhitespace().isEmpty { continue }
                 if current != nil {
                     errors.append(VCardError(file: file, line: number, reason: "a line without ':' inside a card"))
                     current = nil
@@ -53,14 +55,14 @@ public enum VCardParser {
             name = name.uppercased()
             let parameters = parts
             switch name {
-            case "BEGIN" where value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD":
+            case "BEGIN" where value.trimmingWhitespace().uppercased() == "VCARD":
                 if current == nil {
                     current = (VCard(uid: nil, name: nil, telephones: []), number)
                     depth = 1
                 } else {
                     depth += 1 // An embedded card (vCard 2.1 AGENT): passed over.
                 }
-            case "END" where value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD":
+            case "END" where value.trimmingWhitespace().uppercased() == "VCARD":
                 guard let open = current else {
                     errors.append(VCardError(file: file, line: number, reason: "END:VCARD without BEGIN:VCARD"))
                     continue
@@ -80,12 +82,12 @@ public enum VCardParser {
                 switch name {
                 case "UID": current!.card.uid = unescape(decoded)
                 case "FN":
-                    let fn = unescape(decoded).trimmingCharacters(in: .whitespaces)
+                    let fn = unescape(decoded).trimmingWhitespace()
                     if !fn.isEmpty { current!.card.name = fn }
                 case "N" where current!.card.name == nil:
                     current!.card.name = nameFromN(decoded)
                 case "ORG" where current!.card.name == nil:
-                    let org = components(decoded).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+                    let org = components(decoded).first.map { $0.trimmingWhitespace() } ?? ""
                     if !org.isEmpty { current!.card.name = org }
                 case "TEL":
                     let tel = telephone(decoded)
@@ -171,7 +173,7 @@ public enum VCardParser {
                 types.append(parameter)
                 continue
             }
-            guard parameter[..<equals].trimmingCharacters(in: .whitespaces).uppercased() == "TYPE" else { continue }
+            guard parameter[..<equals].trimmingWhitespace().uppercased() == "TYPE" else { continue }
             let value = parameter[parameter.index(after: equals)...].filter { $0 != "\"" }
             types += value.split(separator: ",").map(String.init)
         }
@@ -220,7 +222,7 @@ public enum VCardParser {
 
     /// N is family;given;additional;prefixes;suffixes → "prefixes given additional family suffixes".
     private static func nameFromN(_ value: String) -> String? {
-        let n = components(value).map { $0.replacingOccurrences(of: ",", with: " ").trimmingCharacters(in: .whitespaces) }
+        let n = components(value).map { $0.replacing(",", with: " ").trimmingWhitespace() }
         func at(_ index: Int) -> String { index < n.count ? n[index] : "" }
         let name = [at(3), at(1), at(2), at(0), at(4)].filter { !$0.isEmpty }.joined(separator: " ")
         return name.isEmpty ? nil : name
@@ -228,7 +230,7 @@ public enum VCardParser {
 
     /// `tel:+1-408-555-5555;ext=22` → `+1-408-555-5555;ext=22`; text values unescaped.
     private static func telephone(_ value: String) -> String {
-        let trimmed = unescape(value).trimmingCharacters(in: .whitespaces)
+        let trimmed = unescape(value).trimmingWhitespace()
         guard trimmed.lowercased().hasPrefix("tel:") else { return trimmed }
         let uri = trimmed.dropFirst(4)
         let pieces = uri.split(separator: ";")

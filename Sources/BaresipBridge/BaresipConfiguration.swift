@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import ProcessSpawn
+import QueueExecutor
 #if canImport(Glibc)
 import Glibc
 import Synchronization
@@ -87,73 +90,73 @@ public struct ConfigurationError: Error, CustomStringConvertible {
 
 /// A baresip the bridge runs itself, with its configuration folder; stopped with the bridge.
 public final class BaresipProcess: Sendable {
-    private let process = Process()
-    /// Told when baresip exits by itself (not after `stop()`).
-    private let exitHandler: Mutex<(@Sendable (Int32) -> Void)?>
+    public let pid: Int32
+    private let state: State
+
+    /// What the thread that waits for baresip shares with the rest.
+    private final class State: Sendable {
+        /// Whether baresip still runs: cleared by the thread that waits for it.
+        let running = Mutex(true)
+        /// Told when baresip exits by itself (not after `stop()`).
+        let exitHandler: Mutex<(@Sendable (Int32) -> Void)?>
+        init(_ onExit: @escaping @Sendable (Int32) -> Void) { exitHandler = Mutex(onExit) }
+    }
 
     /// Starts `baresip -f DIRECTORY` with stdin from /dev/null, its output on our standard error;
     /// `onExit` hears its status if it exits before `stop()`.
     public init(executable: String = "baresip", directory: URL, onExit: @escaping @Sendable (Int32) -> Void) throws {
-        exitHandler = Mutex(onExit)
+        let state = State(onExit)
+        self.state = state
         guard let path = Self.locate(executable) else {
             throw ConfigurationError(description: "\(executable) is not installed: install it with `sudo apt install baresip-core`, or attach to a running baresip with --control HOST:PORT")
         }
         // setpriv (util-linux) gives baresip a parent-death signal: it stops even when the bridge is killed.
         let setpriv = "/usr/bin/setpriv"
-        if FileManager.default.isExecutableFile(atPath: setpriv) {
-            process.executableURL = URL(fileURLWithPath: setpriv)
-            process.arguments = ["--pdeathsig", "TERM", "--", path, "-f", directory.path]
-        } else {
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["-f", directory.path]
-        }
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        process.standardOutput = FileHandle.standardError
-        process.standardError = FileHandle.standardError
+        let argv = access(setpriv, X_OK) == 0 ? [setpriv, "--pdeathsig", "TERM", "--", path, "-f", directory.path] : [path, "-f", directory.path]
         // Started from a thread that lives exactly as long as baresip: the parent-death signal
         // fires when the *thread* that started the child ends, and pool threads come and go.
-        let process = self.process
-        let started = DispatchSemaphore(value: 0)
-        let failure = Mutex<(any Error)?>(nil)
-        Thread.detachNewThread { [weak self] in
-            // Process keeps the spawning thread's signal mask, and Swift's threads block SIGTERM:
-            // baresip would not hear `stop()` nor its parent-death signal. It starts with none blocked.
-            var nothing = sigset_t()
-            sigemptyset(&nothing)
-            pthread_sigmask(SIG_SETMASK, &nothing, nil)
-            do {
-                try process.run()
-            } catch {
-                failure.withLock { $0 = error }
-                started.signal()
-                return
-            }
-            started.signal()
-            process.waitUntilExit()
-            let handler = self?.exitHandler.withLock { $0 }
-            handler?(process.terminationStatus)
+        // Spawn starts it with no signal blocked (Swift's threads block SIGTERM, which baresip
+        // must hear from `stop()` and as its parent-death signal).
+        let started = Mutex<Result<pid_t, SpawnError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let threadStarted = DetachedThread.start {
+            let result = Spawn.start(argv, environment: ProcessInfo.processInfo.environment,
+                                     files: [.open(path: "/dev/null", flags: O_RDONLY, as: 0), .duplicate(2, as: 1)])
+            started.withLock { $0 = result }
+            ready.signal()
+            guard case .success(let child) = result else { return }
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            state.running.withLock { $0 = false }
+            // WEXITSTATUS, or 128 + the signal, as a shell says it.
+            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+            state.exitHandler.withLock { $0 }?(code)
         }
-        started.wait()
-        if let failure = failure.withLock({ $0 }) { throw ConfigurationError(description: "cannot start \(path): \(failure)") }
+        guard threadStarted else { throw ConfigurationError(description: "cannot start \(path): no thread to wait for it") }
+        ready.wait()
+        switch started.withLock({ $0 })! {
+        case .success(let child): pid = child
+        case .failure(let error): throw ConfigurationError(description: "cannot start \(path): \(error)")
+        }
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    private var isRunning: Bool { state.running.withLock { $0 } }
 
     /// Stops baresip (SIGTERM) and waits up to 2 s for it.
     public func stop() {
-        exitHandler.withLock { $0 = nil }
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date(timeIntervalSinceNow: 2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        state.exitHandler.withLock { $0 = nil }
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        if isRunning { kill(pid, SIGKILL) }
     }
 
     /// The executable's path: as given when it has a slash, else the first on PATH; nil when there is none.
     public static func locate(_ executable: String = "baresip") -> String? {
-        if executable.contains("/") { return FileManager.default.isExecutableFile(atPath: executable) ? executable : nil }
+        if executable.contains("/") { return access(executable, X_OK) == 0 ? executable : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(executable)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(executable)" }.first { access($0, X_OK) == 0 }
     }
 
     /// A free TCP port on loopback for `ctrl_tcp`.

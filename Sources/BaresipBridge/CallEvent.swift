@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallKit
+import ScreenText
 
 /// What a baresip event means for a call, as the bridge reports it to MonkeyCall.
 public enum CallEvent: Equatable, Sendable {
@@ -52,7 +54,7 @@ public enum CallEvent: Equatable, Sendable {
 public enum CommandOutput {
     /// The call id in `callstat`'s output (`af=AF_INET id=8c820435bb1acf54`), nil when there is no call.
     public static func callID(fromCallstat text: String) -> String? {
-        guard let range = text.range(of: " id=") else { return nil }
+        guard let range = text.firstRange(of: " id=") else { return nil }
         let id = text[range.upperBound...].prefix { !$0.isWhitespace }
         return id.isEmpty ? nil : String(id)
     }
@@ -64,12 +66,12 @@ public enum CommandOutput {
 
     /// The peer in `callstat`'s output (` peer_uri:   "Bob" <sip:bob@…>`): its URI and display name.
     public static func peer(fromCallstat text: String) -> (uri: String, displayName: String?)? {
-        guard let range = text.range(of: "peer_uri:") else { return nil }
-        let field = text[range.upperBound...].prefix { $0 != "\n" }.trimmingCharacters(in: .whitespaces)
+        guard let range = text.firstRange(of: "peer_uri:") else { return nil }
+        let field = text[range.upperBound...].prefix { $0 != "\n" }.trimmingWhitespace()
         guard let open = field.firstIndex(of: "<"), let close = field[open...].firstIndex(of: ">") else {
             return field.isEmpty ? nil : (field, nil)
         }
-        let name = field[..<open].trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        let name = field[..<open].trimming { $0 == "\"" || $0 == " " }
         return (String(field[field.index(after: open)..<close]), name.isEmpty ? nil : name)
     }
 
@@ -91,7 +93,7 @@ public enum CommandOutput {
 
     public static func lines(fromListcalls text: String) -> [Line] {
         text.split(separator: "\n").compactMap { row -> Line? in
-            guard let open = row.range(of: "[line "), let close = row[open.upperBound...].firstIndex(of: "]"),
+            guard let open = row.firstRange(of: "[line "), let close = row[open.upperBound...].firstIndex(of: "]"),
                   let number = Int(row[open.upperBound..<close]) else { return nil }
             let fields = row[row.index(after: close)...].split(separator: " ")
             // Duration, state, optionally "(on hold)", then the peer.

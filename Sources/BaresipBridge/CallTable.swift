@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallKit
 
 /// One SIP call in baresip that MonkeyCall knows, and what the bridge waits for on it.

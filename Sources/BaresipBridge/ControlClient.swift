@@ -1,4 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import QueueExecutor
+import ScreenText
 #if canImport(Glibc)
 import Glibc
 import Synchronization
@@ -22,7 +25,7 @@ public struct ControlAddress: Equatable, Sendable, CustomStringConvertible {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else {
             throw Invalid(description: "the control address must be HOST:PORT, e.g. 127.0.0.1:4444, got \(text.debugDescription)")
         }
-        let host = text[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = text[..<colon].trimming { $0 == "[" || $0 == "]" }
         guard !host.isEmpty else { throw Invalid(description: "the control address has no host: \(text.debugDescription)") }
         self.init(host: host, port: port)
     }
@@ -74,9 +77,7 @@ public final class ControlClient: Sendable {
 
     /// Starts connecting, on a thread of its own that reads for as long as the client runs.
     public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "monkeycall-baresip.ctrl_tcp"
-        thread.start()
+        DetachedThread.start { [self] in run() }
     }
 
     /// Closes the connection for good.
@@ -128,7 +129,7 @@ public final class ControlClient: Sendable {
                 // Said once per kind of failure, not at every attempt.
                 if text != lastFailure { queue.async { self.onDisconnected(text) } }
                 lastFailure = text
-                Thread.sleep(forTimeInterval: wait)
+                usleep(useconds_t(wait * 1_000_000))
                 wait = min(wait * 2, backoff.last)
                 continue
             }
@@ -170,7 +171,7 @@ public final class ControlClient: Sendable {
                         queue.async { self.onMessage(message) }
                     } catch {
                         // One message we cannot read is skipped; the stream stays in step.
-                        FileHandle.standardError.write(Data("monkeycall-baresip: \(error)\n".utf8))
+                        StandardStream.error.write("monkeycall-baresip: \(error)\n")
                     }
                 }
             } catch {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A command to baresip's `ctrl_tcp`: `{"command": …, "params": "…", "token": …}`.
 /// `params` is always a JSON string: a number there crashes baresip 1.0.
@@ -17,8 +18,10 @@ public struct ControlCommand: Equatable, Sendable {
         var object: [String: String] = ["command": command]
         if let params { object["params"] = params }
         if let token { object["token"] = token }
-        // A dictionary of strings always serialises.
-        let json = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        // A dictionary of strings always encodes.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = try! encoder.encode(object)
         return Netstring.encode(json)
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// The user's SIP account as given on the command line: `sip:alice@example.org`
 /// or `"Alice" <sip:alice@example.org>`, optionally followed by baresip account
@@ -16,7 +18,7 @@ public struct SIPAccount: Equatable, Sendable {
     }
 
     public init(_ text: String) throws {
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(text.trimmingWhitespace())
         var name: String?
         if rest.hasPrefix("\"") {
             guard let close = rest.dropFirst().firstIndex(of: "\"") else {
@@ -60,7 +62,7 @@ public struct SIPAccount: Equatable, Sendable {
     }
 
     public static func dialURI(for handle: String, domain: String?) -> String {
-        let handle = handle.trimmingCharacters(in: .whitespaces)
+        let handle = handle.trimmingWhitespace()
         let lowered = handle.lowercased()
         if lowered.hasPrefix("sip:") || lowered.hasPrefix("sips:") { return handle }
         if handle.contains("@") { return "sip:" + handle }
@@ -74,7 +76,7 @@ public struct SIPAccount: Equatable, Sendable {
     /// The line of baresip's `accounts` file for this account: answered manually, so that
     /// baresip announces every call (`auto` and `early` suppress `CALL_INCOMING`).
     public func accountsLine(password: String?) -> String {
-        var line = displayName.map { "\"\($0.replacingOccurrences(of: "\"", with: ""))\" " } ?? ""
+        var line = displayName.map { "\"\($0.replacing("\"", with: ""))\" " } ?? ""
         line += "<\(uri)>\(parameters)"
         if let password, !password.isEmpty { line += ";auth_pass=\(password)" }
         if !parameters.contains("answermode=") { line += ";answermode=manual" }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A small file replaced whole: written to a temporary file beside it (0600,
@@ -7,13 +7,13 @@ import Glibc
 public enum AtomicFile {
     /// Creates the folder (0700) when it is missing.
     public static func write(_ data: Data, to path: String) throws(DirectoryError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .storageFailed("Cannot create \(folder): \(error.localizedDescription)")
+            throw .storageFailed("Cannot create \(folder): \(errorText(error))")
         }
-        let temporary = "\(folder)/.\((path as NSString).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporary = "\(folder)/.\(URL(fileURLWithPath: path).lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
         var written = 0

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 
 /// The directory file: ready without parsing. A 128-byte header of sixteen
@@ -340,6 +341,15 @@ enum DirectoryFile {
 
 func errorText(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
+}
+
+/// What a failed file operation of FoundationEssentials says to a person: the
+/// system's words for the errno under it (FoundationEssentials has no
+/// `localizedDescription`; its CocoaError prints as a dictionary).
+public func errorText(_ error: any Error) -> String {
+    if let posix = (error as? CocoaError)?.underlying as? POSIXError { return errorText(posix.code.rawValue) }
+    if let posix = error as? POSIXError { return errorText(posix.code.rawValue) }
+    return "\(error)"
 }
 
 extension Directory {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -50,7 +50,7 @@ public final class DirectoryStore {
             // The user's directories are theirs alone: the folder 0700, files 0600.
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .storageFailed("Cannot create \(folder): \(error.localizedDescription)")
+            throw .storageFailed("Cannot create \(folder): \(errorText(error))")
         }
         if let data = FileManager.default.contents(atPath: "\(folder)/\(Self.enabledFileName)") {
             guard let flags = try? JSONDecoder().decode([String: Bool].self, from: data) else {

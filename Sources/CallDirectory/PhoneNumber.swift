@@ -1,3 +1,4 @@
+import ScreenText
 /// Phone handles read as numbers: for directories (country code and digits, an
 /// `Int64`) and for matching handles with each other (the digits as written).
 public enum PhoneNumber {
@@ -54,7 +55,7 @@ public enum PhoneNumber {
         var ext = ""
         for parameter in parameters.split(separator: ";") {
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0].trimmingWhitespace.lowercased() == "ext" else { continue }
+            guard parts.count == 2, parts[0].trimmingWhitespace().lowercased() == "ext" else { continue }
             guard ext.isEmpty, let written = Self.digits(parts[1]), !written.digits.isEmpty, !written.plus else { return nil }
             ext = written.digits
         }
@@ -129,7 +130,7 @@ public struct BlockList: Sendable, Hashable, Codable {
             guard text.utf8.count <= DirectoryLimits.maximumPatternBytes else {
                 throw .invalidArguments("A block list pattern is at most \(DirectoryLimits.maximumPatternBytes) bytes long, not \(text.utf8.count).")
             }
-            let trimmed = text.trimmingWhitespace
+            let trimmed = text.trimmingWhitespace()
             guard !trimmed.isEmpty else { throw .invalidArguments("A block list pattern must not be empty.") }
             // A number with a * anywhere but at the end ('+1*5') would be stored as a literal handle
             // that never matches a call. (A * in another handle, a SIP address, is kept as written.)
@@ -154,7 +155,7 @@ public struct BlockList: Sendable, Hashable, Codable {
             switch self {
             case .number(let digits, let ext):
                 number.map { $0.digits == digits && (ext.isEmpty || $0.extension == ext) } ?? false
-            case .handle(let blocked): handle.trimmingWhitespace.lowercased() == blocked
+            case .handle(let blocked): handle.trimmingWhitespace().lowercased() == blocked
             case .prefix(let digits): number.map { $0.digits.hasPrefix(digits) } ?? false
             }
         }
@@ -180,7 +181,7 @@ public struct BlockList: Sendable, Hashable, Codable {
         guard parsed.count < DirectoryLimits.maximumBlockListPatterns else {
             throw .invalidArguments("The block list is full: it holds at most \(DirectoryLimits.maximumBlockListPatterns) patterns.")
         }
-        patterns.append(pattern.trimmingWhitespace)
+        patterns.append(pattern.trimmingWhitespace())
         parsed.append(parsedPattern)
         known.insert(parsedPattern)
         return true
@@ -209,9 +210,3 @@ public struct BlockList: Sendable, Hashable, Codable {
     }
 }
 
-extension StringProtocol {
-    var trimmingWhitespace: String {
-        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
-        return String(self[first...last])
-    }
-}

@@ -1,12 +1,12 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Recents and Favorites in one SQLite database (WAL, versioned migrations).
-/// Knows nothing of D-Bus. Safe to use from any thread; GRDB serialises writes.
+/// Knows nothing of D-Bus. Safe to use from any thread: one connection, one use at a time.
 /// Each call waits for the disk: a program that must not wait uses it through a `HistoryQueue`.
 public final class CallHistory: Sendable {
-    private let database: DatabaseQueue
+    private let database: Mutex<SQLiteConnection>
     public let path: String
     /// Recents keeps at most this many entries: recording one more drops the oldest.
     public let recentsLimit: Int
@@ -15,11 +15,11 @@ public final class CallHistory: Sendable {
     /// call need not count them: `COUNT(*)` walks an index and looks each page up in the WAL,
     /// 0.5 ms at 100,000 rows, on every call. Trusted only while SQLite's `data_version` is what
     /// it was then (another connection's commit changes it, ours do not); our other writes to
-    /// Recents forget it.
+    /// Recents forget it. Kept under the connection's lock.
     private let knownRows = Mutex<KnownRows?>(nil)
     private struct KnownRows {
         let rows: Int
-        let dataVersion: Int
+        let dataVersion: Int64
     }
 
     /// Opens (creating and migrating as needed) the database at `path`.
@@ -31,90 +31,88 @@ public final class CallHistory: Sendable {
     public init(path: String, busyTimeout: Double = 2, recentsLimit: Int = CallHistory.defaultRecentsLimit) throws {
         precondition(recentsLimit > 0, "Recents keeps at least one entry")
         self.recentsLimit = recentsLimit
+        self.path = path
         // Whom the user called is theirs alone: a new folder is 0700, the files 0600.
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        var configuration = Configuration()
         // Another process holding a lock: wait a little rather than fail at once.
-        configuration.busyMode = .timeout(2)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        database = try DatabaseQueue(path: path, configuration: configuration)
+        let connection = try SQLiteConnection(path: path, busyTimeout: max(busyTimeout, 2))
+        try connection.execute("PRAGMA synchronous = NORMAL")
         // SQLite makes the WAL and shared-memory files with the database's mode: set it first.
         chmod(path, 0o600)
-        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        try connection.execute("PRAGMA journal_mode = WAL")
         for file in [path + "-wal", path + "-shm"] { chmod(file, 0o600) }
-        self.path = path
-        try Self.migrator.migrate(database)
-        try database.write { db in try self.pruneRecents(db) }
-        if busyTimeout < 2 {
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA busy_timeout = \(Int((busyTimeout * 1000).rounded()))") }
-        }
+        try Self.migrate(connection)
+        try connection.transaction(immediate: true) { try Self.pruneRecents(connection, limit: recentsLimit) }
+        if busyTimeout < 2 { connection.setBusyTimeout(busyTimeout) }
+        database = Mutex(connection)
     }
 
     /// Gives back the memory SQLite holds for the connection (its page cache): for a service that
     /// has read what it needs at start and then waits, mostly idle, for the next call.
     public func releaseMemory() {
-        database.releaseMemory()
+        database.withLock { $0.releaseMemory() }
     }
 
-    /// Each schema change is a new migration, never an edit of an old one.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: recents") { db in
-            try db.create(table: "recent") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("callUUID", .text).notNull()
-                t.column("providerName", .text).notNull()
-                t.column("handle", .text).notNull()
-                t.column("handleType", .text).notNull()
-                t.column("callerName", .text).notNull()
-                t.column("outgoing", .boolean).notNull()
-                t.column("status", .text).notNull()
-                t.column("endReason", .text).notNull()
-                t.column("startedAt", .integer).notNull()
-                t.column("connectedAt", .integer).notNull()
-                t.column("endedAt", .integer).notNull()
-                t.column("hasVideo", .boolean).notNull()
-                t.column("seen", .boolean).notNull()
+    /// A read: one statement, or several that need no snapshot of their own.
+    private func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try database.withLock { connection in try body(connection) }
+    }
+
+    /// A write, in a transaction that takes the lock at its start.
+    private func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try database.withLock { connection in try connection.transaction(immediate: true) { try body(connection) } }
+    }
+
+    /// Each schema change is a new migration, never an edit of an old one. Applied migrations are
+    /// listed in `grdb_migrations`, the table GRDB's migrator kept when it made these files.
+    static let migrations: [(identifier: String, sql: String)] = [
+        ("v1: recents", """
+            CREATE TABLE "recent" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "callUUID" TEXT NOT NULL, "providerName" TEXT NOT NULL,
+                "handle" TEXT NOT NULL, "handleType" TEXT NOT NULL, "callerName" TEXT NOT NULL, "outgoing" BOOLEAN NOT NULL,
+                "status" TEXT NOT NULL, "endReason" TEXT NOT NULL, "startedAt" INTEGER NOT NULL, "connectedAt" INTEGER NOT NULL,
+                "endedAt" INTEGER NOT NULL, "hasVideo" BOOLEAN NOT NULL, "seen" BOOLEAN NOT NULL);
+            CREATE INDEX "recent_unseen_missed" ON "recent"("status", "seen");
+            """),
+        ("v2: favorites", """
+            CREATE TABLE "favorite" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "handle" TEXT NOT NULL, "handleType" TEXT NOT NULL,
+                "name" TEXT NOT NULL, "providerName" TEXT NOT NULL);
+            CREATE INDEX "favorite_handle" ON "favorite"("handle");
+            """),
+        // List reads newest first: without this index every page sorts the whole history.
+        ("v3: recents by end time", #"CREATE INDEX "recent_by_end" ON "recent"("endedAt", "id");"#),
+        // Silencing unknown callers asks whether a handle is in Recents: without it, a scan of the table.
+        ("v4: recents by handle", #"CREATE INDEX "recent_by_handle" ON "recent"("handle");"#),
+        // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
+        ("v5: recents by app", #"ALTER TABLE "recent" ADD COLUMN "appID" TEXT NOT NULL DEFAULT '';"#),
+        // Recents are listed and pruned by row id (the order the service recorded them), not by
+        // the end time an app reported: the end-time index has no reader left.
+        ("v6: recents in the order recorded", #"DROP INDEX "recent_by_end";"#),
+    ]
+
+    /// Applies the migrations the file lacks, each in a transaction of its own, up to and
+    /// including `last` (all when nil).
+    static func migrate(_ connection: SQLiteConnection, upTo last: String? = nil) throws {
+        try connection.execute(#"CREATE TABLE IF NOT EXISTS "grdb_migrations" ("identifier" TEXT NOT NULL PRIMARY KEY)"#)
+        var applied = Set<String>()
+        try connection.query(#"SELECT "identifier" FROM "grdb_migrations""#) { row in
+            applied.insert(row.text(0))
+            return true
+        }
+        for migration in migrations {
+            if !applied.contains(migration.identifier) {
+                try connection.transaction(immediate: true) {
+                    try connection.execute(migration.sql)
+                    try connection.run(#"INSERT INTO "grdb_migrations" ("identifier") VALUES (?)"#, [.text(migration.identifier)])
+                }
             }
-            try db.create(index: "recent_unseen_missed", on: "recent", columns: ["status", "seen"])
+            if migration.identifier == last { return }
         }
-        migrator.registerMigration("v2: favorites") { db in
-            try db.create(table: "favorite") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("handle", .text).notNull()
-                t.column("handleType", .text).notNull()
-                t.column("name", .text).notNull()
-                t.column("providerName", .text).notNull()
-            }
-            try db.create(index: "favorite_handle", on: "favorite", columns: ["handle"])
-        }
-        migrator.registerMigration("v3: recents by end time") { db in
-            // List reads newest first: without this index every page sorts the whole history.
-            try db.create(index: "recent_by_end", on: "recent", columns: ["endedAt", "id"])
-        }
-        migrator.registerMigration("v4: recents by handle") { db in
-            // Silencing unknown callers asks whether a handle is in Recents: without it, a scan of the table.
-            try db.create(index: "recent_by_handle", on: "recent", columns: ["handle"])
-        }
-        migrator.registerMigration("v5: recents by app") { db in
-            // The sandboxed app behind the call's provider; "" for a host app and for every call recorded before.
-            try db.alter(table: "recent") { t in t.add(column: "appID", .text).notNull().defaults(to: "") }
-        }
-        migrator.registerMigration("v6: recents in the order recorded") { db in
-            // Recents are listed and pruned by row id (the order the service recorded them), not by
-            // the end time an app reported: the end-time index has no reader left.
-            try db.drop(index: "recent_by_end")
-        }
-        return migrator
     }
 
     /// Only the first migration: lets tests build a database of the previous schema.
     static func migrateToFirstVersion(_ path: String) throws {
-        let queue = try DatabaseQueue(path: path)
-        try migrator.migrate(queue, upTo: "v1: recents")
+        try migrate(SQLiteConnection(path: path, busyTimeout: 2), upTo: "v1: recents")
     }
 
     // MARK: Recents
@@ -122,140 +120,161 @@ public final class CallHistory: Sendable {
     /// Records a call; returns it with its id.
     @discardableResult
     public func record(_ entry: RecentCall) throws -> RecentCall {
-        try database.write { db in try insertRecent(entry, db) }
+        try database.withLock { connection in try recordCountingRows(entry, connection) }
     }
 
     /// Records `entry` as `record` does and counts the unseen missed calls after it, in the same
     /// transaction. The service needs both for every call that ends: a read transaction of its
     /// own for the count cost as much as the write.
     public func recordCountingMissed(_ entry: RecentCall) throws -> (entry: RecentCall, missedCount: Int) {
-        try database.write { db in (try insertRecent(entry, db), try Self.missedCount(db)) }
+        var missed = 0
+        let recorded = try database.withLock { connection in
+            try recordCountingRows(entry, connection) { missed = try Self.missedCount(connection) }
+        }
+        return (recorded, missed)
     }
 
-    /// In a write: inserts the entry and drops the oldest past the limit, counting the entries
-    /// only when `knownRows` cannot say.
-    private func insertRecent(_ entry: RecentCall, _ db: Database) throws -> RecentCall {
+    /// In a write of its own: inserts the entry (then runs `also`) and drops the oldest past the
+    /// limit, counting the entries only when `knownRows` cannot say; the count is kept once the
+    /// transaction commits (a rollback keeps the old one).
+    private func recordCountingRows(_ entry: RecentCall, _ connection: SQLiteConnection, also: () throws -> Void = {}) throws -> RecentCall {
+        let (inserted, rows, version) = try connection.transaction(immediate: true) {
+            let inserted = try Self.insert(entry, connection)
+            let version = try connection.integer("PRAGMA data_version")
+            let known = knownRows.withLock { $0 }.flatMap { $0.dataVersion == version ? $0.rows : nil }
+            let rows = try Self.pruneRecents(connection, limit: recentsLimit, rows: known.map { $0 + 1 })
+            try also()
+            return (inserted, rows, version)
+        }
+        knownRows.withLock { $0 = KnownRows(rows: rows, dataVersion: version) }
+        return inserted
+    }
+
+    private static func insert(_ entry: RecentCall, _ connection: SQLiteConnection) throws -> RecentCall {
+        try connection.run("""
+            INSERT INTO recent (callUUID, providerName, handle, handleType, callerName, outgoing, status, endReason,
+                                startedAt, connectedAt, endedAt, hasVideo, seen, appID) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, entry.insertedValues)
         var entry = entry
-        try entry.insert(db)
-        let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))!
-        let known = knownRows.withLock { $0 }.flatMap { $0.dataVersion == version ? $0.rows : nil }
-        let rows = try pruneRecents(db, rows: known.map { $0 + 1 })
-        // GRDB runs one write at a time, and this before the next one; a rollback keeps the old count.
-        db.afterNextTransaction { [self] _ in knownRows.withLock { $0 = KnownRows(rows: rows, dataVersion: version) } }
+        entry.id = connection.lastInsertedRowID
         return entry
     }
 
     /// Records many calls in one transaction (an import, or a benchmark's history).
     public func recordAll(_ entries: [RecentCall]) throws {
-        try changeRecents { db in
-            for var entry in entries { try entry.insert(db) }
-            try pruneRecents(db)
+        try changeRecents { connection in
+            for entry in entries { _ = try Self.insert(entry, connection) }
+            try Self.pruneRecents(connection, limit: recentsLimit)
         }
     }
 
-    /// Drops the oldest entries (last in `recents` order) past `recentsLimit`, in the write's
-    /// transaction, and returns how many are left. `rows`: how many there are, when known;
-    /// else they are counted. Cached statements: SQLite parses each once.
+    /// Drops the oldest entries (first by row id) past `limit`, in the write's transaction, and
+    /// returns how many are left. `rows`: how many there are, when known; else they are counted.
     @discardableResult
-    private func pruneRecents(_ db: Database, rows known: Int? = nil) throws -> Int {
-        let rows = try known ?? Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM recent"))!
-        let excess = rows - recentsLimit
+    private static func pruneRecents(_ connection: SQLiteConnection, limit: Int, rows known: Int? = nil) throws -> Int {
+        let rows = try known ?? Int(connection.integer("SELECT COUNT(*) FROM recent"))
+        let excess = rows - limit
         guard excess > 0 else { return rows }
-        try db.cachedStatement(sql: "DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY id LIMIT ?)").execute(arguments: [excess])
-        return recentsLimit
+        try connection.run("DELETE FROM recent WHERE id IN (SELECT id FROM recent ORDER BY id LIMIT ?)", [.integer(Int64(excess))])
+        return limit
     }
 
     /// A write to Recents other than a record: the entries are counted afresh after it.
-    private func changeRecents<T>(_ change: (Database) throws -> T) throws -> T {
-        try database.write { db in
+    private func changeRecents<T: Sendable>(_ change: (SQLiteConnection) throws -> T) throws -> T {
+        try write { connection in
             knownRows.withLock { $0 = nil }
-            return try change(db)
+            return try change(connection)
         }
+    }
+
+    private func fetchRecents(_ sql: String, _ values: [SQLiteValue], _ connection: SQLiteConnection) throws -> [RecentCall] {
+        var entries: [RecentCall] = []
+        try connection.query(sql, values) { row in
+            entries.append(try RecentCall(row: row))
+            return true
+        }
+        return entries
     }
 
     /// Newest first: in the order the service recorded them (the row id), never by a time an app
     /// reported, which could keep an entry "newest" for ever.
     public func recents(limit: Int, offset: Int = 0, missedOnly: Bool = false) throws -> [RecentCall] {
-        try database.read { db in
-            var request = RecentCall.order(Column("id").desc)
-            if missedOnly { request = request.filter(Column("status") == RecentCall.Status.missed.rawValue) }
-            return try request.limit(limit, offset: offset).fetchAll(db)
+        try read { connection in
+            let filter = missedOnly ? "WHERE status = 'missed' " : ""
+            return try fetchRecents("SELECT \(RecentCall.columns) FROM recent \(filter)ORDER BY id DESC LIMIT ? OFFSET ?",
+                                    [.integer(Int64(limit)), .integer(Int64(offset))], connection)
         }
     }
 
     public func recent(id: Int64) throws -> RecentCall? {
-        try database.read { db in try RecentCall.fetchOne(db, key: id) }
+        try read { connection in try fetchRecents("SELECT \(RecentCall.columns) FROM recent WHERE id = ?", [.integer(id)], connection).first }
     }
 
     /// True when an entry was deleted.
     @discardableResult
     public func deleteRecent(id: Int64) throws -> Bool {
-        try changeRecents { db in try RecentCall.deleteOne(db, key: id) }
+        try changeRecents { connection in
+            try connection.run("DELETE FROM recent WHERE id = ?", [.integer(id)])
+            return connection.changes > 0
+        }
     }
 
     /// Deletes the entry and returns it; nil when there was none.
     public func removeRecent(id: Int64) throws -> RecentCall? {
-        try changeRecents { db in
-            guard let entry = try RecentCall.fetchOne(db, key: id) else { return nil }
-            try entry.delete(db)
+        try changeRecents { connection in
+            guard let entry = try fetchRecents("SELECT \(RecentCall.columns) FROM recent WHERE id = ?", [.integer(id)], connection).first else { return nil }
+            try connection.run("DELETE FROM recent WHERE id = ?", [.integer(id)])
             return entry
         }
     }
 
     public func clearRecents() throws {
-        _ = try changeRecents { db in try RecentCall.deleteAll(db) }
+        try changeRecents { connection in try connection.run("DELETE FROM recent") }
     }
 
     public func markAllSeen() throws {
-        try database.write { db in try db.execute(sql: "UPDATE recent SET seen = 1 WHERE seen = 0") }
+        try write { connection in try connection.run("UPDATE recent SET seen = 1 WHERE seen = 0") }
     }
 
     /// Every call recorded.
     public func recentsCount() throws -> Int {
-        try database.read { db in try RecentCall.fetchCount(db) }
+        try read { connection in try Int(connection.integer("SELECT COUNT(*) FROM recent")) }
     }
 
     /// Missed calls not yet seen.
     public func missedCount() throws -> Int {
-        try database.read { db in try Self.missedCount(db) }
+        try read { connection in try Self.missedCount(connection) }
     }
 
-    private static func missedCount(_ db: Database) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM recent WHERE status = ? AND seen = 0"), arguments: [RecentCall.Status.missed.rawValue])!
+    private static func missedCount(_ connection: SQLiteConnection) throws -> Int {
+        try Int(connection.integer("SELECT COUNT(*) FROM recent WHERE status = ? AND seen = 0", [.text(RecentCall.Status.missed.rawValue)]))
     }
 
     /// Whether this handle has called or been called before (for silencing unknown callers).
     public func knows(handle: String) throws -> Bool {
-        try database.read { db in try RecentCall.filter(Column("handle") == handle).fetchCount(db) > 0 }
+        try read { connection in try connection.integer("SELECT EXISTS (SELECT 1 FROM recent WHERE handle = ?)", [.text(handle)]) != 0 }
     }
 
     /// Distinct handles of the latest calls, newest first: at most `limit` of them, from at
     /// most `rows` entries (read newest first by row id, stopping early).
     public func recentHandles(limit: Int, rows: Int) throws -> [String] {
-        try database.read { db in
-            var seen = Set<String>()
-            var handles: [String] = []
-            let cursor = try String.fetchCursor(db, sql: "SELECT handle FROM recent ORDER BY id DESC LIMIT ?", arguments: [rows])
-            while handles.count < limit, let handle = try cursor.next() {
-                if seen.insert(handle).inserted { handles.append(handle) }
-            }
-            return handles
-        }
+        try recentPeople(limit: limit, rows: rows).map(\.handle)
     }
 
     /// As `recentHandles`, with what each handle's latest call knew of it: its type, the name
     /// shown, and the app that placed or took it.
     public func recentPeople(limit: Int, rows: Int) throws -> [RecentPerson] {
-        try database.read { db in
+        try read { connection in
             var seen = Set<String>()
             var people: [RecentPerson] = []
-            let cursor = try Row.fetchCursor(db, sql: "SELECT handle, handleType, callerName, providerName, appID FROM recent ORDER BY id DESC LIMIT ?",
-                                             arguments: [rows])
-            while people.count < limit, let row = try cursor.next() {
-                let handle: String = row[0]
+            guard limit > 0 else { return people }
+            try connection.query("SELECT handle, handleType, callerName, providerName, appID FROM recent ORDER BY id DESC LIMIT ?",
+                                 [.integer(Int64(rows))]) { row in
+                let handle = row.text(0)
                 if seen.insert(handle).inserted {
-                    people.append(RecentPerson(handle: handle, handleType: row[1], callerName: row[2], providerName: row[3], appID: row[4]))
+                    people.append(RecentPerson(handle: handle, handleType: row.text(1), callerName: row.text(2), providerName: row.text(3), appID: row.text(4)))
                 }
+                return people.count < limit
             }
             return people
         }
@@ -265,33 +284,56 @@ public final class CallHistory: Sendable {
 
     @discardableResult
     public func addFavorite(_ favorite: Favorite) throws -> Favorite {
-        try database.write { db in
+        try write { connection in
+            try connection.run("INSERT INTO favorite (handle, handleType, name, providerName) VALUES (?, ?, ?, ?)",
+                               [.text(favorite.handle), .text(favorite.handleType), .text(favorite.name), .text(favorite.providerName)])
             var favorite = favorite
-            try favorite.insert(db)
+            favorite.id = connection.lastInsertedRowID
             return favorite
         }
     }
 
     @discardableResult
     public func removeFavorite(id: Int64) throws -> Bool {
-        try database.write { db in try Favorite.deleteOne(db, key: id) }
+        try write { connection in
+            try connection.run("DELETE FROM favorite WHERE id = ?", [.integer(id)])
+            return connection.changes > 0
+        }
+    }
+
+    private func fetchFavorites(_ sql: String, _ values: [SQLiteValue] = []) throws -> [Favorite] {
+        try read { connection in
+            var favorites: [Favorite] = []
+            try connection.query(sql, values) { row in
+                favorites.append(Favorite(row: row))
+                return true
+            }
+            return favorites
+        }
     }
 
     public func favorites() throws -> [Favorite] {
-        try database.read { db in try Favorite.order(Column("name"), Column("id")).fetchAll(db) }
+        try fetchFavorites("SELECT \(Favorite.columns) FROM favorite ORDER BY name, id")
     }
 
     public func favorite(id: Int64) throws -> Favorite? {
-        try database.read { db in try Favorite.fetchOne(db, key: id) }
+        try fetchFavorites("SELECT \(Favorite.columns) FROM favorite WHERE id = ?", [.integer(id)]).first
     }
 
     /// The name of the favorite with this handle, if any.
     public func favoriteName(for handle: String) throws -> String? {
-        try database.read { db in try Favorite.filter(Column("handle") == handle).order(Column("id")).fetchOne(db)?.name }
+        try fetchFavorites("SELECT \(Favorite.columns) FROM favorite WHERE handle = ? ORDER BY id LIMIT 1", [.text(handle)]).first?.name
     }
 
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
-        try database.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+        try read { connection in
+            var result = ""
+            try connection.query("PRAGMA integrity_check") { row in
+                result = row.text(0)
+                return false
+            }
+            return result
+        }
     }
 }

@@ -1,5 +1,4 @@
 import Dispatch
-import GRDB
 import QueueExecutor
 
 /// The database's own executor: every use of a `CallHistory` runs on one
@@ -150,8 +149,7 @@ public actor HistoryQueue {
 
     /// Whether SQLite refused for another connection's lock: worth trying again.
     public nonisolated static func isBusy(_ error: any Error) -> Bool {
-        guard let error = error as? DatabaseError else { return false }
-        return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+        (error as? SQLiteError)?.isBusy ?? false
     }
 
     // MARK: The line
@@ -226,7 +224,7 @@ public actor HistoryQueue {
     /// Requests that have waited `patience` for the lock give up, wherever they are in the line.
     private func expireRequests() {
         let now = DispatchTime.now()
-        let error = lastBusy ?? DatabaseError(resultCode: .SQLITE_BUSY)
+        let error = lastBusy ?? SQLiteError(code: 5 /* SQLITE_BUSY */, message: "database is locked")
         line.removeAll { job in
             guard job.kind == .request, job.deadline <= now else { return false }
             job.fail(error)

@@ -1,18 +1,5 @@
-import GRDB
-
-/// A record whose id is the row id SQLite gives it: set on insert.
-public protocol RowIDRecord: MutablePersistableRecord {
-    var id: Int64? { get set }
-}
-
-extension RowIDRecord {
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-}
-
 /// One call in Recents.
-public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, RowIDRecord {
-    public static let databaseTableName = "recent"
-
+public struct RecentCall: Codable, Equatable, Sendable {
     public enum Status: String, Codable, Sendable, CaseIterable {
         case answered, missed, declined, blocked, filtered, failed, cancelled
     }
@@ -54,28 +41,31 @@ public struct RecentCall: Codable, Equatable, Sendable, FetchableRecord, RowIDRe
         self.appID = appID
     }
 
-    /// Rows are read by position, in this order: a page of Recents is read on
-    /// every List, and Codable's decoding by name took longer than the query.
-    public static var databaseSelection: [any SQLSelectable] { [
-        Column("id"), Column("callUUID"), Column("providerName"), Column("handle"), Column("handleType"), Column("callerName"),
-        Column("outgoing"), Column("status"), Column("endReason"), Column("startedAt"), Column("connectedAt"), Column("endedAt"),
-        Column("hasVideo"), Column("seen"), Column("appID"),
-    ] }
+    /// The columns read, in the order `init(row:)` reads them by position: a page of Recents is
+    /// read on every List, and decoding by name took longer than the query.
+    static let columns = "id, callUUID, providerName, handle, handleType, callerName, outgoing, status, endReason, startedAt, connectedAt, endedAt, hasVideo, seen, appID"
 
-    public init(row: Row) throws {
-        guard let status = Status(rawValue: row[7]) else {
-            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "unknown Recents status '\(row[7] as String)'")
+    init(row: SQLiteConnection.Row) throws(SQLiteError) {
+        let statusText = row.text(7)
+        guard let status = Status(rawValue: statusText) else {
+            throw SQLiteError(code: 11 /* SQLITE_CORRUPT */, message: "unknown Recents status '\(statusText)'")
         }
-        self.init(id: row[0], callUUID: row[1], providerName: row[2], handle: row[3], handleType: row[4], callerName: row[5],
-                  outgoing: row[6], status: status, endReason: row[8], startedAt: row[9], connectedAt: row[10], endedAt: row[11],
-                  hasVideo: row[12], seen: row[13], appID: row[14])
+        self.init(id: row.integer(0), callUUID: row.text(1), providerName: row.text(2), handle: row.text(3), handleType: row.text(4),
+                  callerName: row.text(5), outgoing: row.bool(6), status: status, endReason: row.text(8),
+                  startedAt: UInt64(clamping: row.integer(9)), connectedAt: UInt64(clamping: row.integer(10)),
+                  endedAt: UInt64(clamping: row.integer(11)), hasVideo: row.bool(12), seen: row.bool(13), appID: row.text(14))
+    }
+
+    /// The values of `INSERT INTO recent (callUUID, …, appID)`, in that order.
+    var insertedValues: [SQLiteValue] {
+        [.text(callUUID), .text(providerName), .text(handle), .text(handleType), .text(callerName), .integer(outgoing ? 1 : 0),
+         .text(status.rawValue), .text(endReason), .integer(Int64(clamping: startedAt)), .integer(Int64(clamping: connectedAt)),
+         .integer(Int64(clamping: endedAt)), .integer(hasVideo ? 1 : 0), .integer(seen ? 1 : 0), .text(appID)]
     }
 }
 
 /// A person the user calls often: names callers and lets them through Do Not Disturb.
-public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, RowIDRecord {
-    public static let databaseTableName = "favorite"
-
+public struct Favorite: Codable, Equatable, Sendable {
     public var id: Int64?
     public var handle: String
     public var handleType: String
@@ -88,6 +78,12 @@ public struct Favorite: Codable, Equatable, Sendable, FetchableRecord, RowIDReco
         self.handleType = handleType
         self.name = name
         self.providerName = providerName
+    }
+
+    static let columns = "id, handle, handleType, name, providerName"
+
+    init(row: SQLiteConnection.Row) {
+        self.init(id: row.integer(0), handle: row.text(1), handleType: row.text(2), name: row.text(3), providerName: row.text(4))
     }
 }
 

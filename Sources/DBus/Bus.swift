@@ -101,7 +101,8 @@ extension Connection {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The handlers waiting for names to leave the bus; lives on the connection's queue.
 struct NameWatches {

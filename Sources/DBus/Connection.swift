@@ -1,7 +1,8 @@
-import Dispatch
-import Foundation
-import Synchronization
 internal import CDBus
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Synchronization
 
 /// A private connection to a message bus, driven by a serial dispatch queue.
 ///

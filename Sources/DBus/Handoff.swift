@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Hands a result made on one thread (a connection's queue, a thread of its own) to the task that

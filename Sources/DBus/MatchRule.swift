@@ -27,7 +27,7 @@ public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
         var parts: [String] = []
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
-            parts.append("\(key)='\(value.replacingOccurrences(of: "'", with: "'\\''"))'")
+            parts.append("\(key)='\(value.replacing("'", with: "'\\''"))'")
         }
         switch type {
         case .signal?: add("type", "signal")

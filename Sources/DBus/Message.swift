@@ -47,7 +47,7 @@ public final class Message: @unchecked Sendable {
     public func makeErrorReply(_ error: DBusError) -> Message? {
         // libdbus aborts on an invalid error name: fall back to Failed rather than crash.
         let name = (try? Names.validateErrorName(error.name)) != nil ? error.name : DBusError.Name.failed
-        let text = error.message.replacingOccurrences(of: "\0", with: "")
+        let text = error.message.replacing("\0", with: "")
         return dbus_message_new_error(pointer, name, text).map(Message.init(taking:))
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// What the message bus knows about the process behind a connection
@@ -24,7 +24,7 @@ extension PeerCredentials {
     public static func processID(ofPidFD fd: UnixFD) -> Int32? {
         guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(fd.rawValue)", encoding: .utf8) else { return nil }
         for line in info.split(separator: "\n") where line.hasPrefix("Pid:") {
-            if let pid = Int32(line.dropFirst(4).trimmingCharacters(in: .whitespaces)), pid > 0 { return pid }
+            if let pid = Int32(line.dropFirst(4).filter { !$0.isWhitespace }), pid > 0 { return pid }
         }
         return nil
     }

@@ -1,6 +1,7 @@
-import GLibLoop
 import CLibnotify
-import Foundation
+import FoundationEssentials
+import GLibLoop
+import Glibc
 import Logging
 
 /// A Do Not Disturb switch of the desktop that the service follows.

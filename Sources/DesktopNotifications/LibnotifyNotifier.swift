@@ -1,6 +1,7 @@
-import GLibLoop
 import CLibnotify
-import Foundation
+import FoundationEssentials
+import GLibLoop
+import Glibc
 import Logging
 import OrderedCollections
 import ScreenText
@@ -28,7 +29,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// nothing for one already withdrawn, and at most `waitingLimit` of them: past that the
     /// oldest waiting are dropped. A soak of 500 calls a second with no server held every call's
     /// notifications here, 5 KB a call, for as long as it ran.
-    private let requests = NSLock()
+    private let requests = Mutex(())
     /// Oldest first: a key posted again moves to the end.
     private var waiting: OrderedDictionary<String, Request> = [:]
     private var generation: UInt64 = 0
@@ -53,7 +54,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     public func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
         let key = notification.key
-        let (mine, firstDrop): (UInt64, Bool) = requests.withLock {
+        let (mine, firstDrop): (UInt64, Bool) = requests.withLock { _ in
             generation += 1
             waiting.removeValue(forKey: key)
             waiting[key] = Request(generation: generation, notification: notification, onEvent: onEvent)
@@ -68,7 +69,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         // The loop carries only the key: the notification waits in `waiting`, where it can be dropped.
         loop.perform {
-            let request: Request? = self.requests.withLock {
+            let request: Request? = self.requests.withLock { _ in
                 guard self.waiting[key]?.generation == mine else { return nil }
                 return self.waiting.removeValue(forKey: key)
             }
@@ -78,7 +79,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func withdraw(_ key: String) {
-        requests.withLock { _ = waiting.removeValue(forKey: key) }
+        requests.withLock { _ in _ = waiting.removeValue(forKey: key) }
         loop.perform {
             self.handlers[key] = nil
             self.actedOn.remove(key)
@@ -91,7 +92,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     }
 
     public func serverVanished() {
-        requests.withLock { waiting = [:] }
+        requests.withLock { _ in waiting = [:] }
         loop.perform {
             for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
             self.shown = [:]

@@ -1,5 +1,7 @@
 internal import CGLib
-import Foundation
+import FoundationEssentials
+import Glibc
+import Synchronization
 
 /// A GLib main loop on a thread of its own. libnotify (GDBus underneath)
 /// delivers its signals in the main context where its proxy was made, and
@@ -31,14 +33,14 @@ public final class GLibLoop: @unchecked Sendable {
     /// GLib hands `work` to its thread under locks of its own, futexes that
     /// ThreadSanitizer does not see. Taking this one on both sides as well shows it
     /// what is so: all the caller did before `perform` happens before `work` runs.
-    private static let handOver = NSLock()
+    private static let handOver = Mutex(())
 
     /// Runs `work` on the loop's thread, in order.
     public func perform(_ work: @escaping () -> Void) {
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
-        Self.handOver.withLock {}
+        Self.handOver.withLock { _ in }
         g_main_context_invoke_full(context, 0, { data in
-            GLibLoop.handOver.withLock {}
+            GLibLoop.handOver.withLock { _ in }
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
@@ -48,10 +50,10 @@ public final class GLibLoop: @unchecked Sendable {
     /// before then, none after).
     public func perform(afterMilliseconds milliseconds: UInt32, _ work: @escaping () -> Void) {
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
-        Self.handOver.withLock {}
+        Self.handOver.withLock { _ in }
         let source = g_timeout_source_new(milliseconds)
         g_source_set_callback(source, { data in
-            GLibLoop.handOver.withLock {}
+            GLibLoop.handOver.withLock { _ in }
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })

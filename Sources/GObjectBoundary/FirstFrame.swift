@@ -1,5 +1,7 @@
 import CGtk
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// For the bench and the tests: with `MONKEYCALL_PHONE_REPORT_FRAME` set, one line on stdout,
 /// "first frame MS" (CLOCK_MONOTONIC, milliseconds), when a window first draws: the Phone app's
@@ -19,7 +21,7 @@ public enum FirstFrame {
                 reported = true
                 var time = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &time)
-                FileHandle.standardOutput.write(Data("first frame \(Int(time.tv_sec) * 1000 + Int(time.tv_nsec) / 1_000_000)\n".utf8))
+                StandardStream.output.write("first frame \(Int(time.tv_sec) * 1000 + Int(time.tv_nsec) / 1_000_000)\n")
             }
         }
     }

@@ -247,7 +247,8 @@ extension Telephony1 {
                     try self.init(entries: entries)
                 } catch {
                     // Named by the action's kind rather than "action".
-                    throw DBusError.invalidArgs(error.message.replacingOccurrences(of: Self.context, with: context, options: .anchored))
+                    let message = error.message
+                    throw DBusError.invalidArgs(message.hasPrefix(Self.context) ? context + message.dropFirst(Self.context.count) : message)
                 }
             }
 

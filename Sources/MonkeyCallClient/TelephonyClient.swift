@@ -1,5 +1,6 @@
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 
 /// A typed client of `org.monkeycall.Telephony1`: the contract's methods and properties through

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Conversions between Swift values and the API's forms.
 enum APIValue {

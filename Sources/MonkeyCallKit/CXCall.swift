@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 
 /// A call as an observer sees it (CallKit's `CXCall`): a snapshot, replaced on each change.
 public final class CXCall: Sendable, Equatable, CustomStringConvertible {

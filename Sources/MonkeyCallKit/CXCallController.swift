@@ -1,5 +1,7 @@
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 
 /// Asks the service to perform the user's actions (CallKit's

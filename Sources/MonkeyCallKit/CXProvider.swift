@@ -1,5 +1,7 @@
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 import Synchronization
 

@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 import Synchronization
 
 /// How a provider presents itself to the desktop and what it supports

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 /// What a provider tells its app, on the queue the app chose
 /// (CallKit's `CXProviderDelegate`).
 ///

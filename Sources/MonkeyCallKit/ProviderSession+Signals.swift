@@ -1,5 +1,6 @@
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 
 /// The signals the service sends the provider, turned into delegate calls.

@@ -1,6 +1,7 @@
 import DBus
-import Foundation
+import FoundationEssentials
 import Glibc
+import ScreenText
 
 /// The app behind a bus connection: a host (unsandboxed) program, or a sandboxed app with the
 /// identity its sandbox gives it. A connection's app never changes.
@@ -52,22 +53,30 @@ public enum PeerApp: CallerIdentity, Hashable {
             if errno == ENOENT { return nil }
             throw DBusError.failed("cannot read the sandbox information of process \(pid): \(String(cString: strerror(errno)))")
         }
-        let handle = FileHandle(fileDescriptor: file, closeOnDealloc: true)
+        defer { close(file) }
         // A keyfile of a few hundred bytes; more than 64 KiB is not a .flatpak-info.
-        let data = try handle.read(upToCount: 65_536) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        var data = [UInt8](repeating: 0, count: 65_536)
+        var filled = 0
+        while filled < data.count {
+            let n = data.withUnsafeMutableBytes { read(file, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw DBusError.failed("cannot read the sandbox information of process \(pid): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            filled += n
+        }
+        return String(decoding: data[..<filled], as: UTF8.self)
     }
 
     /// `name=` in the `[Application]` group of a keyfile; nil when absent or not a valid app id.
     static func flatpakAppID(fromInfo info: String) -> String? {
         var group = ""
         for rawLine in info.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 group = String(line.dropFirst().dropLast())
             } else if group == "Application", let equals = line.firstIndex(of: "="),
-                      line[..<equals].trimmingCharacters(in: .whitespaces) == "name" {
-                let id = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                      line[..<equals].trimmingWhitespace() == "name" {
+                let id = line[line.index(after: equals)...].trimmingWhitespace()
                 return isValidAppID(id) ? id : nil
             }
         }

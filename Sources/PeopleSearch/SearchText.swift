@@ -1,5 +1,7 @@
 import AddressBook
-import Foundation
+import CGLib
+import FoundationEssentials
+import Glibc
 
 /// Text as search compares it: names folded to lower case without accents, in words; numbers as
 /// their digits.
@@ -27,18 +29,17 @@ public enum SearchText {
             }
             return String(decoding: out, as: UTF8.self)
         }
-        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-        for scalar in folded.unicodeScalars {
+        for scalar in folded(text).unicodeScalars {
             if let replacement = letters[scalar] {
                 for byte in replacement.utf8 { append(byte) }
                 continue
             }
             let properties = scalar.properties
             if scalar == "'" || scalar == "\u{2019}" || scalar == "\u{02BC}" { continue }
-            // Marks that folding left (a script's vowel signs) belong to their letter.
+            // Accents are off; other marks (a script's vowel signs) belong to their letter.
+            if isDiacritic(scalar) { continue }
             if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .nonspacingMark
                 || properties.generalCategory == .spacingMark {
-                if properties.generalCategory == .nonspacingMark, properties.canonicalCombiningClass.rawValue != 0, isLatin(out.last) { continue }
                 if let value = properties.numericType == .decimal ? properties.numericValue : nil, let digit = Int(exactly: value) {
                     append(UInt8(ascii: "0") + UInt8(digit))
                     continue
@@ -51,7 +52,25 @@ public enum SearchText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func isLatin(_ byte: UInt8?) -> Bool { byte.map { $0 < 0x80 } ?? false }
+    /// Case folded, then in compatibility decomposition (NFKD) by GLib, already in the daemon:
+    /// "Ǻ" → "a" + ring + acute, "Ｆ" → "f", "ﬁ" → "fi". Foundation's `folding(options:)` would do it
+    /// through ICU, 38 MB of data in every program (issue 44).
+    private static func folded(_ text: String) -> String {
+        guard let lower = g_utf8_casefold(text, -1) else { return text }
+        defer { g_free(lower) }
+        guard let decomposed = g_utf8_normalize(lower, -1, G_NORMALIZE_ALL) else { return String(cString: lower) }
+        defer { g_free(decomposed) }
+        return String(cString: decomposed)
+    }
+
+    /// The combining accents (the Unicode blocks of combining diacritical marks): what
+    /// decomposition leaves of "é", "ễ", "й" beside their letter.
+    private static func isDiacritic(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0300...0x036F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F: true
+        default: false
+        }
+    }
 
     /// Latin letters that folding keeps (they are letters of their own, not accented ones) but that
     /// a person types without: "Łukasz" is found by "lukasz".

@@ -1,5 +1,6 @@
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
 import MonkeyCallClient

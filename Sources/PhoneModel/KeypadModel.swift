@@ -1,8 +1,10 @@
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
 import MonkeyCallClient
+import ScreenText
 
 /// An app that can place a call from the keypad.
 public struct CallingApp: Equatable, Sendable {
@@ -57,12 +59,12 @@ public final class KeypadModel {
 
     /// `tel:+1-408-555-0142;ext=2` → `+1-408-555-0142`; other text as it is, trimmed.
     public nonisolated static func number(fromText text: String) -> String {
-        var value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var value = text.trimmingWhitespace()
         if value.lowercased().hasPrefix("tel:") {
             value = String(value.dropFirst(4))
             if value.hasPrefix("//") { value = String(value.dropFirst(2)) }
             if let parameters = value.firstIndex(where: { $0 == ";" || $0 == "?" }) { value = String(value[..<parameters]) }
-            value = value.removingPercentEncoding ?? value
+            value = ScreenText.percentDecoded(value) ?? value
         }
         return value.filter { !$0.isNewline }
     }

@@ -1,6 +1,7 @@
 internal import CCanberra
-import Foundation
+import FoundationEssentials
 import GLibLoop
+import Glibc
 import Logging
 
 /// A ringtone: one sound looped through the session's sound server (PulseAudio, or PipeWire's

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 public enum DTMFType: String, CaseIterable, Hashable, Sendable {
     case singleTone = "single-tone"

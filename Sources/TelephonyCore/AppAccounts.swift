@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What each app uses of the shared tables, so that limits are counted per app rather than for
 /// everyone at once: one app filling the pending transactions must not make the user's Answer fail.
@@ -49,7 +50,7 @@ extension Switchboard {
         }
         if requests.contains(where: { if case .start = $0.kind { true } else { false } }) {
             try take(from: \.starts, account, capacity: limits.outgoingCallBurst, perSecond: limits.outgoingCallsPerSecond,
-                     what: "starts outgoing calls too fast; the limit is \(limits.outgoingCallBurst) at once, then \(String(format: "%g", limits.outgoingCallsPerSecond)) per second")
+                     what: "starts outgoing calls too fast; the limit is \(limits.outgoingCallBurst) at once, then \(Figures.plain(limits.outgoingCallsPerSecond)) per second")
         }
     }
 
@@ -94,7 +95,7 @@ extension Switchboard {
         var bucket = accounts[keyPath: buckets][account] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
         defer { accounts[keyPath: buckets][account] = bucket }
         guard bucket.take(at: now) else {
-            throw .limitsExceeded("\(account) \(what) (the next in \(String(format: "%.2f", bucket.secondsUntilNextToken(at: now))) s).")
+            throw .limitsExceeded("\(account) \(what) (the next in \(Figures.twoDecimals(bucket.secondsUntilNextToken(at: now))) s).")
         }
     }
 

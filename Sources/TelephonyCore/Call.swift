@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A provider's report about a call. Every field is optional: an absent field
 /// leaves the call as it is.

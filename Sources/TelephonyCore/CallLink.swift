@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// A link that starts a call: `monkeycall://HANDLE`, `monkeycall:HANDLE`
 /// (optionally `?video=1`), or an RFC 3966 `tel:` number.
@@ -52,7 +54,7 @@ public struct CallLink: Equatable, Sendable {
             }
             if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
             while rest.hasSuffix("/") { rest = rest.dropLast() }
-            let value = try Self.percentDecoded(rest).trimmingCharacters(in: .whitespaces)
+            let value = try Self.percentDecoded(rest).trimmingWhitespace()
             guard !value.isEmpty else { throw .emptyHandle }
             var video = false
             for parameter in query.split(separator: "&") {
@@ -75,7 +77,7 @@ public struct CallLink: Equatable, Sendable {
             // Skype's and NetMeeting's links, callto:NUMBER or callto://NAME: a number goes as a tel: link
             // would (to the app for phone numbers), a name to the app that declared callto.
             if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
-            let value = try Self.percentDecoded(rest.split(whereSeparator: { "?#".contains($0) }).first ?? "").trimmingCharacters(in: .whitespaces)
+            let value = try Self.percentDecoded(rest.split(whereSeparator: { "?#".contains($0) }).first ?? "").trimmingWhitespace()
             guard !value.isEmpty else { throw .emptyHandle }
             if value.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.() ".contains($0)) }) {
                 try self.init(parsing: "tel:" + value)
@@ -85,7 +87,7 @@ public struct CallLink: Equatable, Sendable {
         case "sip", "sips":
             // RFC 3261: the URI is the handle (as SIP providers report their callers); `?headers` are dropped.
             let address = try Self.percentDecoded(rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-                .trimmingCharacters(in: .whitespaces)
+                .trimmingWhitespace()
             guard !address.isEmpty, !address.hasPrefix("@") else { throw .emptyHandle }
             self.init(scheme: scheme, handle: Handle(type: .generic, value: "\(scheme):\(address)"))
         case "":
@@ -101,25 +103,9 @@ public struct CallLink: Equatable, Sendable {
 
     /// Percent-decoding that refuses bad escapes, invalid UTF-8 and decoded control characters.
     static func percentDecoded(_ text: Substring) throws(ParseError) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { throw .malformedEncoding }
-            bytes.append(high << 4 | low)
-        }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw .malformedEncoding }
+        guard let decoded = ScreenText.percentDecoded(text) else { throw .malformedEncoding }
         guard !decoded.unicodeScalars.contains(where: isControl) else { throw .controlCharacter }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// A handle that reads as a number is a phone number; one with an `@` an address.

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import HeapModule
 
 /// The time source of the telephony core. Everything the core does with time

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Bounds that keep one misbehaving client from exhausting the service.
 /// Exceeding one is `TelephonyError.limitsExceeded`.

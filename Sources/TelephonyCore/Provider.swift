@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import ScreenText
 
 /// A provider's number, assigned from 1 upward and never reused while the
 /// `Switchboard` lives (the service's `/Provider/<n>`).
@@ -83,7 +85,7 @@ public struct ProviderConfiguration: Hashable, Sendable {
         guard nameLength >= 1, nameLength <= SwitchboardLimits.maximumProviderNameCharacters else {
             throw .invalidArguments("Name must be 1 to \(SwitchboardLimits.maximumProviderNameCharacters) characters long, not \(nameLength).")
         }
-        guard !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard !name.trimmingWhitespace().isEmpty else {
             throw .invalidArguments("Name must not be blank.")
         }
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What providers report: things the system did not cause.
 extension Switchboard {
@@ -69,7 +70,7 @@ extension Switchboard {
         let limits = options.limits
         try take(from: \.incomingCalls, provider.appAccount, capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond,
                  what: "reports incoming calls too fast (provider \(provider.name) (\(provider.id))); the limit is \(limits.incomingCallBurst) at once, "
-                    + "then \(String(format: "%g", limits.incomingCallsPerSecond)) per second")
+                    + "then \(Figures.plain(limits.incomingCallsPerSecond)) per second")
     }
 
     public func reportCallUpdated(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) {

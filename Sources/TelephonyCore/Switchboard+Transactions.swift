@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An action between dispatch and its fulfilment, failure or timeout.
 struct PendingAction {

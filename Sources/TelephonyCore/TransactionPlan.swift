@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One action of a validated transaction, before dispatch.
 struct PlannedAction {

@@ -1,7 +1,11 @@
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import MonkeyCallAPI
+import ProcessSpawn
+import QueueExecutor
 import TelephonyCore
 
 /// CallKit's in-call app button: brings a call's app forward, and tells the provider
@@ -86,7 +90,7 @@ final class AppActivation {
     /// The desktop file of `id` in `$XDG_DATA_HOME/applications`, then each of `$XDG_DATA_DIRS`.
     nonisolated static func desktopFile(_ id: String) -> String? {
         let environment = ProcessInfo.processInfo.environment
-        let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+        let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.local/share"
         let dirs = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share").split(separator: ":").map(String.init)
         return ([home] + dirs).map { "\($0)/applications/\(id).desktop" }.first { FileManager.default.fileExists(atPath: $0) }
     }
@@ -98,7 +102,7 @@ final class AppActivation {
 
     /// The Desktop Entry spec's object path for an app id: "/" then dots as slashes, dashes as underscores.
     nonisolated static func objectPath(of id: String) throws -> ObjectPath {
-        try ObjectPath("/" + id.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_"))
+        try ObjectPath("/" + id.replacing(".", with: "/").replacing("-", with: "_"))
     }
 
 }
@@ -130,23 +134,33 @@ enum ProgramLauncher {
             logger.info("\(command.first ?? "") is not installed")
             return nil
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = Array(command.dropFirst())
-        do {
-            try process.run()
-        } catch {
-            logger.warning("cannot run \(command.joined(separator: " ")): \(error)")
+        let started = Spawn.start([executable] + command.dropFirst(), environment: ProcessInfo.processInfo.environment,
+                                  files: [.open(path: "/dev/null", flags: O_RDONLY, as: 0)])
+        guard case .success(let pid) = started else {
+            if case .failure(let error) = started { logger.warning("cannot run \(command.joined(separator: " ")): \(error)") }
             return nil
         }
-        guard waiting else { return nil }
-        process.waitUntilExit()
-        if process.terminationStatus != 0 { logger.warning("\(command.joined(separator: " ")) failed with status \(process.terminationStatus)") }
-        return process.terminationStatus
+        guard waiting else {
+            // Reaped when it exits, so that it never stays a zombie of the daemon.
+            DetachedThread.start { _ = waitForExit(pid) }
+            return nil
+        }
+        let status = waitForExit(pid)
+        if status != 0 { logger.warning("\(command.joined(separator: " ")) failed with status \(status)") }
+        return status
+    }
+
+    /// The exit status of the child `pid` once it ends (128 + the signal when a signal ended it).
+    private static func waitForExit(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
     }
 
     static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 }

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
+import ScreenText
 import TelephonyCore
 
 /// What the user knows an app by. A sandboxed app chooses its provider `Name` itself ("Bank",
@@ -39,7 +41,7 @@ enum AppNames {
     /// The folders the stores export desktop files to, the user's own first.
     static var exportFolders: [String] {
         let environment = ProcessInfo.processInfo.environment
-        let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+        let home = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.local/share"
         return [home + "/flatpak/exports/share/applications", "/var/lib/flatpak/exports/share/applications", "/var/lib/snapd/desktop/applications"]
     }
 
@@ -58,7 +60,7 @@ enum AppNames {
             for file in files {
                 guard let name = DesktopEntry.value("Name", inFile: folder + "/" + file) else { continue }
                 let clean = String(name.unicodeScalars.filter { $0.properties.generalCategory != .control && !$0.properties.isBidiControl }.map(Character.init)).prefix(64)
-                if !clean.trimmingCharacters(in: .whitespaces).isEmpty { return String(clean) }
+                if !clean.trimmingWhitespace().isEmpty { return String(clean) }
             }
         }
         return nil
@@ -76,14 +78,14 @@ enum DesktopEntry {
               (attributes[.size] as? Int ?? .max) <= maximumBytes,
               let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         var inEntry = false
-        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for line in text.split(separator: "\n").map({ $0.trimmingWhitespace() }) {
             if line.hasPrefix("[") {
                 inEntry = line == "[Desktop Entry]"
                 continue
             }
             guard inEntry, let equals = line.firstIndex(of: "=") else { continue }
-            if line[..<equals].trimmingCharacters(in: .whitespaces) == key {
-                return line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if line[..<equals].trimmingWhitespace() == key {
+                return line[line.index(after: equals)...].trimmingWhitespace()
             }
         }
         return nil

@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 import TelephonyCore
 
 /// `CallController` on the root object: apps and the desktop ask for calls to start, be answered,

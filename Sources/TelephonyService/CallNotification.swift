@@ -1,5 +1,6 @@
 import DesktopNotifications
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import TelephonyCore
 

@@ -1,7 +1,8 @@
 import DBus
-import PeerIdentity
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
+import PeerIdentity
 import TelephonyCore
 
 /// One object per live call (`/Call/<uuid>`): its properties are read from the state the call

@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 import TelephonyCore
 
 /// Reading the API's arguments into core types; every mistake is `InvalidArgs` naming it.

@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 
 /// The notification server (org.freedesktop.Notifications): ringing resumes

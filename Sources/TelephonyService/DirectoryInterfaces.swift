@@ -1,7 +1,8 @@
 import CallDirectory
-import DesktopNotifications
 import DBus
-import Foundation
+import DesktopNotifications
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

@@ -1,6 +1,7 @@
 import CallDirectory
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

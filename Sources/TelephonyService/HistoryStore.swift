@@ -1,6 +1,8 @@
 import CallHistory
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import PeopleSearch
 import TelephonyCore

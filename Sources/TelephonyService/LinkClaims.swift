@@ -1,5 +1,7 @@
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import MonkeyCallAPI
 import TelephonyCore
@@ -62,7 +64,7 @@ final class LinkClaims {
         let handlers = self.handlers, logger = self.logger
         storage.async {
             do {
-                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 try encoder.encode(handlers).write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -1,7 +1,8 @@
 import DBus
-import PeerIdentity
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
+import PeerIdentity
 import TelephonyCore
 
 /// `Manager` on the root object: providers register, links are opened, and the user's

@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import OrderedCollections
 import TelephonyCore

@@ -1,7 +1,8 @@
 import DBus
-import PeerIdentity
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
+import PeerIdentity
 import TelephonyCore
 
 /// What a sandboxed app may do, checked for every call before its handler runs (the `Connection`'s

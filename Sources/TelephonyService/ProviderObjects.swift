@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 import TelephonyCore
 
 /// One object per registered provider (`/Provider/<n>`): its own connection reports its calls

@@ -1,6 +1,7 @@
 import CallHistory
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

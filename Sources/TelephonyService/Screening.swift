@@ -1,6 +1,8 @@
 import CallDirectory
 import DBus
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import TelephonyCore
 
@@ -210,7 +212,7 @@ final class Screening {
     /// Deletes what interrupted saves left (settings, directories), on `storage`.
     func removeLeftoverTemporaryFiles() {
         guard let settingsPath else { return }
-        let folders = [(settingsPath as NSString).deletingLastPathComponent] + (directories.map { [$0.folder] } ?? [])
+        let folders = [URL(fileURLWithPath: settingsPath).deletingLastPathComponent().path] + (directories.map { [$0.folder] } ?? [])
         storage.async {
             for folder in folders { DirectoryStore.removeLeftoverTemporaryFiles(in: folder) }
         }

@@ -92,6 +92,6 @@ final class SearchProviderObject: ServiceObject {
 
     /// A themed icon as `g_icon_serialize` writes one, which the shell's `Gio.icon_deserialize` reads.
     static func themedIcon(_ name: String) -> DBusValue {
-        .structure([.string("themed"), .variant([name, name.replacingOccurrences(of: "-symbolic", with: "")].dbusValue)])
+        .structure([.string("themed"), .variant([name, name.replacing("-symbolic", with: "")].dbusValue)])
     }
 }

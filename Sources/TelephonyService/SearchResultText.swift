@@ -7,7 +7,7 @@ import ScreenText
 enum SearchResultText {
     /// The name, else "Call NUMBER" (a typed number, an unnamed Recents entry).
     static func title(_ hit: SearchHit) -> String {
-        let name = ScreenText.clean(hit.name).trimmingCharacters(in: .whitespaces)
+        let name = ScreenText.clean(hit.name).trimmingWhitespace()
         return name.isEmpty ? tr("Call %1$s", shown(hit)) : String(name.prefix(256))
     }
 
@@ -19,7 +19,7 @@ enum SearchResultText {
         case .choose: app = tr("choose the app")
         case .none: app = tr("no app can call it now")
         }
-        if hit.name.trimmingCharacters(in: .whitespaces).isEmpty { return app }
+        if hit.name.trimmingWhitespace().isEmpty { return app }
         let number = hit.label.isEmpty ? shown(hit) : tr("%1$s %2$s", label(hit.label), shown(hit))
         return tr("%1$s · %2$s", number, app)
     }

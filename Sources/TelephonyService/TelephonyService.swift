@@ -1,10 +1,12 @@
 import AddressBook
-import DBus
-import MonkeyCallAPI
-import Foundation
 import CallHistory
+import DBus
 import DesktopNotifications
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
+import MonkeyCallAPI
 import Ringtone
 import Synchronization
 import TelephonyCore

@@ -1,8 +1,12 @@
 import ArgumentParser
 import BaresipBridge
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
 import MonkeyCallKit
+import ScreenText
+import Synchronization
 
 /// baresip as a MonkeyCall provider: SIP calls ring, are answered, held, muted
 /// and hung up from the desktop and the `monkeycall` CLI, and `sip:` links dial.
@@ -83,7 +87,7 @@ struct MonkeyCallBaresip: ParsableCommand {
             // A baresip of our own that stops is a failure: exit, and let the service manager restart us.
             let process = try BaresipProcess(directory: directory) { status in
                 Log.say("baresip exited (status \(status)); stopping.")
-                Foundation.exit(1)
+                Glibc.exit(1)
             }
             Log.say("Started baresip (pid \(process.pid)) with \(directory.path).")
             baresip = process
@@ -111,7 +115,7 @@ struct MonkeyCallBaresip: ParsableCommand {
                 Log.say("Stopping (signal \(number)).")
                 bridge.stop()
                 baresip?.stop()
-                Foundation.exit(0)
+                Glibc.exit(0)
             }
             source.resume()
             return source
@@ -130,9 +134,11 @@ struct MonkeyCallBaresip: ParsableCommand {
 
 /// The bridge's log: one sentence a line on standard output, at once.
 enum Log {
-    private static let lock = NSLock()
+    private static let lock = Mutex(())
 
     @Sendable static func say(_ text: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        lock.withLock { _ in
+            StandardStream.output.write(text + "\n")
+        }
     }
 }

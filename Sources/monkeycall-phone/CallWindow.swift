@@ -1,6 +1,7 @@
 import CGtk
-import Foundation
+import FoundationEssentials
 import GObjectBoundary
+import Glibc
 import Localization
 import PhoneModel
 

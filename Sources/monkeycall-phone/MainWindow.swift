@@ -1,9 +1,11 @@
 import CGtk
-import Foundation
+import FoundationEssentials
 import GObjectBoundary
+import Glibc
 import Localization
 import MonkeyCallAPI
 import PhoneModel
+import ScreenText
 
 /// The main window (main-window.ui) wired to the model: each view reads its part of the
 /// model when it changes, and each button calls it.
@@ -41,7 +43,7 @@ final class MainWindow {
 
     private func toast(_ text: String) {
         // Also in the log: what the user was told, for whoever reads a failed run.
-        FileHandle.standardError.write(Data("monkeycall-phone: \(text)\n".utf8))
+        StandardStream.error.write("monkeycall-phone: \(text)\n")
         adw_toast_overlay_add_toast(cast(ui["toasts"]), adw_toast_new(text))
     }
 

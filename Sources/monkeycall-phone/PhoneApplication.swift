@@ -1,9 +1,11 @@
 import CGtk
-import Foundation
+import FoundationEssentials
 import GObjectBoundary
+import Glibc
 import Localization
 import MonkeyCallClient
 import PhoneModel
+import ScreenText
 
 /// The application: its actions (`app.call`, `app.show-call`, `app.search`), the main window,
 /// and the call window when a call is shown.
@@ -52,7 +54,7 @@ final class PhoneApplication {
         do {
             backend = ClientBackend(client: try TelephonyClient())
         } catch {
-            FileHandle.standardError.write(Data("monkeycall-phone: \(error)\n".utf8))
+            StandardStream.error.write("monkeycall-phone: \(error)\n")
             return
         }
         let model = PhoneModel(backend: backend)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
 
@@ -45,7 +46,7 @@ struct Providers: AsyncParsableCommand {
         format.print(try await ServiceClient(bus).providers(), columns: [trc("column", "PROVIDER"), trc("column", "NAME"), trc("column", "HANDLE TYPES"),
                                                                             trc("column", "VIDEO"), trc("column", "APP")],
                      orWhenEmpty: tr("no providers"), json: { provider in
-            ["Path": provider.path.rawValue, Telephony1.Provider.name.name: provider.name, "Label": provider.label,
+            ["Path": .string(provider.path.rawValue), Telephony1.Provider.name.name: .string(provider.name), "Label": .string(provider.label),
              Telephony1.Provider.configuration.name: Output.jsonObject(provider.configuration)]
         }) { provider in
             func text(_ key: String) -> String { provider.configuration[key].map(Output.plainText) ?? "" }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
+import ScreenText
 
 struct Directory: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The apps' call directories: numbers they block and callers they name.",
@@ -15,7 +17,7 @@ struct Directory: AsyncParsableCommand {
         func run() async throws {
             format.print(try await ServiceClient(bus).call(Telephony1.CallDirectory.listDirectories), columns: [trc("column", "APP"), trc("column", "STATE"), trc("column", "BLOCKED"), trc("column", "IDENTIFIED")],
                          orWhenEmpty: tr("no call directories"), json: { directory in
-                ["App": directory.app, "Enabled": directory.enabled, "Blocked": directory.blockingCount, "Identified": directory.identificationCount]
+                ["App": .string(directory.app), "Enabled": .bool(directory.enabled), "Blocked": .unsigned(UInt64(directory.blockingCount)), "Identified": .unsigned(UInt64(directory.identificationCount))]
             }) { directory in
                 [directory.app, directory.enabled ? "enabled" : "disabled", String(directory.blockingCount), String(directory.identificationCount)]
             }
@@ -103,7 +105,7 @@ enum DirectoryFile {
             let digits = fields[0].filter { $0.isNumber }
             guard let number = Int64(digits), number > 0 else { throw CLIError(tr("%1$s:%2$s: '%3$s' is not a number", path, String(index + 1), String(fields[0]))) }
             if fields.count == 2 {
-                identification.append((number, String(fields[1]).trimmingCharacters(in: .whitespaces)))
+                identification.append((number, String(fields[1]).trimmingWhitespace()))
             } else {
                 blocking.append(number)
             }
@@ -153,8 +155,8 @@ final class Progress {
         done += count
         guard visible else { return }
         let width = 40, filled = width * done / total
-        FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(100 * done / total)%".utf8))
+        StandardStream.error.write("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(100 * done / total)%")
     }
 
-    func finish() { if visible { FileHandle.standardError.write(Data("\n".utf8)) } }
+    func finish() { if visible { StandardStream.error.write("\n") } }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
+import ScreenText
 
 struct Recents: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The calls that ended, newest first.",
@@ -46,8 +48,8 @@ struct Recents: AsyncParsableCommand {
             let client = try await ServiceClient(bus)
             if !yes && isatty(STDIN_FILENO) != 0 {
                 // TRANSLATORS: the answer is read as y or yes (in English) only; keep "[y/N]".
-                FileHandle.standardOutput.write(Data((tr("Forget every recent call? [y/N]") + " ").utf8))
-                guard let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased(), ["y", "yes"].contains(answer) else {
+                StandardStream.output.write(tr("Forget every recent call? [y/N]") + " ")
+                guard let answer = readLine()?.trimmingWhitespace().lowercased(), ["y", "yes"].contains(answer) else {
                     print(tr("Recents kept."))
                     throw ExitCode(1)
                 }

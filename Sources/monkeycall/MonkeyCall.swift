@@ -1,8 +1,10 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
+import ScreenText
 
 /// Runs the command on `SerialTaskExecutor.shared`, not on Swift concurrency's global executor,
 /// whose first task starts libdispatch's once-a-second monitor: `monkeycall watch` runs for hours
@@ -17,7 +19,7 @@ enum Program {
                 if var asyncCommand = command as? AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
             } catch let error as CLIError {
                 // ArgumentParser's own "Error: " would stay English in front of a translated message.
-                FileHandle.standardError.write(Data((tr("Error: %1$s", error.description) + "\n").utf8))
+                StandardStream.error.write(tr("Error: %1$s", error.description) + "\n")
                 exit(EXIT_FAILURE)
             } catch {
                 MonkeyCall.exit(withError: error)
@@ -55,8 +57,8 @@ struct ListFormat: ParsableArguments {
     @Flag(help: "Print one JSON document (an array) instead of a table.") var json = false
 
     /// A listing: one JSON array of `json(item)`, or a table of `row(item)` under `columns`.
-    func print<Item>(_ items: [Item], columns: [String], orWhenEmpty empty: String, json: (Item) -> Any, row: (Item) -> [String]) {
-        if self.json { return Output.printJSON(items.map(json)) }
+    func print<Item>(_ items: [Item], columns: [String], orWhenEmpty empty: String, json: (Item) -> JSON, row: (Item) -> [String]) {
+        if self.json { return Output.printJSON(.array(items.map(json))) }
         var table = Table(columns)
         for item in items { table.add(row(item)) }
         table.print(orWhenEmpty: empty)

@@ -1,5 +1,6 @@
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import ScreenText
 
@@ -13,41 +14,36 @@ enum Output {
     static func clean(_ text: String) -> String { ScreenText.clean(text) }
 
     /// Prints one JSON document (an array or an object), keys sorted, strings as the service gave them.
-    static func printJSON(_ value: Any) {
-        print(json(value))
-    }
-
-    static func json(_ value: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+    static func printJSON(_ value: JSON) {
+        print(value.text)
     }
 
     /// A D-Bus value as JSON: dictionaries become objects, variants their content.
-    static func jsonValue(_ value: DBusValue) -> Any {
+    static func jsonValue(_ value: DBusValue) -> JSON {
         switch value {
-        case .byte(let v): Int(v)
-        case .bool(let v): v
-        case .int16(let v): Int(v)
-        case .uint16(let v): Int(v)
-        case .int32(let v): Int(v)
-        case .uint32(let v): Int(v)
-        case .int64(let v): v
-        case .uint64(let v): v
-        case .double(let v): v
-        case .string(let v): v
-        case .objectPath(let v): v.rawValue
-        case .signature(let v): v.rawValue
-        case .unixFD(let v): Int(v.rawValue)
-        case .array(_, let items): items.map(jsonValue)
+        case .byte(let v): .integer(Int64(v))
+        case .bool(let v): .bool(v)
+        case .int16(let v): .integer(Int64(v))
+        case .uint16(let v): .integer(Int64(v))
+        case .int32(let v): .integer(Int64(v))
+        case .uint32(let v): .integer(Int64(v))
+        case .int64(let v): .integer(v)
+        case .uint64(let v): .unsigned(v)
+        case .double(let v): .double(v)
+        case .string(let v): .string(v)
+        case .objectPath(let v): .string(v.rawValue)
+        case .signature(let v): .string(v.rawValue)
+        case .unixFD(let v): .integer(Int64(v.rawValue))
+        case .array(_, let items): .array(items.map(jsonValue))
         case .dictionary(_, _, let entries):
-            entries.reduce(into: [String: Any]()) { result, entry in result[plainText(entry.key)] = jsonValue(entry.value) }
-        case .structure(let members): members.map(jsonValue)
+            .object(entries.reduce(into: [String: JSON]()) { result, entry in result[plainText(entry.key)] = jsonValue(entry.value) })
+        case .structure(let members): .array(members.map(jsonValue))
         case .variant(let inner): jsonValue(inner)
         }
     }
 
-    static func jsonObject(_ fields: [String: DBusValue]) -> [String: Any] {
-        fields.mapValues(jsonValue)
+    static func jsonObject(_ fields: [String: DBusValue]) -> JSON {
+        .object(fields.mapValues(jsonValue))
     }
 
     /// A D-Bus value for a person: strings as they are (cleaned), booleans yes/no, lists joined.
@@ -68,18 +64,11 @@ enum Output {
     /// A time from the service (µs since 1970) as plain ASCII in local time: `2026-11-22 20:58`.
     static func time(micros: UInt64) -> String {
         guard micros > 0 else { return "" }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: Date(timeIntervalSince1970: Double(micros) / 1e6))
+        return LocalTime(microseconds: micros).formatted("%Y-%m-%d %H:%M")
     }
 
     /// A call's length: `0:42`, `1:02:03`.
-    static func duration(seconds: UInt64) -> String {
-        let (hours, minutes, rest) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
-        let tail = String(format: "%02d", Int(rest))
-        return hours > 0 ? "\(hours):\(String(format: "%02d", Int(minutes))):\(tail)" : "\(minutes):\(tail)"
-    }
+    static func duration(seconds: UInt64) -> String { LocalTime.duration(seconds: seconds) }
 }
 
 /// Rows under named columns: aligned with a header on a terminal, tab-separated without one when piped.
@@ -98,7 +87,7 @@ struct Table {
     /// program reading the rows reads none.
     func print(orWhenEmpty empty: String) {
         guard !rows.isEmpty else {
-            if Output.toTerminal { Swift.print(empty) } else { FileHandle.standardError.write(Data((empty + "\n").utf8)) }
+            if Output.toTerminal { Swift.print(empty) } else { StandardStream.error.write(empty + "\n") }
             return
         }
         guard Output.toTerminal else {
@@ -111,7 +100,7 @@ struct Table {
             let padded = line.enumerated().map { index, cell in
                 index == line.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - Self.width(cell))
             }
-            Swift.print(padded.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            Swift.print(padded.joined(separator: "  ").trimmingWhitespace())
         }
     }
 

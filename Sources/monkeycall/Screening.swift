@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
 
@@ -85,7 +86,7 @@ struct Block: AsyncParsableCommand {
         @OptionGroup var format: ListFormat
         func run() async throws {
             format.print(try await ServiceClient(bus).get(Telephony1.CallDirectory.blockedHandles), columns: [trc("column", "BLOCKED")],
-                         orWhenEmpty: tr("nothing is blocked"), json: { $0 }) { [$0] }
+                         orWhenEmpty: tr("nothing is blocked"), json: { .string($0) }) { [$0] }
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
 import MonkeyCallClient

@@ -1,8 +1,10 @@
 import ArgumentParser
 import DBus
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import MonkeyCallAPI
+import ScreenText
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -46,7 +48,7 @@ struct Watch: AsyncParsableCommand {
         try await client.call(Telephony1.Manager.subscribe)
         view.snapshot(try await client.managedObjects())
         // On stderr, so that JSON consumers read only events: anything after this line is seen.
-        FileHandle.standardError.write(Data((tr("watching %1$s", Telephony1.busName) + "\n").utf8))
+        StandardStream.error.write(tr("watching %1$s", Telephony1.busName) + "\n")
         for await next in happenings {
             switch next {
             case .change(let event): view.show(event)
@@ -91,11 +93,11 @@ struct WatchView {
             providerNames[event.path] = nil
         }
         if json {
-            var object = Output.jsonObject(event.fields)
-            object["event"] = event.event
-            object["path"] = event.path
-            if let uuid { object[Telephony1.Call.uuid.name] = uuid }
-            return write(Output.json(object))
+            var object = event.fields.mapValues(Output.jsonValue)
+            object["event"] = .string(event.event)
+            object["path"] = .string(event.path)
+            if let uuid { object[Telephony1.Call.uuid.name] = .string(uuid) }
+            return write(JSON.object(object).text)
         }
         write(Self.line(event, uuid: uuid, provider: provider))
     }
@@ -103,11 +105,11 @@ struct WatchView {
     mutating func serviceStopped() {
         callUUIDs = [:]
         providerNames = [:]
-        write(json ? Output.json(["event": "service-stopped"]) : tr("service stopped"))
+        write(json ? JSON.object(["event": "service-stopped"]).text : tr("service stopped"))
     }
 
     func serviceStarted() {
-        write(json ? Output.json(["event": "service-started"]) : tr("service started"))
+        write(json ? JSON.object(["event": "service-started"]).text : tr("service started"))
     }
 
     /// One readable line: `call UUID ringing incoming bob (Bob) via PyPhone`, `call UUID changed: State active`.
@@ -161,7 +163,7 @@ struct WatchView {
 
     private func write(_ line: String) {
         // Written at once, not buffered: whoever reads the pipe sees each change as it happens.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.write(line + "\n")
     }
 }
 

@@ -3,11 +3,12 @@ import ArgumentParser
 import CMalloc
 import DBus
 import DesktopNotifications
-import Foundation
+import FoundationEssentials
+import Glibc
 import Localization
 import Logging
-import ServiceLifecycle
 import MonkeyCallAPI
+import ServiceLifecycle
 import TelephonyCore
 import TelephonyService
 
@@ -144,8 +145,8 @@ struct Daemon: ParsableCommand {
             logger.critical("no folder for the user's data: neither XDG_DATA_HOME nor HOME is set to an absolute path; set one, or give --database")
             throw ExitCode(2)
         }
-        let dataFolder = DataFolder(path: (databasePath as NSString).deletingLastPathComponent,
-                                    databaseName: (databasePath as NSString).lastPathComponent)
+        let dataFolder = DataFolder(path: URL(fileURLWithPath: databasePath).deletingLastPathComponent().path,
+                                    databaseName: URL(fileURLWithPath: databasePath).lastPathComponent)
         for failure in dataFolder.tighten() { logger.warning("cannot make private: \(failure)") }
 
         let connection: Connection

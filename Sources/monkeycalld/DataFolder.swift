@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the daemon keeps the user's data (Recents, settings, call directories),
 /// and keeping it private: the daemon runs with umask 077, and what an older

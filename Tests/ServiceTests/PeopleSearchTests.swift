@@ -46,6 +46,7 @@ struct PeopleSearchTests {
         #expect(SearchText.fold("Nguyễn Thị Minh") == "nguyen thi minh")
         #expect(SearchText.fold("  ") == "")
         #expect(SearchText.fold("Иван Петров") == "иван петров")
+        #expect(SearchText.fold("Йосиф Ελένη ΆΝΝΑ") == "иосиф ελενη αννα")
     }
 
     @Test("a name matches when each word typed starts one of its words, in any order, any case, with or without accents")

@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 
 /// Actions as the API has them, both ways: a controller requests them in `RequestTransaction`,
 /// and the service sends them to the provider in `PerformAction`.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Answer an incoming call (CallKit's `CXAnswerCallAction`).
 public final class CXAnswerCallAction: CXCallAction {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// End a call, or decline a ringing one (CallKit's `CXEndCallAction`).
 public final class CXEndCallAction: CXCallAction {

@@ -1,6 +1,7 @@
 import DBus
+import FoundationEssentials
+import Glibc
 import MonkeyCallAPI
-import Foundation
 import Synchronization
 
 /// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).

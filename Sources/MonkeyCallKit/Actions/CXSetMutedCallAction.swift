@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).

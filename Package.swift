@@ -115,13 +115,19 @@ let package = Package(
         // CallKit's shapes and names over the D-Bus API, for Swift apps.
         .target(name: "MonkeyCallKit", dependencies: ["DBus", "MonkeyCallAPI", "QueueExecutor"]),
 
-        .executableTarget(name: "monkeycalld", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
-        .executableTarget(name: "monkeycall", dependencies: ["DBus", "MonkeyCallAPI", "MonkeyCallClient", "ScreenText", "Localization", argumentParser]),
+        // The daemon's, the CLI's and the bridge's command lines: libraries, so that one program can
+        // be all three (Programs/monkeycall), as the package installs it.
+        .target(name: "MonkeyCallDaemon", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
+        .target(name: "MonkeyCallCLI", dependencies: ["DBus", "MonkeyCallAPI", "MonkeyCallClient", "ScreenText", "Localization", argumentParser]),
+        .target(name: "BaresipCommand", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", "ScreenText", argumentParser]),
+        // `monkeycall`: the CLI, and the daemon or the bridge when started by their names.
+        .executableTarget(name: "monkeycall", dependencies: ["MonkeyCallCLI", "MonkeyCallDaemon", "BaresipCommand"], path: "Sources/Programs/monkeycall"),
+        .executableTarget(name: "monkeycalld", dependencies: ["MonkeyCallDaemon"], path: "Sources/Programs/monkeycalld"),
         // The seed's MonkeyCall sample app, ported to MonkeyCallKit.
         .executableTarget(name: "monkeycall-demo", dependencies: ["MonkeyCallKit", argumentParser]),
         // baresip's ctrl_tcp bridged to MonkeyCall, on MonkeyCallKit; the executable is only its command line.
         .target(name: "BaresipBridge", dependencies: ["MonkeyCallKit", "QueueExecutor", "ProcessSpawn", "ScreenText"]),
-        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", "ScreenText", argumentParser]),
+        .executableTarget(name: "monkeycall-baresip", dependencies: ["BaresipCommand"], path: "Sources/Programs/monkeycall-baresip"),
         // Prints dbus/org.monkeycall.Telephony1.xml from the API's specs (scripts/generate-api-xml).
         .executableTarget(name: "monkeycall-api-xml", dependencies: ["DBus", "MonkeyCallAPI"]),
         // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).

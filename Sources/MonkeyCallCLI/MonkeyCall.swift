@@ -9,9 +9,9 @@ import ScreenText
 /// Runs the command on `SerialTaskExecutor.shared`, not on Swift concurrency's global executor,
 /// whose first task starts libdispatch's once-a-second monitor: `monkeycall watch` runs for hours
 /// and must not wake the laptop when nothing happens.
-@main
-enum Program {
-    static func main() {
+/// The CLI's program: `monkeycall`.
+public enum CLIProgram {
+    public static func main() {
         Localization.setUp()
         SerialTaskExecutor.runMain {
             do {

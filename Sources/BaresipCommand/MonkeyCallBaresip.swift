@@ -10,7 +10,11 @@ import Synchronization
 
 /// baresip as a MonkeyCall provider: SIP calls ring, are answered, held, muted
 /// and hung up from the desktop and the `monkeycall` CLI, and `sip:` links dial.
-@main
+/// The bridge's program: `monkeycall-baresip`, or the `monkeycall` program started by that name.
+public enum BaresipProgram {
+    public static func main() { MonkeyCallBaresip.main() }
+}
+
 struct MonkeyCallBaresip: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycall-baresip",

@@ -12,7 +12,11 @@ import ServiceLifecycle
 import TelephonyCore
 import TelephonyService
 
-@main
+/// The daemon's program: `monkeycalld`, or the `monkeycall` program started by that name.
+public enum DaemonProgram {
+    public static func main() { Daemon.main() }
+}
+
 struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monkeycalld",

@@ -1,0 +1,4 @@
+import BaresipCommand
+
+// The bridge alone, for a build: the package installs it as a name of the `monkeycall` program.
+BaresipProgram.main()

@@ -1,6 +1,6 @@
 import CGtk
-import Foundation
 import GObjectBoundary
+import Glibc
 import Localization
 
 // The bench's baseline for the Phone app (`monkeycall-bench --phone`): the smallest libadwaita

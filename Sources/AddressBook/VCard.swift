@@ -145,7 +145,7 @@ public enum VCardParser {
         var utf8 = Array(value.utf8)[...]
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "="), utf8.count >= 2,
-               let high = hex(utf8[utf8.startIndex]), let low = hex(utf8[utf8.startIndex + 1]) {
+               let high = ScreenText.hexValue(utf8[utf8.startIndex]), let low = ScreenText.hexValue(utf8[utf8.startIndex + 1]) {
                 bytes.append(high << 4 | low)
                 utf8 = utf8.dropFirst(2)
             } else {
@@ -153,15 +153,6 @@ public enum VCardParser {
             }
         }
         return String(validating: bytes, as: UTF8.self) ?? String(bytes.map { Character(Unicode.Scalar($0)) })
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 
     /// A property's types: `TYPE=CELL`, `type="voice,cell"`, `TYPE=HOME;TYPE=VOICE`, or vCard

@@ -305,12 +305,20 @@ struct CLITests {
 
     // MARK: Item 11: version, words, completions
 
-    @Test("--version for both programs; dnd names the words it takes; bash completes subcommands, on/off, live call UUIDs and provider names")
+    @Test("--version for both programs, and for the monkeycall program started by each name it is installed as; dnd names the words it takes; bash completes subcommands, on/off, live call UUIDs and provider names")
     func versionAndCompletions() async throws {
         let daemon = try await RunningDaemon()
         for program in ["monkeycall", "monkeycalld"] {
             let version = try await daemon.run(BuiltProducts.path(program), ["--version"])
             #expect(version.status == 0 && version.stdout == Release.description(of: program) + "\n", "\(version.stdout)\(version.stderr)")
+        }
+        // One program, three names, as installed: the name it was started by picks which.
+        let links = daemon.bus.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
+        for program in ["monkeycalld", "monkeycall-baresip", "monkeycall"] {
+            try FileManager.default.createSymbolicLink(atPath: links.appendingPathComponent(program).path, withDestinationPath: BuiltProducts.path("monkeycall"))
+            let version = try await daemon.run(links.appendingPathComponent(program).path, ["--version"])
+            #expect(version.status == 0 && version.stdout == Release.description(of: program) + "\n", "\(program): \(version.stdout)\(version.stderr)")
         }
         let maybe = try await daemon.cli("dnd", "maybe")
         #expect(maybe.status != 0 && maybe.stderr.contains("'on', 'off', 'status', 'allow' or 'disallow'"), "\(maybe.stderr)")

@@ -30,6 +30,22 @@ struct InstallTests {
                 && kde["Name"] != nil && kde["Icon"] != nil, "\(kde)")
     }
 
+    @Test("the Phone app's metainfo shows pictures that the repository has, light and dark (found on main: a picture that never existed)")
+    func metainfoScreenshots() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("desktop/org.monkeycall.Phone.metainfo.xml"), encoding: .utf8)
+        let prefix = "https://raw.githubusercontent.com/monkeycall/monkeycall/main/"
+        let images = text.split(separator: "\n").compactMap { line -> String? in
+            guard let open = line.firstRange(of: "<image>"), let close = line.firstRange(of: "</image>") else { return nil }
+            return String(line[open.upperBound..<close.lowerBound])
+        }
+        #expect(images.count == 2, "\(images)")
+        for image in images {
+            #expect(image.hasPrefix(prefix), "\(image)")
+            let path = Self.root.appendingPathComponent(String(image.dropFirst(prefix.count))).path
+            #expect(FileManager.default.fileExists(atPath: path), "\(image) is not in the repository")
+        }
+    }
+
     @Test("the URL-handler desktop file is valid and names the scheme; the unit is a D-Bus service")
     func desktopFiles() async throws {
         let desktop = Self.root.appendingPathComponent("desktop/monkeycall-url-handler.desktop").path

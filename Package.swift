@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
 
         // The typed client of the D-Bus contract, for the CLI's kind of tools and the Phone app.
         .target(name: "MonkeyCallClient", dependencies: ["DBus", "MonkeyCallAPI"]),

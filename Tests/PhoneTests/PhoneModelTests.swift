@@ -1,7 +1,7 @@
 import DBus
 import MonkeyCallAPI
 import MonkeyCallClient
-import PhoneModel
+@testable import PhoneModel
 import Testing
 
 /// The Phone app's models as plain Swift, against a fake service.
@@ -37,4 +37,64 @@ struct PhoneModelTests {
         #expect(Format.duration(seconds: 5) == "0:05")
         #expect(Format.duration(seconds: 3_725) == "1:02:05")
     }
+
+    @Test("10,000 Recents load a page of 200 at a time as the list is scrolled to its end, never all at once; the last page says there is no more")
+    @MainActor func recentsInPages() async {
+        let backend = FakeBackend(recents: 10_000)
+        let model = PhoneModel(backend: backend)
+        await model.recents.load()
+        #expect(model.recents.entries.count == 200 && model.recents.hasMore)
+        #expect(model.recents.entries.first?.id == 10_000)
+        await model.recents.loadMore()
+        await model.recents.loadMore()
+        #expect(model.recents.entries.count == 600)
+        #expect(backend.state.withLock { $0.recentsRequests.map(\.limit) } == [200, 200, 200])
+        #expect(backend.state.withLock { $0.recentsRequests.map(\.offset) } == [0, 200, 400])
+        for _ in 0..<60 { await model.recents.loadMore() }
+        #expect(model.recents.entries.count == 10_000 && !model.recents.hasMore)
+        #expect(Set(model.recents.entries.map(\.id)).count == 10_000)
+        // At the end nothing more is asked for.
+        let asked = backend.state.withLock { $0.recentsRequests.count }
+        await model.recents.loadMore()
+        #expect(backend.state.withLock { $0.recentsRequests.count } == asked && asked == 51)
+    }
+
+    @Test("10,000 contacts: a search shows at most 200, and asks the service for no more")
+    @MainActor func contactsBounded() async {
+        let backend = FakeBackend(contacts: 10_000)
+        let model = PhoneModel(backend: backend)
+        await model.contacts.search("")
+        #expect(model.contacts.rows.count == 200)
+        await model.contacts.search("Contact 99")
+        #expect(model.contacts.rows.count == 111) // 99, 990–999, 9900–9999
+        #expect(backend.state.withLock { $0.contactLimits } == [200, 200])
+    }
+
+    @Test("The missed count: a MissedCount signal heard while Recents loads wins over the load's older answer (they reach the app in either order)")
+    @MainActor func missedCountRace() async throws {
+        let backend = FakeBackend(recents: 3)
+        backend.state.withLock { state in
+            state.missedCount = 1
+            state.holdMissedCount = true
+        }
+        let model = PhoneModel(backend: backend)
+        let load = Task { @MainActor in await model.recents.load() }
+        // The load waits for its MissedCount answer; meanwhile the service says 4, then answers 1.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while backend.state.withLock({ $0.heldMissedCount == nil }), ContinuousClock.now < deadline { await Task.yield() }
+        model.recents.missedCountChanged(4)
+        #expect(model.recents.missedCount == 4)
+        #expect(backend.releaseMissedCount())
+        await load.value
+        #expect(model.recents.missedCount == 4)
+
+        // With no signal meanwhile, the load's answer is taken.
+        backend.state.withLock { state in
+            state.missedCount = 2
+            state.holdMissedCount = false
+        }
+        await model.recents.load()
+        #expect(model.recents.missedCount == 2)
+    }
 }
+

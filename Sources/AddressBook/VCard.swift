@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ScreenText
 
 /// What the address book needs of a vCard: its UID, the name to show and its phone numbers.

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import MonkeyCallKit
 
 /// One SIP call in baresip that MonkeyCall knows, and what the bridge waits for on it.

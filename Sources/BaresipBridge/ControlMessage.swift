@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// A command to baresip's `ctrl_tcp`: `{"command": …, "params": "…", "token": …}`.
 /// `params` is always a JSON string: a number there crashes baresip 1.0.

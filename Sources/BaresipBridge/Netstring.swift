@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// baresip's `ctrl_tcp` frames every JSON message as a netstring: `LEN:JSON,`
 /// (LEN in decimal bytes, then a comma).

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ScreenText
 
 /// The user's SIP account as given on the command line: `sip:alice@example.org`

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Every error of the call directory. The cases are CallKit's Call Directory
 /// errors, named after the API's error names (see `name`).

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Who a caller is, as an access policy tells callers apart (for a telephony service: the app
 /// behind the connection, `PeerIdentity.PeerApp`). The library knows only what signal delivery

@@ -102,7 +102,6 @@ extension Connection {
 }
 
 import FoundationEssentials
-import Glibc
 
 /// The handlers waiting for names to leave the bus; lives on the connection's queue.
 struct NameWatches {

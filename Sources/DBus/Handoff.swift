@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Hands a result made on one thread (a connection's queue, a thread of its own) to the task that

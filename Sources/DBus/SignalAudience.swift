@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Who hears the signals of a connection that has an access policy: nobody by broadcast. Each
 /// signal about an object goes as a unicast copy to the connection that owns the object and to

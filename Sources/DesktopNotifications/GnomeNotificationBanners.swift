@@ -1,7 +1,6 @@
 import CLibnotify
 import FoundationEssentials
 import GLibLoop
-import Glibc
 import Logging
 
 /// A Do Not Disturb switch of the desktop that the service follows.

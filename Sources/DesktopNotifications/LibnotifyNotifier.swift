@@ -1,7 +1,6 @@
 import CLibnotify
 import FoundationEssentials
 import GLibLoop
-import Glibc
 import Logging
 import OrderedCollections
 import ScreenText

@@ -1,6 +1,5 @@
 internal import CGLib
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// A GLib main loop on a thread of its own. libnotify (GDBus underneath)

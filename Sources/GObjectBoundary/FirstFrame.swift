@@ -1,6 +1,5 @@
 import CGtk
 import FoundationEssentials
-import Glibc
 import ScreenText
 
 /// For the bench and the tests: with `MONKEYCALL_PHONE_REPORT_FRAME` set, one line on stdout,

@@ -1,6 +1,5 @@
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 
 /// A typed client of `org.monkeycall.Telephony1`: the contract's methods and properties through

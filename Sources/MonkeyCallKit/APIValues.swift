@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Conversions between Swift values and the API's forms.
 enum APIValue {

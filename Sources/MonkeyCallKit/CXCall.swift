@@ -1,6 +1,5 @@
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 
 /// A call as an observer sees it (CallKit's `CXCall`): a snapshot, replaced on each change.

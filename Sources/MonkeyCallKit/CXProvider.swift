@@ -1,7 +1,6 @@
 import DBus
 import Dispatch
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 import Synchronization
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 /// What a provider tells its app, on the queue the app chose
 /// (CallKit's `CXProviderDelegate`).
 ///

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Actions requested together: the service accepts or refuses them as one

@@ -1,6 +1,5 @@
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 
 /// The signals the service sends the provider, turned into delegate calls.

@@ -1,7 +1,6 @@
 import AddressBook
 import CGLib
 import FoundationEssentials
-import Glibc
 
 /// Text as search compares it: names folded to lower case without accents, in words; numbers as
 /// their digits.

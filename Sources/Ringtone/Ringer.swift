@@ -1,7 +1,6 @@
 internal import CCanberra
 import FoundationEssentials
 import GLibLoop
-import Glibc
 import Logging
 
 /// A ringtone: one sound looped through the session's sound server (PulseAudio, or PipeWire's

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 public enum DTMFType: String, CaseIterable, Hashable, Sendable {
     case singleTone = "single-tone"

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// What each app uses of the shared tables, so that limits are counted per app rather than for
 /// everyone at once: one app filling the pending transactions must not make the user's Answer fail.

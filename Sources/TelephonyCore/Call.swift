@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// A provider's report about a call. Every field is optional: an absent field
 /// leaves the call as it is.

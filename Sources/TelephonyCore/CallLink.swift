@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ScreenText
 
 /// A link that starts a call: `monkeycall://HANDLE`, `monkeycall:HANDLE`

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Every error the telephony core reports. The cases are CallKit's errors,
 /// named after the API's error names (see `name`).

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Bounds that keep one misbehaving client from exhausting the service.
 /// Exceeding one is `TelephonyError.limitsExceeded`.

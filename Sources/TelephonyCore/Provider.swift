@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import ScreenText
 
 /// A provider's number, assigned from 1 upward and never reused while the

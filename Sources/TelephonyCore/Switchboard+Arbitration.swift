@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Arbitration between calls and providers: holding or ending the other calls
 /// for a new one, call groups, and resuming calls the system held.

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// What providers report: things the system did not cause.
 extension Switchboard {

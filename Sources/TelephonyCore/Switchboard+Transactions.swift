@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// An action between dispatch and its fulfilment, failure or timeout.
 struct PendingAction {

@@ -1,6 +1,5 @@
 import Dispatch
 import FoundationEssentials
-import Glibc
 
 /// An incoming call that passed the switchboard's checks and the flood guard and may ring: the
 /// service screens it (block list, Do Not Disturb), then rings it with `Switchboard.ring` or lets it go.

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// One action of a validated transaction, before dispatch.
 struct PlannedAction {

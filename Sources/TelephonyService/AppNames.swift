@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Localization
 import ScreenText
 import TelephonyCore

@@ -1,7 +1,6 @@
 import DBus
 import DesktopNotifications
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 
 /// The notification server (org.freedesktop.Notifications): ringing resumes

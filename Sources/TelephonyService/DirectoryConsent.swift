@@ -1,6 +1,5 @@
 import DesktopNotifications
 import FoundationEssentials
-import Glibc
 import Localization
 import TelephonyCore
 

@@ -2,7 +2,6 @@ import CallDirectory
 import DBus
 import DesktopNotifications
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

@@ -1,7 +1,6 @@
 import CallDirectory
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

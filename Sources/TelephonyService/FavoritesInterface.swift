@@ -1,7 +1,6 @@
 import CallHistory
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 import TelephonyCore
 

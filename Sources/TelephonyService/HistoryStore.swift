@@ -2,7 +2,6 @@ import CallHistory
 import DBus
 import Dispatch
 import FoundationEssentials
-import Glibc
 import Logging
 import PeopleSearch
 import TelephonyCore

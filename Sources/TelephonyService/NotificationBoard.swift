@@ -1,7 +1,6 @@
 import DBus
 import DesktopNotifications
 import FoundationEssentials
-import Glibc
 import Localization
 import OrderedCollections
 import TelephonyCore

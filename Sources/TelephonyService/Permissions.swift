@@ -1,6 +1,5 @@
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 import PeerIdentity
 import TelephonyCore

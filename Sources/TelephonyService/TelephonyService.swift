@@ -5,7 +5,6 @@ import DBus
 import DesktopNotifications
 import Dispatch
 import FoundationEssentials
-import Glibc
 import Logging
 import MonkeyCallAPI
 import Ringtone

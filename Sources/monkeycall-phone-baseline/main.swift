@@ -1,6 +1,5 @@
 import CGtk
 import GObjectBoundary
-import Glibc
 import Localization
 
 // The bench's baseline for the Phone app (`monkeycall-bench --phone`): the smallest libadwaita

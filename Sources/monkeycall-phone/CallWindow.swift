@@ -1,7 +1,6 @@
 import CGtk
 import FoundationEssentials
 import GObjectBoundary
-import Glibc
 import Localization
 import PhoneModel
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Where the `.ui` files are: `MONKEYCALL_PHONE_UI_DIR`, else `share/monkeycall/phone` beside the
 /// program's `bin` (an install), else the source folder (a build). Not SwiftPM's resources: their

@@ -1,6 +1,5 @@
 import DBus
 import FoundationEssentials
-import Glibc
 import MonkeyCallAPI
 
 /// Actions as the API has them, both ways: a controller requests them in `RequestTransaction`,

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Something the user asked for that the app performs: it calls `fulfill()`

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Answer an incoming call (CallKit's `CXAnswerCallAction`).
 public final class CXAnswerCallAction: CXCallAction {

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// End a call, or decline a ringing one (CallKit's `CXEndCallAction`).
 public final class CXEndCallAction: CXCallAction {

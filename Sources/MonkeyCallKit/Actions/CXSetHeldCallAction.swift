@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).

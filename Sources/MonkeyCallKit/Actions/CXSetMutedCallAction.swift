@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// Start an outgoing call (CallKit's `CXStartCallAction`).

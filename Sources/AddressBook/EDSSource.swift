@@ -74,8 +74,7 @@ actor EDSSource {
             let child = pid
             kill(child, SIGTERM)
             DetachedThread.start {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+                Spawn.waitForExit(child)
             }
         }
         pid = 0
@@ -218,8 +217,7 @@ actor EDSSource {
         sources = []
         // Reaped on a thread of its own: its output is closed, its exit is a moment away.
         DetachedThread.start {
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            Spawn.waitForExit(child)
         }
         guard !stopped else { return }
         context.logger.warning("contacts: \(helper) ended; GNOME's address books are read again in \(Int(pause)) s")

@@ -125,11 +125,8 @@ public final class BaresipProcess: Sendable {
             started.withLock { $0 = result }
             ready.signal()
             guard case .success(let child) = result else { return }
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            let code = Spawn.waitForExit(child)
             state.running.withLock { $0 = false }
-            // WEXITSTATUS, or 128 + the signal, as a shell says it.
-            let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
             state.exitHandler.withLock { $0 }?(code)
         }
         guard threadStarted else { throw ConfigurationError(description: "cannot start \(path): no thread to wait for it") }

@@ -52,6 +52,17 @@ public enum Spawn {
         return result == 0 ? .success(pid) : .failure(SpawnError(code: result))
     }
 
+    /// Waits for the child `pid` to end and reaps it: its exit status, or 128 + the signal that
+    /// ended it (as a shell says it); -1 when it is not a child of this process.
+    @discardableResult
+    public static func waitForExit(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
+    }
+
     /// One pipe: what is written to `write` is read from `read`.
     public struct Pipe: Sendable {
         public let read: Int32

@@ -142,21 +142,12 @@ enum ProgramLauncher {
         }
         guard waiting else {
             // Reaped when it exits, so that it never stays a zombie of the daemon.
-            DetachedThread.start { _ = waitForExit(pid) }
+            DetachedThread.start { Spawn.waitForExit(pid) }
             return nil
         }
-        let status = waitForExit(pid)
+        let status = Spawn.waitForExit(pid)
         if status != 0 { logger.warning("\(command.joined(separator: " ")) failed with status \(status)") }
         return status
-    }
-
-    /// The exit status of the child `pid` once it ends (128 + the signal when a signal ended it).
-    private static func waitForExit(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return -1 }
-        }
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
     }
 
     static func find(_ name: String) -> String? {

@@ -92,7 +92,7 @@ public final class Ringer: @unchecked Sendable {
         guard case .file(let path) = sound else { return sound }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               attributes[.type] as? FileAttributeType == .typeRegular,
-              let size = attributes[.size] as? Int, size <= Self.maximumFileBytes else {
+              let size = (attributes[.size] as? any BinaryInteger).map({ Int(clamping: $0) }), size <= Self.maximumFileBytes else {
             logger.warning("ringtone \(path) is missing, not a file, or larger than \(Self.maximumFileBytes >> 20) MiB: the default rings")
             return Self.defaultSound
         }

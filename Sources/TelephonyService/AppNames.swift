@@ -74,7 +74,7 @@ enum DesktopEntry {
     static func value(_ key: String, inFile file: String) -> String? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
               attributes[.type] as? FileAttributeType == .typeRegular,
-              (attributes[.size] as? Int ?? .max) <= maximumBytes,
+              ((attributes[.size] as? any BinaryInteger).map({ Int(clamping: $0) }) ?? .max) <= maximumBytes, // a UInt in FoundationEssentials
               let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         var inEntry = false
         for line in text.split(separator: "\n").map({ $0.trimmingWhitespace() }) {

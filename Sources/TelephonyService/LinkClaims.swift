@@ -1,3 +1,4 @@
+import CallDirectory
 import DBus
 import Dispatch
 import FoundationEssentials
@@ -25,7 +26,7 @@ final class LinkClaims {
         do {
             handlers = try JSONDecoder().decode([String: String].self, from: data)
         } catch {
-            logger.error("ignoring unreadable link handlers \(path): \(error)")
+            logger.error("ignoring unreadable link handlers \(path): \(errorText(error))")
         }
     }
 
@@ -68,7 +69,7 @@ final class LinkClaims {
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 try encoder.encode(handlers).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
-                logger.error("cannot save link handlers to \(path): \(error)")
+                logger.error("cannot save link handlers to \(path): \(errorText(error))")
             }
         }
     }

@@ -1,6 +1,7 @@
 import AddressBook
-import CallHistory
 import CMalloc
+import CallDirectory
+import CallHistory
 import DBus
 import DesktopNotifications
 import Dispatch
@@ -97,7 +98,7 @@ public final class TelephonyService {
                 // Its executor tries again when another program holds a lock: each try waits only a little.
                 history = HistoryStore(try CallHistory(path: databasePath, busyTimeout: 0.05, recentsLimit: options.recentsLimit), queue: connection.queue, logger: logger)
             } catch {
-                problem = "cannot open \(databasePath): \(error)"
+                problem = "cannot open \(databasePath): \(errorText(error))"
                 logger.error("Recents and Favorites are unavailable (calls still work): \(problem!)")
             }
         }

@@ -61,7 +61,9 @@ let package = Package(
         .systemLibrary(name: "CIntl"),
         .target(name: "Localization", dependencies: ["CIntl"]),
 
-        // Caller text made safe for a screen or a terminal: controls and bidi overrides out, markup escaped.
+        // Text for a screen or a terminal: caller text made safe (controls and bidi overrides out,
+        // markup escaped), and the few text tools FoundationEssentials lacks (trimming, percent
+        // decoding, unbuffered standard output and error).
         .target(name: "ScreenText"),
 
         // Desktop notifications through libnotify, knowing nothing of telephony.

@@ -151,9 +151,7 @@ public final class BaresipProcess: Sendable {
 
     /// The executable's path: as given when it has a slash, else the first on PATH; nil when there is none.
     public static func locate(_ executable: String = "baresip") -> String? {
-        if executable.contains("/") { return access(executable, X_OK) == 0 ? executable : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(executable)" }.first { access($0, X_OK) == 0 }
+        Spawn.executablePath(executable, environment: ProcessInfo.processInfo.environment)
     }
 
     /// A free TCP port on loopback for `ctrl_tcp`.

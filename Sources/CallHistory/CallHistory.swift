@@ -255,14 +255,9 @@ public final class CallHistory: Sendable {
         try read { connection in try connection.integer("SELECT EXISTS (SELECT 1 FROM recent WHERE handle = ?)", [.text(handle)]) != 0 }
     }
 
-    /// Distinct handles of the latest calls, newest first: at most `limit` of them, from at
-    /// most `rows` entries (read newest first by row id, stopping early).
-    public func recentHandles(limit: Int, rows: Int) throws -> [String] {
-        try recentPeople(limit: limit, rows: rows).map(\.handle)
-    }
-
-    /// As `recentHandles`, with what each handle's latest call knew of it: its type, the name
-    /// shown, and the app that placed or took it.
+    /// Who the latest calls were with, newest first, each handle once: at most `limit` of them,
+    /// from at most `rows` entries (read newest first by row id, stopping early), with what each
+    /// handle's latest call knew of it: its type, the name shown, and the app that placed or took it.
     public func recentPeople(limit: Int, rows: Int) throws -> [RecentPerson] {
         try read { connection in
             var seen = Set<String>()

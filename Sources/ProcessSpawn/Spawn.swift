@@ -52,6 +52,14 @@ public enum Spawn {
         return result == 0 ? .success(pid) : .failure(SpawnError(code: result))
     }
 
+    /// The program `name` to start: as given when it has a slash, else the first executable of that
+    /// name on `PATH`; nil when there is none.
+    public static func executablePath(_ name: String, environment: [String: String]) -> String? {
+        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+    }
+
     /// Waits for the child `pid` to end and reaps it: its exit status, or 128 + the signal that
     /// ended it (as a shell says it); -1 when it is not a child of this process.
     @discardableResult

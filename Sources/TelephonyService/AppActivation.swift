@@ -130,7 +130,7 @@ enum ProgramLauncher {
     /// leaves it running (nil). nil also when it cannot be run.
     @discardableResult
     private static func run(_ command: [String], waiting: Bool, logger: Logger) -> Int32? {
-        guard let name = command.first, let executable = find(name) else {
+        guard let name = command.first, let executable = Spawn.executablePath(name, environment: ProcessInfo.processInfo.environment) else {
             logger.info("\(command.first ?? "") is not installed")
             return nil
         }
@@ -148,10 +148,5 @@ enum ProgramLauncher {
         let status = Spawn.waitForExit(pid)
         if status != 0 { logger.warning("\(command.joined(separator: " ")) failed with status \(status)") }
         return status
-    }
-
-    static func find(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 }

@@ -1,4 +1,5 @@
 import AddressBook
+import CMalloc
 import DBus
 import Dispatch
 import Localization
@@ -78,7 +79,10 @@ final class PeopleFinder {
             context.logger.error("cannot send \(Telephony1.AddressBook.changed.name): \(error)")
         }
         context.rootChanged([Telephony1.AddressBook.count])
-        search { _ in }
+        // The indexes made again, at once: and then the heap trimmed. A source's read (1,000 vCard
+        // files) and the indexes made from it leave what they parsed and sorted freed in the middle
+        // of the heap, where free() gives no page back (about 0.15 MiB of the idle daemon's RSS).
+        search { _ in malloc_trim(0) }
     }
 
     // MARK: Calling a result

@@ -1,5 +1,4 @@
 import AddressBook
-import CMalloc
 import CallDirectory
 import CallHistory
 import DBus
@@ -114,9 +113,6 @@ public final class TelephonyService {
             return AddressBook(configuration: configuration, logger: logger) { event in
                 Self.log(event, counted, logger: logger)
                 if case .changed = event { TelephonyActor.enter { contactsFollower.service?.contactsChanged() } }
-                // A source's first read (1,000 vCard files) leaves the buffers it parsed freed in the
-                // middle of the heap, where free() does not give pages back: trimming does.
-                if case .sourceReady = event { malloc_trim(0) }
             }
         }
         let context = ServiceContext(connection: connection, options: options, switchboard: switchboard, screening: screening,

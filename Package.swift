@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
         // The Phone app's models against a fake backend, and the real window driven through AT-SPI
         // (Resources/ holds the Python driver) with the real daemon and a provider.
-        .testTarget(name: "PhoneTests", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "DBus", "DBusTestSupport"],
+        .testTarget(name: "PhoneTests", dependencies: ["CallHistory", "PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "DBus", "DBusTestSupport"],
                     exclude: ["Resources"]),
         // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
         .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),

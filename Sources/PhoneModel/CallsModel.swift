@@ -124,18 +124,26 @@ public final class CallsModel {
     public func silence() async { await act { try await self.backend.silence($0) } }
 
     /// Holds every other call that is up, then answers (the service holds it anyway; said here for clarity).
+    /// Holds the calls that are up, then answers the one shown.
     public func holdAndAnswer() async {
-        for other in calls.values where other.uuid != shownUUID && !other.hasEnded && other.state != "ringing" {
+        for other in callsUp {
             do { try await backend.setHeld(other.uuid, true) } catch { report.error(error) }
         }
         await answer()
     }
 
+    /// Ends the calls that are up, then answers the one shown. A call already on hold stays, as
+    /// iOS's "End Active & Accept" leaves it: the person put it aside, and did not ask to end it.
     public func endAndAnswer() async {
-        for other in calls.values where other.uuid != shownUUID && !other.hasEnded && other.state != "ringing" {
+        for other in callsUp {
             do { try await backend.end(other.uuid) } catch { report.error(error) }
         }
         await answer()
+    }
+
+    /// The other calls that are up (answered or dialled, not on hold, not ended).
+    private var callsUp: [CallSnapshot] {
+        calls.values.filter { $0.uuid != shownUUID && !$0.hasEnded && $0.state != "ringing" && !$0.onHold }
     }
 
     public func toggleMute() async {

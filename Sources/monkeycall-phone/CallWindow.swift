@@ -13,6 +13,10 @@ final class CallWindow {
     private let onClosed: () -> Void
     private var ticker: UInt32 = 0
     private var closer: UInt32 = 0
+
+    /// How long an ended call stays on screen before the window closes by itself: 4 s, or
+    /// `MONKEYCALL_PHONE_CLOSE_AFTER_MS` (the tests make it long, to tell Escape's closing from it).
+    static let closeAfter: UInt32 = ProcessInfo.processInfo.environment["MONKEYCALL_PHONE_CLOSE_AFTER_MS"].flatMap { UInt32($0) } ?? 4000
     private var ended = false
 
     init(application: PhoneApplication, model calls: CallsModel, onClosed: @escaping () -> Void) {
@@ -105,7 +109,7 @@ final class CallWindow {
         }
         if view.phase == .ended, !ended {
             ended = true
-            closer = Timeout.after(milliseconds: 4000) { [unowned self] in
+            closer = Timeout.after(milliseconds: Self.closeAfter) { [unowned self] in
                 self.closer = 0
                 self.close()
             }

@@ -1,3 +1,4 @@
+import CallHistory
 import DBus
 import DBusTestSupport
 import Foundation
@@ -16,8 +17,9 @@ final class PhoneRig: @unchecked Sendable {
     let environment: [String: String]
     static let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources")
 
-    /// `daemonArguments`: for monkeycalld (`--contacts DIR`).
-    init(daemonArguments: [String] = []) async throws {
+    /// `daemonArguments`: for monkeycalld (`--contacts DIR`); `prepare`: given the data folder
+    /// (XDG_DATA_HOME) before the daemon starts.
+    init(daemonArguments: [String] = [], prepare: (URL) throws -> Void = { _ in }) async throws {
         bus = try await PrivateBus.start()
         try FileManager.default.copyItem(atPath: "/usr/share/dbus-1/services/org.a11y.Bus.service",
                                          toPath: bus.servicesDirectory.appendingPathComponent("org.a11y.Bus.service").path)
@@ -25,6 +27,13 @@ final class PhoneRig: @unchecked Sendable {
         let number = display.number
         var environment = bus.environment
         environment["DISPLAY"] = ":\(number)"
+        // The accessibility bus is started by this bus, with what it is given to start programs
+        // with: the registry there makes the keys and the pointer's events that atspi.py asks for,
+        // on the X server it is told of. Without DISPLAY it made none, and said nothing.
+        let told = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", "org.freedesktop.DBus", "--object-path",
+                                                                 "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.UpdateActivationEnvironment",
+                                                                 "{'DISPLAY': ':\(number)'}"])
+        guard told.status == 0 else { throw TestSupportError("UpdateActivationEnvironment: \(told.stderr)") }
         environment["GDK_BACKEND"] = "x11"
         environment["MONKEYCALL_PHONE_REPORT_FRAME"] = "1"
         environment["LANGUAGE"] = "en"
@@ -39,6 +48,7 @@ final class PhoneRig: @unchecked Sendable {
         }
         environment["AT_SPI_BUS_ADDRESS"] = String(address)
         self.environment = environment
+        try prepare(URL(fileURLWithPath: bus.environment["XDG_DATA_HOME"]!))
         daemon = try await bus.startMonkeycalld(daemonArguments)
     }
 
@@ -81,15 +91,19 @@ final class PhoneRig: @unchecked Sendable {
     }
 
     /// One AT-SPI step (see atspi.py); fails the test with the window's tree when it cannot.
-    func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, text: String? = nil, timeout: Int = 20,
-            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    /// Returns what the step printed.
+    @discardableResult
+    func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, text: String? = nil, until: String? = nil,
+            timeout: Int = 20, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         var arguments = [Self.resources.appendingPathComponent("atspi.py").path, step, name, "--timeout", String(timeout)]
         if let text { arguments += ["--text", text] }
+        if let until { arguments += ["--until", until] }
         if let role { arguments += ["--role", role] }
         if let window { arguments += ["--window", window] }
         let run = try await ChildProcess.run("/usr/bin/python3", arguments, environment: environment, timeout: .seconds(timeout + 30))
         #expect(run.status == 0, "\(step) \(name): \(run.stderr)\napp: \(app?.output ?? "")", sourceLocation: sourceLocation)
         if run.status != 0 { throw TestSupportError("\(step) \(name) failed") }
+        return run.stdout
     }
 
     func monkeycall(_ arguments: [String]) async throws -> String {
@@ -152,13 +166,8 @@ struct PhoneWindowTests {
 
     @Test("A contact from a vCard folder is found by typing in Contacts' search, and called")
     func contactFoundAndCalled() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-vcards-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Self.vCardFolder([("Ada Lovelace", "+1 408 555 0142"), ("Charles Babbage", "+44 20 7946 0018")])
         defer { try? FileManager.default.removeItem(at: folder) }
-        for (name, number) in [("Ada Lovelace", "+1 408 555 0142"), ("Charles Babbage", "+44 20 7946 0018")] {
-            try Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(name)\r\nTEL;TYPE=CELL:\(number)\r\nEND:VCARD\r\n".utf8)
-                .write(to: folder.appendingPathComponent("\(name.prefix(3)).vcf"))
-        }
         let rig = try await PhoneRig(daemonArguments: ["--contacts", folder.path])
         let provider = try await rig.provider()
         try await rig.startApp()
@@ -223,6 +232,116 @@ struct PhoneWindowTests {
         try await rig.ui("wait", "Dora", role: "label", window: "Call")
         try await rig.ui("click", "Decline", window: "Call")
         #expect(await caller.waitForOutput(containing: "action end \(second)"), "\(caller.output)")
+    }
+
+    @Test("Keyboard: Ctrl+F searches Contacts, Enter on the keypad's number calls, Escape closes the call window once the call is over and not before")
+    func keyboard() async throws {
+        let folder = try Self.vCardFolder([("Ada Lovelace", "+1 408 555 0142"), ("Charles Babbage", "+44 20 7946 0018")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rig = try await PhoneRig(daemonArguments: ["--contacts", folder.path])
+        let provider = try await rig.provider()
+        // The ended call stays until Escape: its own closing would take 10 minutes.
+        try await rig.startApp(environment: ["MONKEYCALL_PHONE_CLOSE_AFTER_MS": "600000"])
+        try await rig.ui("keys", "ctrl+f", window: "Phone")
+        // No click: the search field has the focus Ctrl+F gave it.
+        try await rig.ui("keys", "", window: "Phone", text: "babb")
+        try await rig.ui("wait", "Charles Babbage", role: "label")
+        try await rig.ui("gone", "Ada Lovelace", role: "label")
+
+        try await rig.ui("select", "Keypad", role: "page tab")
+        try await rig.ui("type", "Number", text: "+14085550142")
+        try await rig.ui("keys", "Return", window: "Phone")
+        #expect(await provider.waitForOutput(containing: "action start"), "\(provider.output)")
+        #expect(provider.output.contains("Handle=+14085550142"), "\(provider.output)")
+
+        // While the call is up, Escape leaves the window: it still ends the call and says so.
+        try await rig.ui("keys", "Escape", window: "Call")
+        try await rig.ui("click", "Hang Up", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action end"), "\(provider.output)")
+        try await rig.ui("wait", "Call ended", role: "label", window: "Call")
+        try await rig.ui("keys", "Escape", window: "Call")
+        try await rig.ui("gone", "Call", role: "frame")
+    }
+
+    @Test("10,000 Recents: the list shows a page and loads the next as the mouse wheel brings its end into view, never all of them")
+    func tenThousandRecents() async throws {
+        let count = 10_000
+        let rig = try await PhoneRig(daemonArguments: ["--recents-limit", "\(count)"]) { data in
+            let folder = data.appendingPathComponent("monkeycall")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let history = try CallHistory(path: folder.appendingPathComponent("monkeycall.sqlite").path, recentsLimit: count)
+            let now = UInt64(Date().timeIntervalSince1970 * 1e6)
+            try history.recordAll((0..<count).map { index in
+                let ended = now - UInt64(count - index) * 60_000_000
+                return RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "PyPhone", handle: "+1555\(1_000_000 + index)",
+                                  handleType: "phone-number", callerName: "Caller \(index)", outgoing: false, status: .answered, endReason: "",
+                                  startedAt: ended - 30_000_000, connectedAt: 0, endedAt: ended, hasVideo: false, seen: true)
+            })
+        }
+        // What the window asks the service for, read off the bus: (limit, offset) of each Recents.List.
+        let monitor = try ChildProcess("/usr/bin/dbus-monitor", ["--address", rig.bus.address,
+                                                                 "type='method_call',interface='\(Telephony1.Recents.interface)',member='List'"])
+        defer { monitor.terminate() }
+        guard await monitor.waitForOutput(containing: "member=NameLost") else { throw TestSupportError("dbus-monitor: \(monitor.output)") }
+        try await rig.startApp()
+        try await rig.ui("select", "Recents", role: "page tab")
+        try await rig.ui("wait", "Caller 9999", role: "label")
+        // The wheel turns until the window asks for the next page (seen on the bus), as the list's
+        // end comes into view; its first entry is then in the list. (A GtkListView makes rows for
+        // what is near the screen only: the tree has a few hundred whatever the model holds.)
+        let stop = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-scroll-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: stop) }
+        async let scrolled = rig.ui("scroll", "Recent calls", until: stop, timeout: 120)
+        let secondPage = await monitor.waitForOutput(containing: "uint32 200\n   uint32 200", timeout: .seconds(120))
+        FileManager.default.createFile(atPath: stop, contents: nil)
+        try await scrolled
+        #expect(secondPage, "no second page asked for: \(monitor.output)")
+        try await rig.ui("wait", "Caller 9799", role: "label")
+        let asked = monitor.output.components(separatedBy: "method call").dropFirst().map { call in
+            call.split(separator: "\n").compactMap { line in line.contains("uint32") ? line.split(separator: " ").last.flatMap { Int($0) } : nil }
+        }
+        #expect(asked.count >= 2 && asked.count <= 3, "Recents.List (limit, offset): \(asked)")
+        #expect(asked.allSatisfy { $0.count == 2 && $0[0] <= 200 }, "Recents.List (limit, offset): \(asked)")
+        #expect(asked.contains { $0 == [200, 200] }, "no second page asked for: \(asked)")
+    }
+
+    static func vCardFolder(_ people: [(name: String, number: String)]) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-vcards-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, number) in people {
+            try Data("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:\(name)\r\nTEL;TYPE=CELL:\(number)\r\nEND:VCARD\r\n".utf8)
+                .write(to: folder.appendingPathComponent("\(name.prefix(3)).vcf"))
+        }
+        return folder
+    }
+
+    @Test("A call ringing while another is up: Hold & Answer holds the first and answers it; End & Answer ends the call up and answers the next")
+    func holdAndAnswer() async throws {
+        let rig = try await PhoneRig()
+        try await rig.startApp()
+        let first = UUID().uuidString.lowercased(), second = UUID().uuidString.lowercased(), third = UUID().uuidString.lowercased()
+        let bob = try await rig.provider(["--name", "BobPhone", "--incoming", first, "+14085550100", "Bob Example"], ready: "ringing")
+        try await rig.showCall(first)
+        try await rig.ui("click", "Answer", window: "Call")
+        #expect(await bob.waitForOutput(containing: "answered \(first)"), "\(bob.output)")
+
+        let dora = try await rig.provider(["--name", "DoraPhone", "--incoming", second, "+14085550111", "Dora"], ready: "ringing")
+        try await rig.showCall(second)
+        try await rig.ui("wait", "Dora", role: "label", window: "Call")
+        try await rig.ui("click", "Hold & Answer", window: "Call")
+        #expect(await bob.waitForOutput(containing: "\(first) OnHold=1"), "\(bob.output)")
+        #expect(await dora.waitForOutput(containing: "answered \(second)"), "\(dora.output)")
+        #expect(await rig.waitForService(first, Telephony1.Call.onHold.name, "b true"))
+        #expect(!bob.output.contains("action end"), "\(bob.output)")
+
+        let erin = try await rig.provider(["--name", "ErinPhone", "--incoming", third, "+14085550122", "Erin"], ready: "ringing")
+        try await rig.showCall(third)
+        try await rig.ui("wait", "Erin", role: "label", window: "Call")
+        try await rig.ui("click", "End & Answer", window: "Call")
+        #expect(await dora.waitForOutput(containing: "action end \(second)"), "\(dora.output)")
+        #expect(await erin.waitForOutput(containing: "answered \(third)"), "\(erin.output)")
+        // The held call stays held: only the one up was ended.
+        #expect(!bob.output.contains("action end"), "\(bob.output)")
     }
 
     @Test("Clear All asks first: Cancel keeps Recents, Clear All forgets them; the service stopping shows that it is not running, Start brings it back by D-Bus activation, and the window follows it")

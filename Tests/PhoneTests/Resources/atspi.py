@@ -2,16 +2,20 @@
 """Reads and presses the Phone app's windows through AT-SPI, as a person (or a screen reader)
 does. One step per run; waits for what it looks for until a deadline, re-reading the tree.
 
-usage: atspi.py wait|click|gone|select|type|dump NAME [--role ROLE] [--window TITLE] [--text TEXT] [--timeout SECONDS]
+usage: atspi.py wait|click|gone|select|type|keys|scroll|dump NAME [--role ROLE] [--window TITLE] [--text TEXT] [--until FILE] [--timeout SECONDS]
   wait    until an object named NAME is there
   click   it, through its "click" action (buttons, toggle buttons)
   gone    until no object named NAME is left
   select  the page tab NAME in the view switcher (a press on it)
   type    TEXT into the text field NAME: focused, then typed key by key on the keyboard
+  keys    the key NAME ("ctrl+f", "Return", "Escape"), or TEXT typed, on the keyboard, to the window
+          that has the focus (with --window, once the window of that title is the active one)
+  scroll  the mouse wheel down over the object NAME, a notch at a time, until the file --until exists
   dump    print the tree (NAME ignored)
 Exit status 0 when done; 1 with the tree on stderr when the deadline passed.
 """
 import argparse
+import os
 import sys
 import time
 
@@ -20,11 +24,12 @@ import pyatspi
 APP = "monkeycall-phone"
 
 parser = argparse.ArgumentParser()
-parser.add_argument("step", choices=["wait", "click", "gone", "select", "type", "dump"])
+parser.add_argument("step", choices=["wait", "click", "gone", "select", "type", "keys", "scroll", "dump"])
 parser.add_argument("name", nargs="?", default="")
 parser.add_argument("--role")
 parser.add_argument("--window")
 parser.add_argument("--text", default="")
+parser.add_argument("--until")
 parser.add_argument("--timeout", type=float, default=20)
 options = parser.parse_args()
 
@@ -132,6 +137,56 @@ def press(accessible):
         time.sleep(0.02)
 
 
+KEYSYMS = {"Return": 0xFF0D, "Escape": 0xFF1B, "BackSpace": 0xFF08}
+MODIFIER_MASKS = {"shift": 1 << 0, "ctrl": 1 << 2, "alt": 1 << 3}
+
+
+def press_keys(combination):
+    """A key with its modifiers held ("ctrl+f"), as XTest gives them to the X server."""
+    *modifiers, key = combination.split("+")
+    mask = 0
+    for modifier in modifiers:
+        mask |= MODIFIER_MASKS[modifier]
+    keysym = KEYSYMS[key] if key in KEYSYMS else ord(key)
+    if mask:
+        pyatspi.Registry.generateKeyboardEvent(mask, None, pyatspi.KEY_LOCKMODIFIERS)
+    try:
+        pyatspi.Registry.generateKeyboardEvent(keysym, None, pyatspi.KEY_SYM)
+    finally:
+        if mask:
+            pyatspi.Registry.generateKeyboardEvent(mask, None, pyatspi.KEY_UNLOCKMODIFIERS)
+
+
+def type_text(text):
+    for character in text:
+        # Backspace (\b) is its own keysym; any other character's keysym is its code point.
+        keysym = 0xFF08 if character == "\b" else ord(character)
+        pyatspi.Registry.generateKeyboardEvent(keysym, None, pyatspi.KEY_SYM)
+
+
+def active_window():
+    """The window the keyboard reaches: GTK marks the one the X server gave the focus ACTIVE."""
+    app = application()
+    if app is None:
+        return None
+    return next((window for window in windows(app) if window.getState().contains(pyatspi.STATE_ACTIVE)), None)
+
+
+def scroll_until(accessible, stop_file):
+    """Turns the wheel a notch at a time over `accessible` (XTest's button 5, as a mouse's wheel
+    gives it) until the file `stop_file` exists: the test makes it when it has seen what it waits for."""
+    if not on_screen(accessible):
+        raise RuntimeError("not on screen yet")
+    extents = accessible.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+    x, y = extents.x + extents.width // 2, extents.y + extents.height // 2
+    pyatspi.Registry.generateMouseEvent(x, y, "abs")
+    while not os.path.exists(stop_file):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{stop_file} never came")
+        pyatspi.Registry.generateMouseEvent(x, y, "b5c")
+        time.sleep(0.05)
+
+
 def type_into(accessible, text):
     """Focuses the field and types `text` as key presses (XTest through the registry), the way a
     person's keyboard reaches it: the app hears each key, and its search runs as it would."""
@@ -146,10 +201,7 @@ def type_into(accessible, text):
         if time.monotonic() > focus_deadline:
             raise RuntimeError("the field took no focus")
         time.sleep(0.02)
-    for character in text:
-        # Backspace (\b) is its own keysym; any other character's keysym is its code point.
-        keysym = 0xFF08 if character == "\b" else ord(character)
-        pyatspi.Registry.generateKeyboardEvent(keysym, None, pyatspi.KEY_SYM)
+    type_text(text)
 
 
 def select(tabs):
@@ -164,6 +216,19 @@ if options.step == "dump":
     sys.exit(0)
 
 deadline = time.monotonic() + options.timeout
+if options.step == "keys":
+    while options.window is not None and (active_window() is None or active_window().name != options.window):
+        if time.monotonic() > deadline:
+            print(f"keys {options.name!r}: the window {options.window!r} never became the active one", file=sys.stderr)
+            dump(sys.stderr)
+            sys.exit(1)
+        time.sleep(0.05)
+    if options.text:
+        type_text(options.text)
+    else:
+        press_keys(options.name)
+    sys.exit(0)
+
 while True:
     found = matches()
     if options.step == "gone":
@@ -175,6 +240,8 @@ while True:
                 press(found[0])
             elif options.step == "type":
                 type_into(found[0], options.text)
+            elif options.step == "scroll":
+                scroll_until(found[0], options.until)
             elif options.step == "select":
                 if not any(tab.getState().contains(pyatspi.STATE_SELECTED) for tab in found):
                     select(found)

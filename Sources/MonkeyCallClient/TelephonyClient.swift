@@ -127,6 +127,9 @@ public struct CallSnapshot: Sendable, Equatable {
     public var silenced: Bool { self[Telephony1.Call.silenced] ?? false }
     public var hasEnded: Bool { self[Telephony1.Call.hasEnded] ?? false }
     public var supportsHolding: Bool { self[Telephony1.Call.supportsHolding] ?? true }
+    public var supportsGrouping: Bool { self[Telephony1.Call.supportsGrouping] ?? false }
+    public var group: String { self[Telephony1.Call.group] ?? "" }
+    public var provider: ObjectPath? { self[Telephony1.Call.provider] }
     public var supportsDTMF: Bool { self[Telephony1.Call.supportsDTMF] ?? true }
     public var startedAt: UInt64 { self[Telephony1.Call.startedAt] ?? 0 }
     public var connectedAt: UInt64 { self[Telephony1.Call.connectedAt] ?? 0 }

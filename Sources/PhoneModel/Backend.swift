@@ -36,6 +36,7 @@ public protocol PhoneBackend: Sendable {
     func answer(_ uuid: String) async throws
     func end(_ uuid: String) async throws
     func setHeld(_ uuid: String, _ onHold: Bool) async throws
+    func setGroup(_ uuid: String, with other: String) async throws
     func setMuted(_ uuid: String, _ muted: Bool) async throws
     func playDTMF(_ uuid: String, _ digits: String) async throws
     func silence(_ uuid: String) async throws
@@ -91,6 +92,7 @@ public final class ClientBackend: PhoneBackend {
     public func answer(_ uuid: String) async throws { try await client.call(Telephony1.CallController.answerCall, uuid) }
     public func end(_ uuid: String) async throws { try await client.call(Telephony1.CallController.endCall, uuid) }
     public func setHeld(_ uuid: String, _ onHold: Bool) async throws { try await client.call(Telephony1.CallController.setHeld, uuid, onHold) }
+    public func setGroup(_ uuid: String, with other: String) async throws { try await client.call(Telephony1.CallController.setGroup, uuid, other) }
     public func setMuted(_ uuid: String, _ muted: Bool) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, muted) }
     public func playDTMF(_ uuid: String, _ digits: String) async throws {
         try await client.call(Telephony1.CallController.playDTMF, uuid, digits, "single-tone")

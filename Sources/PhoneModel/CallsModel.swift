@@ -22,6 +22,21 @@ public struct CallView: Equatable, Sendable {
     public let silenced: Bool
     /// Another call is up while this one rings: Hold & Answer / End & Answer.
     public let otherCallUp: Bool
+    /// While this one is up: the other call there is, to switch to or merge with.
+    public let other: OtherCall?
+}
+
+/// The second call, as the call window shows it under the one it shows.
+public struct OtherCall: Equatable, Sendable {
+    public let uuid: String
+    /// Who, and how that call stands: "Bob Example · On hold".
+    public let summary: String
+    /// Already in one call group with the shown call: nothing to switch to or merge.
+    public let merged: Bool
+    /// The shown call can be put on hold (or is) to take this one.
+    public let canSwitch: Bool
+    /// Both calls are one app's and both can be grouped (CallKit groups only a provider's own calls).
+    public let canMerge: Bool
 }
 
 /// The calls there are, and the one the call window shows.
@@ -113,7 +128,21 @@ public final class CallsModel {
         }
         let otherUp = calls.values.contains { $0.uuid != uuid && !$0.hasEnded && $0.state != "ringing" }
         return CallView(uuid: uuid, phase: phase, title: title, subtitle: subtitle, status: status, muted: call.muted, onHold: call.onHold,
-                        canHold: call.supportsHolding, canSendDigits: call.supportsDTMF, silenced: call.silenced, otherCallUp: otherUp)
+                        canHold: call.supportsHolding, canSendDigits: call.supportsDTMF, silenced: call.silenced, otherCallUp: otherUp,
+                        other: phase == .ongoing ? otherCall(than: call) : nil)
+    }
+
+    /// The other call that is up beside `call` (the oldest, when there are several).
+    private func otherCall(than call: CallSnapshot) -> OtherCall? {
+        let others = calls.values.filter { $0.uuid != call.uuid && !$0.hasEnded && $0.state != "ringing" }
+        guard let other = others.min(by: { ($0.startedAt, $0.uuid) < ($1.startedAt, $1.uuid) }) else { return nil }
+        let handle = Format.clean(other.handle), name = Format.clean(other.callerName)
+        let who = name.isEmpty ? handle : name
+        let merged = !call.group.isEmpty && call.group == other.group
+        let standing = merged ? tr("In this call") : other.onHold ? tr("On hold") : tr("Active")
+        return OtherCall(uuid: other.uuid, summary: tr("%1$s · %2$s", who, standing), merged: merged,
+                         canSwitch: !merged && (call.onHold || call.supportsHolding),
+                         canMerge: !merged && call.supportsGrouping && other.supportsGrouping && call.provider != nil && call.provider == other.provider)
     }
 
     // MARK: The user's actions
@@ -124,6 +153,25 @@ public final class CallsModel {
     public func silence() async { await act { try await self.backend.silence($0) } }
 
     /// Holds every other call that is up, then answers (the service holds it anyway; said here for clarity).
+    /// Puts the shown call on hold and takes the other off hold, and shows that one: the two calls
+    /// change places, as iOS's "Swap".
+    public func switchToOther() async {
+        guard let shown = shownUUID, let call = calls[shown], let other = otherCall(than: call), other.canSwitch else { return }
+        if !call.onHold {
+            do { try await backend.setHeld(shown, true) } catch { return report.error(error) }
+        }
+        if calls[other.uuid]?.onHold == true {
+            do { try await backend.setHeld(other.uuid, false) } catch { report.error(error) }
+        }
+        show(other.uuid)
+    }
+
+    /// Joins the other call to the shown one's group (a conference the app holds).
+    public func merge() async {
+        guard let shown = shownUUID, let call = calls[shown], let other = otherCall(than: call), other.canMerge else { return }
+        do { try await backend.setGroup(other.uuid, with: shown) } catch { report.error(error) }
+    }
+
     /// Holds the calls that are up, then answers the one shown.
     public func holdAndAnswer() async {
         for other in callsUp {

@@ -33,6 +33,8 @@ final class CallWindow {
         connect(ui["call_mute"], "clicked") { AppTask.start { await calls.toggleMute() } }
         connect(ui["call_hold"], "clicked") { AppTask.start { await calls.toggleHold() } }
         connect(ui["call_hang_up"], "clicked") { AppTask.start { await calls.hangUp() } }
+        connect(ui["call_switch"], "clicked") { AppTask.start { await calls.switchToOther() } }
+        connect(ui["call_merge"], "clicked") { AppTask.start { await calls.merge() } }
         connect(ui["call_close"], "clicked") { [unowned self] in self.close() }
         connect(ui["call_keypad"], "toggled") { [unowned self] in
             gtk_revealer_set_reveal_child(cast(self.ui["call_keypad_revealer"]), gtk_toggle_button_get_active(cast(self.ui["call_keypad"])))
@@ -90,6 +92,10 @@ final class CallWindow {
         }
         gtk_stack_set_visible_child_name(cast(ui["call_controls"]), page)
         Widget.setVisible(ui["call_waiting_box"], view.phase == .ringing && view.otherCallUp)
+        Widget.setVisible(ui["call_other_box"], view.other != nil)
+        Widget.setText(ui["call_other"], view.other?.summary ?? "")
+        Widget.setVisible(ui["call_switch"], view.other?.canSwitch == true)
+        Widget.setVisible(ui["call_merge"], view.other?.canMerge == true)
         Widget.setSensitive(ui["call_silence"], !view.silenced)
         gtk_toggle_button_set_active(cast(ui["call_mute"]), view.muted ? 1 : 0)
         Widget.setButtonLabel(ui["call_mute"], view.muted ? tr("Unmute") : tr("Mute"))

@@ -87,6 +87,7 @@ final class FakeBackend: PhoneBackend {
     func answer(_ uuid: String) async throws {}
     func end(_ uuid: String) async throws {}
     func setHeld(_ uuid: String, _ onHold: Bool) async throws {}
+    func setGroup(_ uuid: String, with other: String) async throws {}
     func setMuted(_ uuid: String, _ muted: Bool) async throws {}
     func playDTMF(_ uuid: String, _ digits: String) async throws {}
     func silence(_ uuid: String) async throws {}

@@ -32,6 +32,37 @@ struct PhoneModelTests {
         #expect(!row.missed)
     }
 
+    @Test("The second call under the one shown: merged only with a call of the same app that both can group; switched to only when the one shown can be held")
+    @MainActor func secondCall() {
+        func call(_ uuid: String, _ provider: String, name: String, held: Bool = false, grouping: Bool = true, holding: Bool = true,
+                  group: String = "") -> CallSnapshot {
+            CallSnapshot(path: try! ObjectPath("/org/monkeycall/Telephony1/Call/\(uuid)"), properties: [
+                Telephony1.Call.uuid.name: .string(uuid), Telephony1.Call.state.name: .string(held ? "held" : "active"),
+                Telephony1.Call.callerName.name: .string(name), Telephony1.Call.handle.name: .string("+14085550100"),
+                Telephony1.Call.provider.name: .objectPath(try! ObjectPath(provider)), Telephony1.Call.onHold.name: .bool(held),
+                Telephony1.Call.supportsGrouping.name: .bool(grouping), Telephony1.Call.supportsHolding.name: .bool(holding),
+                Telephony1.Call.group.name: .string(group), Telephony1.Call.startedAt.name: .uint64(uuid == "a" ? 1 : 2),
+            ])
+        }
+        let one = "/org/monkeycall/Telephony1/Provider/1", two = "/org/monkeycall/Telephony1/Provider/2"
+        func other(_ shown: CallSnapshot, _ second: CallSnapshot) -> OtherCall? {
+            let model = CallsModel(backend: FakeBackend())
+            model.added(shown)
+            model.added(second)
+            model.show(shown.uuid)
+            return model.view()?.other
+        }
+        let same = other(call("b", one, name: "Dora"), call("a", one, name: "Bob\u{202E}", held: true))
+        #expect(same?.summary == "Bob · On hold")
+        #expect(same?.canMerge == true && same?.canSwitch == true)
+        #expect(other(call("b", one, name: "Dora"), call("a", two, name: "Bob", held: true))?.canMerge == false)
+        #expect(other(call("b", one, name: "Dora", grouping: false), call("a", one, name: "Bob", held: true))?.canMerge == false)
+        #expect(other(call("b", one, name: "Dora", holding: false), call("a", one, name: "Bob", held: true))?.canSwitch == false)
+        let merged = other(call("b", one, name: "Dora", group: "g1"), call("a", one, name: "Bob", group: "g1"))
+        #expect(merged?.merged == true && merged?.canMerge == false && merged?.canSwitch == false)
+        #expect(merged?.summary == "Bob · In this call")
+    }
+
     @Test("Durations")
     func durations() {
         #expect(Format.duration(seconds: 5) == "0:05")

@@ -344,6 +344,31 @@ struct PhoneWindowTests {
         #expect(!bob.output.contains("action end"), "\(bob.output)")
     }
 
+    @Test("Two calls of one app: the call window shows the other, switches to it (holding the one shown) and merges them into one group")
+    func switchAndMerge() async throws {
+        let rig = try await PhoneRig()
+        try await rig.startApp()
+        let first = UUID().uuidString.lowercased(), second = UUID().uuidString.lowercased()
+        let provider = try await rig.provider(["--name", "ConfPhone", "--grouping", "--incoming", first, "+14085550100", "Bob Example",
+                                               "--then", second, "+14085550111", "Dora"], ready: "ringing")
+        try await rig.showCall(first)
+        try await rig.ui("click", "Answer", window: "Call")
+        #expect(await provider.waitForOutput(containing: "ringing \(second)"), "\(provider.output)")
+        try await rig.showCall(second)
+        try await rig.ui("click", "Hold & Answer", window: "Call")
+        #expect(await provider.waitForOutput(containing: "answered \(second)"), "\(provider.output)")
+        // Dora's call is shown; Bob's waits under it.
+        try await rig.ui("wait", "Bob Example · On hold", role: "label", window: "Call")
+        try await rig.ui("click", "Switch", window: "Call")
+        #expect(await provider.waitForOutput(containing: "\(second) OnHold=1"), "\(provider.output)")
+        #expect(await provider.waitForOutput(containing: "\(first) OnHold=0"), "\(provider.output)")
+        try await rig.ui("wait", "Dora · On hold", role: "label", window: "Call")
+        #expect(await rig.waitForService(first, Telephony1.Call.onHold.name, "b false"))
+        try await rig.ui("click", "Merge", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action set-group \(second) GroupWith=\(first)"), "\(provider.output)")
+        try await rig.ui("wait", "Dora · In this call", role: "label", window: "Call")
+    }
+
     @Test("Clear All asks first: Cancel keeps Recents, Clear All forgets them; the service stopping shows that it is not running, Start brings it back by D-Bus activation, and the window follows it")
     func clearAllAndServiceRestart() async throws {
         let rig = try await PhoneRig()

@@ -168,6 +168,29 @@ enum Resume: CallActionType { static let action = CallAction.resume }
 enum Mute: CallActionType { static let action = CallAction.mute }
 enum Unmute: CallActionType { static let action = CallAction.unmute }
 
+/// `monkeycall show [UUID]`: the call in the Phone app's call window, the app started by D-Bus
+/// activation, as a click on the notification of a call whose app has no window does.
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a call in the Phone app's call window.")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The call; may be left out when there is one.", completion: .custom(Completion.calls)) var uuid: String?
+
+    func run() async throws {
+        let client = try await ServiceClient(bus)
+        let calls = try await client.calls()
+        let uuid = try await client.resolveCall(uuid, purpose: "show").lowercased()
+        guard calls.contains(where: { $0.uuid == uuid }) else { throw CLIError(tr("there is no call %1$s", Output.clean(uuid))) }
+        do {
+            try await client.connection.call(Desktop.Application.activateAction, destination: PhoneApp.appID, path: PhoneApp.objectPath,
+                                             PhoneApp.Action.showCall, [.string(uuid)], [:])
+        } catch let error as DBusError where error.name == DBusError.Name.serviceUnknown {
+            throw CLIError(tr("the Phone app (%1$s) is not installed", PhoneApp.appID))
+        } catch let error as DBusError {
+            throw CLIError(error)
+        }
+    }
+}
+
 struct DTMF: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "dtmf", abstract: "Play DTMF tones on a call.")
     @OptionGroup var bus: BusOptions

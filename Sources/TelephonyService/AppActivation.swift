@@ -150,3 +150,19 @@ enum ProgramLauncher {
         return status
     }
 }
+
+extension ServiceContext {
+    /// Runs one of the Phone app's actions (`call`, `show-call`, `search`), starting it by D-Bus
+    /// activation; `otherwise` runs, on the actor, when it could not (the Phone app is not
+    /// installed, or failed).
+    func askPhone(_ action: String, _ argument: String, platformData: [String: DBusValue] = [:],
+                  otherwise: (@Sendable @TelephonyActor () -> Void)? = nil) {
+        let logger = logger
+        connection.call(Desktop.Application.activateAction, destination: PhoneApp.appID, path: PhoneApp.objectPath, action,
+                        [DBusValue.string(argument)], platformData, timeout: .seconds(30)) { result in
+            guard case .failure(let error) = result else { return }
+            logger.warning("cannot open the Phone app (\(PhoneApp.appID), app.\(action)): \(error)")
+            if let otherwise { TelephonyActor.enter(otherwise) }
+        }
+    }
+}

@@ -122,7 +122,7 @@ struct CallNotification {
     }
 
     private func actions(_ buttons: [Button], opensApp: Bool) -> [DesktopNotification.Action] {
-        buttons.map { .init($0.rawValue, $0.label(for: call, opensApp: opensApp)) }
+        buttons.map { .init($0.id, $0.label(for: call, opensApp: opensApp)) }
     }
 }
 
@@ -154,22 +154,49 @@ extension CallNotification {
 
     /// Every button a call's notification has: its id (the notification action), its label, the phase
     /// whose notification shows it, and what pressing it does. The one table of buttons.
-    enum Button: String, CaseIterable {
+    enum Button: CaseIterable {
         case answer, decline
-        case holdAndAnswer = "hold-and-answer", endAndAnswer = "end-and-answer"
+        case holdAndAnswer, endAndAnswer
         /// A click on the ringing notification's body: servers such as dunst close on a click and hide
         /// the buttons in a menu.
-        case body = "default"
+        case body
+        /// A click on the ongoing notification's body, of a call whose app has no window (no desktop
+        /// entry): the Phone app's call window.
+        case ongoingBody
         /// Stops the ringtone the service plays; the call rings on.
         case silence
-        case hangUp = "hang-up", mute, unmute, hold, resume
-        case showApp = "show-app"
-        case callBack = "call-back"
+        case hangUp, mute, unmute, hold, resume
+        case showApp
+        case callBack
+
+        /// The notification action's id: unique in a phase (both bodies are the server's "default").
+        var id: String {
+            switch self {
+            case .answer: "answer"
+            case .decline: "decline"
+            case .holdAndAnswer: "hold-and-answer"
+            case .endAndAnswer: "end-and-answer"
+            case .body, .ongoingBody: "default"
+            case .silence: "silence"
+            case .hangUp: "hang-up"
+            case .mute: "mute"
+            case .unmute: "unmute"
+            case .hold: "hold"
+            case .resume: "resume"
+            case .showApp: "show-app"
+            case .callBack: "call-back"
+            }
+        }
+
+        /// The button that action `id` names on a notification of `phase`.
+        static func named(_ id: String, in phase: Phase) -> Button? {
+            allCases.first { $0.id == id && $0.phase == phase }
+        }
 
         var phase: Phase {
             switch self {
             case .answer, .decline, .holdAndAnswer, .endAndAnswer, .body, .silence: .ringing
-            case .hangUp, .mute, .unmute, .hold, .resume, .showApp: .ongoing
+            case .hangUp, .mute, .unmute, .hold, .resume, .showApp, .ongoingBody: .ongoing
             case .callBack: .missed
             }
         }
@@ -190,6 +217,7 @@ extension CallNotification {
             case .hold: trc("button", "Hold")
             case .resume: trc("button", "Resume")
             case .showApp: trc("button", "Open %1$s", call.appDisplayName)
+            case .ongoingBody: trc("button", "Show Call")
             case .callBack: trc("button", "Call back")
             }
         }
@@ -201,6 +229,9 @@ extension CallNotification {
             case transaction([ActionRequest])
             /// The call's app comes forward.
             case showApp
+            /// The Phone app's call window shows the call (its app has none); when the Phone app
+            /// cannot, these actions instead.
+            case showCall(otherwise: [ActionRequest])
             /// The call's ringtone stops.
             case silence
         }
@@ -210,11 +241,15 @@ extension CallNotification {
             let uuid = call.uuid
             return switch self {
             case .body where opensApp, .showApp: .showApp
+            // No window of its own: the Phone app's call window, else answered from here.
+            case .body: .showCall(otherwise: [.answer(uuid)])
+            case .ongoingBody: .showCall(otherwise: [])
             case .silence: .silence
-            case .answer, .holdAndAnswer, .body: .transaction([.answer(uuid)])
+            case .answer, .holdAndAnswer: .transaction([.answer(uuid)])
             case .decline, .hangUp: .transaction([.end(uuid)])
+            // End(old) then Answer(new), old being the call that is up: a call already on hold stays.
             case .endAndAnswer:
-                .transaction(others.filter { $0.state != .ringing && $0.state != .ended }.map { .end($0.uuid) } + [.answer(uuid)])
+                .transaction(others.filter { ![.ringing, .ended, .held].contains($0.state) }.map { .end($0.uuid) } + [.answer(uuid)])
             case .mute: .transaction([.setMuted(uuid, true)])
             case .unmute: .transaction([.setMuted(uuid, false)])
             case .hold: .transaction([.setHeld(uuid, true)])
@@ -242,7 +277,7 @@ extension CallNotification {
         static func ongoing(_ call: Call, opensApp: Bool) -> [Button] {
             var buttons: [Button] = [.hangUp, call.muted ? .unmute : .mute]
             if call.supportsHolding { buttons.append(call.onHold ? .resume : .hold) }
-            if opensApp { buttons.append(.showApp) }
+            buttons.append(opensApp ? .showApp : .ongoingBody)
             return buttons
         }
     }

@@ -1,6 +1,7 @@
 import DesktopNotifications
 import FoundationEssentials
 import Localization
+import MonkeyCallAPI
 import TelephonyCore
 
 /// Every call's notification, owned here alone through the call's life (`CallNotification`): it
@@ -179,21 +180,30 @@ final class CallNotifications: SwitchboardObserver {
 
     /// A button becomes what the table says it does.
     private func press(_ id: String, on notification: CallNotification) {
-        guard let button = CallNotification.Button(rawValue: id), button.phase == notification.phase else { return }
+        guard let button = CallNotification.Button.named(id, in: notification.phase) else { return }
         let call = notification.call
         let opensApp = !(app(of: call)?.desktopEntry.isEmpty ?? true)
         let others = service.switchboard.calls.filter { $0.uuid != call.uuid }
         switch button.effect(on: call, opensApp: opensApp, others: others) {
         case .showApp:
             showApp.show(call)
+        case .showCall(let otherwise):
+            service.askPhone(PhoneApp.Action.showCall, call.uuid.apiString) { [weak self] in
+                guard !otherwise.isEmpty else { return }
+                self?.request(otherwise, for: id)
+            }
         case .silence:
             try? service.switchboard.silence(call.uuid)
         case .transaction(let requests):
-            do {
-                _ = try service.switchboard.requestTransaction(requests, requester: nil)
-            } catch {
-                service.logger.warning("notification action '\(id)' failed: \(error)")
-            }
+            request(requests, for: id)
+        }
+    }
+
+    private func request(_ requests: [ActionRequest], for id: String) {
+        do {
+            _ = try service.switchboard.requestTransaction(requests, requester: nil)
+        } catch {
+            service.logger.warning("notification action '\(id)' failed: \(error)")
         }
     }
 }

@@ -138,14 +138,7 @@ final class PeopleFinder {
 
     /// Runs one of the Phone app's actions (`call`, `search`), starting it by D-Bus activation.
     func askPhone(_ action: String, _ argument: String, platformData: [String: DBusValue] = [:]) {
-        let logger = context.logger
-        let path = PhoneApp.objectPath
-        context.connection.call(Desktop.Application.activateAction, destination: PhoneApp.appID, path: path, action,
-                                [DBusValue.string(argument)], platformData, timeout: .seconds(30)) { result in
-            if case .failure(let error) = result {
-                logger.warning("search: cannot open the Phone app (\(PhoneApp.appID), app.\(action)): \(error)")
-            }
-        }
+        context.askPhone(action, argument, platformData: platformData)
     }
 }
 

@@ -112,6 +112,18 @@ final class PhoneRig: @unchecked Sendable {
         return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Makes the Phone app startable by this bus (as the package installs it): the bus starts it
+    /// with this rig's display, accessibility bus and language.
+    func installPhoneForActivation() async throws {
+        try bus.installForActivation("org.monkeycall.Phone", "monkeycall-phone", [])
+        let names = ["GDK_BACKEND", "AT_SPI_BUS_ADDRESS", "LANGUAGE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HOME"]
+        let variables = names.compactMap { name in environment[name].map { "'\(name)': '\($0)'" } }.joined(separator: ", ")
+        let told = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", "org.freedesktop.DBus", "--object-path",
+                                                                 "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.UpdateActivationEnvironment",
+                                                                 "{\(variables)}"])
+        #expect(told.status == 0, "\(told.stderr)")
+    }
+
     /// Shows a call in the call window as a notification's click does: `app.show-call` over
     /// org.freedesktop.Application.
     func showCall(_ uuid: String) async throws {
@@ -367,6 +379,39 @@ struct PhoneWindowTests {
         try await rig.ui("click", "Merge", window: "Call")
         #expect(await provider.waitForOutput(containing: "action set-group \(second) GroupWith=\(first)"), "\(provider.output)")
         try await rig.ui("wait", "Dora · In this call", role: "label", window: "Call")
+    }
+
+    @Test("A click on the notification of a call whose app has no window opens the Phone app (started by D-Bus activation) on it; so does monkeycall show")
+    func notificationOpensCallWindow() async throws {
+        let rig = try await PhoneRig()
+        try await rig.installPhoneForActivation()
+        let server = try await NotificationServer(address: rig.bus.address)
+        let uuid = UUID().uuidString.lowercased()
+        let provider = try await rig.provider(["--incoming", uuid, "+14085550100", "Bob Example"], ready: "ringing")
+        let ringing = try #require(await server.notified.next { $0.actions.contains("answer") })
+        // The body's click: the call window, not an answer.
+        try server.invoke(ringing.id, "default")
+        try await rig.ui("wait", "Bob Example", role: "label", window: "Call", timeout: 60)
+        #expect(!provider.output.contains("action answer"), "\(provider.output)")
+        try await rig.ui("click", "Answer", window: "Call")
+        #expect(await provider.waitForOutput(containing: "answered \(uuid)"), "\(provider.output)")
+        let ongoing = try #require(await server.notified.next { $0.actions.contains("hang-up") })
+        #expect(ongoing.actions.contains("default"), "\(ongoing.actions)")
+
+        // Another call rings: `monkeycall show` brings it to the window, which declines it.
+        let second = UUID().uuidString.lowercased()
+        let caller = try await rig.provider(["--name", "RingPhone", "--incoming", second, "+14085550111", "Dora"], ready: "ringing")
+        let show = try await rig.bus.monkeycall(["show", second])
+        #expect(show.status == 0, "\(show.stderr)")
+        try await rig.ui("wait", "Dora", role: "label", window: "Call")
+        try await rig.ui("click", "Decline", window: "Call")
+        #expect(await caller.waitForOutput(containing: "action end \(second)"), "\(caller.output)")
+        // The first call's ongoing notification, clicked: the window shows it again.
+        try server.invoke(ongoing.id, "default")
+        try await rig.ui("gone", "Dora", role: "label", window: "Call")
+        try await rig.ui("wait", "Bob Example", role: "label", window: "Call")
+        try await rig.ui("click", "Hang Up", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action end \(uuid)"), "\(provider.output)")
     }
 
     @Test("Clear All asks first: Cancel keeps Recents, Clear All forgets them; the service stopping shows that it is not running, Start brings it back by D-Bus activation, and the window follows it")

@@ -215,6 +215,20 @@ struct CLITests {
         #expect(await third.nextAction("start")?.args["Handle"] == .string("dave"))
     }
 
+    @Test("show: no call, an unknown call and no Phone app installed each say what is wrong")
+    func showWithoutPhone() async throws {
+        let daemon = try await RunningDaemon()
+        let none = try await daemon.cli("show")
+        #expect(none.status != 0 && none.stderr.contains("there is no call to show"), "\(none.stderr)")
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        let uuid = try await app.reportIncoming("alice")
+        let unknown = try await daemon.cli("show", "0f0e0d0c-0b0a-4908-8706-050403020100")
+        #expect(unknown.status != 0 && unknown.stderr.contains("there is no call 0f0e0d0c-0b0a-4908-8706-050403020100"), "\(unknown.stderr)")
+        // This test bus can start no Phone app.
+        let shown = try await daemon.cli("show", uuid)
+        #expect(shown.status != 0 && shown.stderr.contains("the Phone app (org.monkeycall.Phone) is not installed"), "\(shown.stderr)")
+    }
+
     // MARK: Item 10: bad input
 
     @Test("bad input is refused with what is wrong, and nothing is stored")

@@ -61,12 +61,13 @@ struct CallControlsTests {
         let uuid = dial.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try await app.perform("start")
         let calling = try #require(await server.notified.next { $0.summary == "Calling bob…" })
-        #expect(Self.ids(calling) == ["hang-up", "mute", "hold"])
+        // No window of its own: a click on the body ("default") opens the Phone app's call window.
+        #expect(Self.ids(calling) == ["hang-up", "mute", "hold", "default"])
         try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["SupportsHolding": .bool(false)])])
         try await app.call("ReportOutgoingCallConnected", [.string(uuid), .uint64(0)])
         let connected = try #require(await server.notified.next { $0.summary == "Call with bob" })
         #expect(connected.id == calling.id)
-        #expect(Self.ids(connected) == ["hang-up", "mute"])
+        #expect(Self.ids(connected) == ["hang-up", "mute", "default"])
     }
 
     static func ids(_ notification: NotificationServer.Notification) -> [String] {

@@ -74,7 +74,27 @@ struct CallNotificationTests {
         #expect(CallNotification.Button.ringing(othersUp: [try call(up)], silence: false) == [.endAndAnswer, .decline, .answer, .body])
         #expect(CallNotification.Button.callBack.effect(on: ringing, opensApp: false, others: []) != .showApp)
         #expect(CallNotification.Button.body.effect(on: ringing, opensApp: true, others: []) == .showApp)
-        #expect(CallNotification.Button.body.effect(on: ringing, opensApp: false, others: []) == .transaction([.answer(ringing.uuid)]))
+        // An app with no window: the Phone app's call window, else the click answers.
+        #expect(CallNotification.Button.body.effect(on: ringing, opensApp: false, others: []) == .showCall(otherwise: [.answer(ringing.uuid)]))
+        #expect(CallNotification.Button.ongoingBody.effect(on: ringing, opensApp: false, others: []) == .showCall(otherwise: []))
+        #expect(CallNotification.Button.ongoing(ringing, opensApp: false).last == .ongoingBody)
+        #expect(CallNotification.Button.ongoing(ringing, opensApp: true).last == .showApp)
+        // End & Answer ends the call that is up, not one already on hold (End(old), Answer(new)).
+        let held = try incoming("dora")
+        for request in [ActionRequest.answer(held), .setHeld(held, true), .answer(up)] {
+            _ = try switchboard.requestTransaction([request], requester: nil)
+            while let pending = switchboard.allPendingActions.first {
+                try switchboard.fulfillAction(provider: provider, action: pending.id, at: 1_000_000)
+            }
+        }
+        let others = [try call(up), try call(held)]
+        #expect(try call(held).state == .held && call(up).state == .active)
+        #expect(CallNotification.Button.endAndAnswer.effect(on: ringing, opensApp: false, others: others)
+            == .transaction([.end(up), .answer(ringing.uuid)]))
+        // One action id per phase: both bodies are the server's "default".
+        #expect(CallNotification.Button.named("default", in: .ringing) == .body)
+        #expect(CallNotification.Button.named("default", in: .ongoing) == .ongoingBody)
+        #expect(CallNotification.Button.named("default", in: .missed) == nil)
         #expect(CallNotification.Button.body.label(for: ringing, opensApp: true) == "Open Monkey")
         for button in CallNotification.Button.allCases {
             #expect(!button.label(for: ringing, opensApp: false).isEmpty)

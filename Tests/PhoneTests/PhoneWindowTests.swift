@@ -30,10 +30,7 @@ final class PhoneRig: @unchecked Sendable {
         // The accessibility bus is started by this bus, with what it is given to start programs
         // with: the registry there makes the keys and the pointer's events that atspi.py asks for,
         // on the X server it is told of. Without DISPLAY it made none, and said nothing.
-        let told = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", "org.freedesktop.DBus", "--object-path",
-                                                                 "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.UpdateActivationEnvironment",
-                                                                 "{'DISPLAY': ':\(number)'}"])
-        guard told.status == 0 else { throw TestSupportError("UpdateActivationEnvironment: \(told.stderr)") }
+        try await Self.giveToActivated(["DISPLAY": ":\(number)"], on: bus)
         environment["GDK_BACKEND"] = "x11"
         environment["MONKEYCALL_PHONE_REPORT_FRAME"] = "1"
         environment["LANGUAGE"] = "en"
@@ -117,11 +114,16 @@ final class PhoneRig: @unchecked Sendable {
     func installPhoneForActivation() async throws {
         try bus.installForActivation("org.monkeycall.Phone", "monkeycall-phone", [])
         let names = ["GDK_BACKEND", "AT_SPI_BUS_ADDRESS", "LANGUAGE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HOME"]
-        let variables = names.compactMap { name in environment[name].map { "'\(name)': '\($0)'" } }.joined(separator: ", ")
+        try await Self.giveToActivated(environment.filter { names.contains($0.key) }, on: bus)
+    }
+
+    /// Adds `variables` to what `bus` starts programs with (UpdateActivationEnvironment).
+    static func giveToActivated(_ variables: [String: String], on bus: PrivateBus) async throws {
+        let dictionary = variables.sorted { $0.key < $1.key }.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ")
         let told = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--address", bus.address, "--dest", "org.freedesktop.DBus", "--object-path",
                                                                  "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.UpdateActivationEnvironment",
-                                                                 "{\(variables)}"])
-        #expect(told.status == 0, "\(told.stderr)")
+                                                                 "{\(dictionary)}"])
+        guard told.status == 0 else { throw TestSupportError("UpdateActivationEnvironment: \(told.stderr)") }
     }
 
     /// Shows a call in the call window as a notification's click does: `app.show-call` over

@@ -207,10 +207,19 @@ struct PhoneWindowTests {
         for key in ["+", "1", "4", "0", "8", "5", "5", "5", "0", "1", "4", "2"] {
             try await rig.ui("click", key, role: "push button", window: "Phone")
         }
+        // Remembered as the user's tel choice, as asked.
+        try await rig.ui("click", "Always use this app for phone numbers", role: "check box", window: "Phone")
         try await rig.ui("click", "Call with OtherPhone")
         #expect(await second.waitForOutput(containing: "Handle=+14085550142"), "\(second.output)")
         #expect(!first.output.contains("action start"), "\(first.output)")
         try await rig.ui("click", "Hang Up", window: "Call")
+        let links = try await rig.monkeycall(["links"])
+        #expect(links.contains("tel") && links.contains("OtherPhone"), "\(links)")
+        // The next number needs no choice: Call goes to the remembered app.
+        try await rig.ui("click", "0", role: "push button", window: "Phone")
+        try await rig.ui("click", "Call", role: "push button", window: "Phone")
+        #expect(await second.waitForOutput(containing: "Handle=+140855501420"), "\(second.output)")
+        #expect(!first.output.contains("action start"), "\(first.output)")
     }
 
     @Test("A ringing call's window answers; the ongoing call mutes, holds and sends DTMF; another is declined")

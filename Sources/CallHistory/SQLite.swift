@@ -47,7 +47,9 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     func setBusyTimeout(_ seconds: Double) {
-        sqlite3_busy_timeout(handle, Int32((seconds * 1000).rounded()))
+        // Clamped: a conversion of a NaN or huge Double to Int32 would trap.
+        let milliseconds = (seconds * 1000).rounded()
+        sqlite3_busy_timeout(handle, milliseconds.isNaN ? 0 : Int32(min(max(milliseconds, 0), Double(Int32.max))))
     }
 
     /// The page cache and other memory SQLite can give back.

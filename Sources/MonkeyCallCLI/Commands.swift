@@ -178,7 +178,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         let client = try await ServiceClient(bus)
         let calls = try await client.calls()
-        let uuid = try await client.resolveCall(uuid, purpose: "show").lowercased()
+        let uuid = try self.uuid?.lowercased() ?? ServiceClient.onlyCall(of: calls, purpose: "show")
         guard calls.contains(where: { $0.uuid == uuid }) else { throw CLIError(tr("there is no call %1$s", Output.clean(uuid))) }
         do {
             try await client.connection.call(Desktop.Application.activateAction, destination: PhoneApp.appID, path: PhoneApp.objectPath,

@@ -110,7 +110,11 @@ struct ServiceClient {
     /// The call the user means: the given UUID, or the only call (that fits `filter`).
     func resolveCall(_ uuid: String?, purpose: String, filter: (CallInfo) -> Bool = { _ in true }) async throws -> String {
         if let uuid { return uuid }
-        let candidates = try await calls().filter(filter)
+        return try Self.onlyCall(of: try await calls().filter(filter), purpose: purpose)
+    }
+
+    /// The one call of `candidates`; else an error that says there is none, or lists them.
+    static func onlyCall(of candidates: [CallInfo], purpose: String) throws -> String {
         switch candidates.count {
         case 1: return candidates[0].uuid
         // TRANSLATORS: %1$s is the command (answer, hold, mute…): keep it as it is.

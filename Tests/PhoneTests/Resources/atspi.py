@@ -165,7 +165,7 @@ def press_keys(combination):
 def type_text(text):
     for character in text:
         # Backspace (\b) is its own keysym; any other character's keysym is its code point.
-        keysym = 0xFF08 if character == "\b" else ord(character)
+        keysym = KEYSYMS["BackSpace"] if character == "\b" else ord(character)
         pyatspi.Registry.generateKeyboardEvent(keysym, None, pyatspi.KEY_SYM)
 
 

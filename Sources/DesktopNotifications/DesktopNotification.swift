@@ -23,8 +23,15 @@ public struct DesktopNotification: Sendable, Equatable {
     public var key: String
     public var appName: String
     public var summary: String
-    /// Plain text; escaped for servers that read markup.
+    /// Plain text, one line per fact; escaped for servers that read markup.
     public var body: String
+    /// The body for servers that draw it as one line (GNOME Shell 46 and later, which show line
+    /// breaks as spaces): written for one line, naming no app (the header does). Nil: the body's
+    /// lines joined with " · ".
+    public var oneLineBody: String?
+    /// The summary where the server's header names another app than this one: the card's
+    /// `desktop-entry` is the notifier's fallback (the Phone app), not the app's own. Nil: `summary`.
+    public var summaryNamingApp: String?
     public var iconName: String = ""
     /// A PNG image sent as the `image-data` hint (an app's own icon).
     public var imagePNG: [UInt8] = []
@@ -35,6 +42,7 @@ public struct DesktopNotification: Sendable, Equatable {
     public var resident: Bool = false
     public var soundFile: String = ""
     public var soundName: String = ""
+    /// The app's own desktop file id; when empty, the notifier sends its fallback (the Phone app).
     public var desktopEntry: String = ""
     /// When the server takes it away by itself.
     public var expiry: Expiry = .serverDefault

@@ -41,10 +41,18 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let onEvent: @Sendable (NotificationEvent) -> Void
     }
 
+    /// The `desktop-entry` of a notification whose app has no desktop file: the desktop's per-app
+    /// settings (GNOME's details on the lock screen) then apply to it. Asked with the server, once
+    /// per server, on the loop thread (it may read the disk).
+    private let fallbackDesktopEntry: @Sendable () -> String?
+    private var fallbackEntry: String?
+
     /// `appName` names us to libnotify; each notification carries its own app name too.
-    /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`.
-    public init(appName: String, logger: Logger) {
+    /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`. `fallbackDesktopEntry`: the desktop file
+    /// id sent for notifications that have none of their own (nil: none is sent).
+    public init(appName: String, fallbackDesktopEntry: @escaping @Sendable () -> String? = { nil }, logger: Logger) {
         self.logger = logger
+        self.fallbackDesktopEntry = fallbackDesktopEntry
         loop.perform {
             if notify_is_initted() == 0 { _ = notify_init(appName) }
         }
@@ -130,6 +138,8 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         let maximumButtons: Int?
         /// The server draws the `default` action as one more button.
         let drawsDefaultAsButton: Bool
+        /// The server draws the body as one line, line breaks as spaces (GNOME Shell 46 and later).
+        let drawsBodyAsOneLine: Bool
         /// A notification replaced in place while its banner is on screen loses the banner's
         /// buttons: it is closed and posted anew instead (a new id).
         let dropsButtonsOnUpdate: Bool
@@ -143,6 +153,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
             drawsNoAppName = LibnotifyNotifier.serversWithoutAppName.contains(name) || (gnomeShell && major < 46)
             maximumButtons = gnomeShell ? 3 : nil
             drawsDefaultAsButton = LibnotifyNotifier.serversWithDefaultButton.contains(name)
+            drawsBodyAsOneLine = gnomeShell && major >= 46
             dropsButtonsOnUpdate = gnomeShell && major < 46
         }
     }
@@ -174,7 +185,36 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         g_list_free_full(head, g_free)
         let traits = ServerTraits(name: serverName, version: serverVersion, capabilities: capabilities)
         server = .present(traits)
+        fallbackEntry = fallbackDesktopEntry()
         return traits
+    }
+
+    /// A notification's texts and desktop entry as `server` draws them. Every text is cleaned here,
+    /// where it leaves for the screen, whoever composed it: caller names, handles and labels come
+    /// from apps and directories (ScreenText says what goes).
+    struct Layout: Equatable {
+        let summary: String
+        let body: String
+        let desktopEntry: String
+
+        init(_ notification: DesktopNotification, server: ServerTraits, fallbackDesktopEntry: String?) {
+            desktopEntry = notification.desktopEntry.isEmpty ? fallbackDesktopEntry ?? "" : notification.desktopEntry
+            // The header names the app of the desktop entry: the fallback's, not this one's.
+            let headerNamesOtherApp = !server.drawsNoAppName && notification.desktopEntry.isEmpty && !desktopEntry.isEmpty
+            summary = ScreenText.clean(headerNamesOtherApp ? notification.summaryNamingApp ?? notification.summary : notification.summary)
+            if server.drawsBodyAsOneLine {
+                let lines = notification.oneLineBody.map { [$0] } ?? notification.body.split(separator: "\n").map(String.init)
+                body = lines.map(ScreenText.clean).filter { !$0.isEmpty }.joined(separator: " · ")
+                return
+            }
+            var body = ScreenText.cleanKeepingLineBreaks(notification.body)
+            if !notification.namesAppInText, server.drawsNoAppName {
+                // The server would not say which app this is: the body's last line does.
+                let app = ScreenText.clean(notification.appName)
+                body = body.isEmpty ? app : body + "\n" + app
+            }
+            self.body = body
+        }
     }
 
     /// Servers that show no app name with a notification, by their `GetServerInformation` name:
@@ -198,13 +238,9 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
         // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
         // names, handles and labels come from apps and directories (ScreenText says what goes).
-        let summary = ScreenText.clean(notification.summary)
-        var plainBody = ScreenText.cleanKeepingLineBreaks(notification.body)
-        if !notification.namesAppInText, server.drawsNoAppName {
-            // The server would not say which app this is: the body's last line does.
-            let app = ScreenText.clean(notification.appName)
-            plainBody = plainBody.isEmpty ? app : plainBody + "\n" + app
-        }
+        let layout = Layout(notification, server: server, fallbackDesktopEntry: fallbackEntry)
+        let summary = layout.summary
+        let plainBody = layout.body
         let body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
         let icon = notification.iconName.isEmpty ? nil : notification.iconName
         let target: UnsafeMutablePointer<NotifyNotification>
@@ -243,7 +279,7 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
         if notification.suppressesSound { notify_notification_set_hint(target, "suppress-sound", g_variant_new_boolean(1)) }
         for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
-                              ("desktop-entry", notification.desktopEntry)] where !value.isEmpty {
+                              ("desktop-entry", layout.desktopEntry)] where !value.isEmpty {
             notify_notification_set_hint(target, hint, g_variant_new_string(value))
         }
         if server.capabilities.isEmpty || server.capabilities.contains("actions") {

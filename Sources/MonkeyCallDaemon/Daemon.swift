@@ -185,7 +185,7 @@ struct Daemon: ParsableCommand {
         // libnotify and GSettings (dconf) talk over their own GDBus connections, which read the address
         // from the environment: the bus we are on, however it was found.
         setenv("DBUS_SESSION_BUS_ADDRESS", connection.address, 1)
-        let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", logger: logger) : nil
+        let notifier: Notifier? = notifications ? LibnotifyNotifier(appName: "MonkeyCall", fallbackDesktopEntry: TelephonyService.installedPhoneApp, logger: logger) : nil
         let gnome: DesktopDoNotDisturb?
         if desktopDoNotDisturb, GnomeNotificationBanners.appliesToSession(ProcessInfo.processInfo.environment) {
             gnome = GnomeNotificationBanners(logger: logger)

@@ -74,10 +74,15 @@ struct CallNotification {
         // TRANSLATORS: %1$s is the caller's name or number.
         default: tr("Call with %1$s", who)
         }
-        var lines = [call.handle.value, call.appDisplayName]
-        lines.append(NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt))
-        if call.muted { lines.append(tr("muted")) }
-        var notification = base(summary: summary, body: lines.joined(separator: "\n"), category: "call.ongoing", app: app)
+        // The handle once: not under a name it repeats ("Call with Bob", not "bob" again).
+        let handle = NotificationText.repeats(who, call.handle.value) && who != call.handle.value ? "" : call.handle.value
+        var facts = [NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt)]
+        if call.muted { facts.append(tr("muted")) }
+        // Lines: the handle, the app (servers before GNOME Shell 46 draw it nowhere else), since
+        // when, muted. One line where the header names the app: "+1 408 555 0142 · since 14:02".
+        let lines = [handle, call.appDisplayName] + facts
+        var notification = base(summary: summary, body: lines.filter { !$0.isEmpty }.joined(separator: "\n"), category: "call.ongoing", app: app)
+        notification.oneLineBody = ([handle] + facts).filter { !$0.isEmpty }.joined(separator: " · ")
         notification.urgency = .normal
         notification.namesAppInText = true
         notification.resident = true
@@ -118,6 +123,7 @@ struct CallNotification {
         notification.iconName = app.map(\.iconName).flatMap { $0.isEmpty ? nil : $0 } ?? Self.fallbackIcon
         notification.imagePNG = app?.iconData ?? []
         notification.desktopEntry = app?.desktopEntry ?? ""
+        notification.summaryNamingApp = NotificationText.naming(summary, app: call.appDisplayName)
         return notification
     }
 

@@ -11,7 +11,21 @@ enum NotificationText {
     @TelephonyActor static func caller(_ call: Call, _ service: ServiceContext) -> String {
         let name = ScreenText.clean(service.callerName(of: call))
         let handle = ScreenText.clean(call.handle.value)
-        return name.isEmpty || name == handle ? handle : "\(name)\n\(handle)"
+        if name.isEmpty { return handle }
+        // The name alone when the handle only repeats it ("Bob", not "Bob\nbob").
+        return repeats(name, handle) ? name : "\(name)\n\(handle)"
+    }
+
+    /// The handle says no more than the name: "bob" under "Bob" is shown once.
+    static func repeats(_ name: String, _ handle: String) -> Bool {
+        name.lowercased() == handle.lowercased()
+    }
+
+    /// "Incoming call · ShellPhone": a card's summary where the header names another app.
+    static func naming(_ summary: String, app: String) -> String {
+        // TRANSLATORS: a call card's title followed by the app of the call ("Incoming call · ShellPhone"),
+        // where the notification's header names the Phone app instead.
+        tr("%1$s · %2$s", summary, app)
     }
 
     /// The caller's name, else the handle: "Call with Alice".

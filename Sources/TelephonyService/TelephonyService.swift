@@ -52,6 +52,13 @@ public struct ServiceOptions: Sendable {
 /// the switchboard, its timers and its events. No locks.
 @TelephonyActor
 public final class TelephonyService {
+    /// The Phone app's id when it is installed (its desktop file is in the data folders): the
+    /// `desktop-entry` of call cards whose app has no desktop file, so that the desktop's per-app
+    /// notification settings (details on the lock screen) apply to every call.
+    public nonisolated static func installedPhoneApp() -> String? {
+        AppActivation.desktopFile(PhoneApp.appID) == nil ? nil : PhoneApp.appID
+    }
+
     public nonisolated let connection: Connection
     let context: ServiceContext
     var switchboard: Switchboard { context.switchboard }

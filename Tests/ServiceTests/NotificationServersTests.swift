@@ -83,6 +83,60 @@ struct NotificationServersTests {
         #expect(shown.appName == "Monkey")
     }
 
+    @Test("GNOME Shell 46 and later draw the body as one line and the app in the header: the body is one line joined with \" · \", naming no app; the ongoing card's too (handle · since HH:MM · muted)",
+          arguments: ["46.0", "48.7"])
+    func oneLineBodyOnGnome46(version: String) async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell", serverVersion: version)
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: ["DesktopEntry": .string("org.example.Monkey")])
+        try await app.reportIncoming("+1 408 555 0142", update: ["LocalizedCallerName": .string("Ada Lovelace")])
+        let ringing = try #require(await server.notified.next())
+        #expect(ringing.body == "Ada Lovelace · +1 408 555 0142", "\(ringing.body)")
+        // The header is the app's own (its desktop entry): the summary does not name it again.
+        #expect(ringing.summary == "Incoming call" && ringing.hints["desktop-entry"] == .string("org.example.Monkey"))
+        try server.invoke(ringing.id, "answer")
+        try await app.perform("answer")
+        let ongoing = try #require(await server.notified.next { $0.summary == "Call with Ada Lovelace" })
+        #expect(ongoing.body.wholeMatch(of: /\+1 408 555 0142 · since \d\d:\d\d/) != nil, "\(ongoing.body)")
+    }
+
+    @Test("a handle that only repeats the caller's name in another case (\"Bob\", \"bob\") is shown once, on 43 and on 48; the ongoing card names him once",
+          arguments: [("43.9", "Bob\nMonkey"), ("48.7", "Bob")])
+    func handleRepeatingNameShownOnce(version: String, body: String) async throws {
+        let daemon = try await RunningDaemon()
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: "gnome-shell", serverVersion: version)
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        try await app.reportIncoming("bob", update: ["LocalizedCallerName": .string("Bob")])
+        let ringing = try #require(await server.notified.next())
+        #expect(ringing.body == body, "\(version): \(ringing.body)")
+        try server.invoke(ringing.id, "answer")
+        try await app.perform("answer")
+        let ongoing = try #require(await server.notified.next { $0.summary == "Call with Bob" })
+        #expect(!ongoing.body.lowercased().contains("bob"), "\(version): \(ongoing.body)")
+    }
+
+    @Test("every card carries a desktop-entry: an app without a desktop file gets the Phone app's, when it is installed; then where the header names the Phone app (46+, Plasma) the summary names the calling app (\"Incoming call · Monkey\"), and on 43 the body's last line does",
+          arguments: [("gnome-shell", "48.7", "Incoming call · Monkey", "alice"), ("Plasma", "2.0", "Incoming call · Monkey", "alice"),
+                      ("gnome-shell", "43.9", "Incoming call", "alice\nMonkey")])
+    func phoneAppAsDesktopEntry(server name: String, version: String, summary: String, body: String) async throws {
+        let share = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-share-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: share) }
+        try writeDesktopFile("\(PhoneApp.appID).desktop", in: share.appendingPathComponent("applications"), name: "Phone", exec: "monkeycall-phone")
+        let daemon = try await RunningDaemon(environment: ["XDG_DATA_DIRS": share.path + ":/usr/share"])
+        let server = try await NotificationServer(address: daemon.bus.address, serverName: name, serverVersion: version)
+        let plain = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        try await plain.reportIncoming("alice")
+        let shown = try #require(await server.notified.next())
+        #expect(shown.hints["desktop-entry"] == .string(PhoneApp.appID), "\(shown.hints)")
+        #expect(shown.summary == summary && shown.body == body, "\(name) \(version): \(shown.summary) — \(shown.body)")
+        #expect(shown.appName == "Monkey")
+        // An app with a desktop file of its own keeps it, and the plain summary.
+        let own = try await TestProvider(bus: daemon.bus, name: "Own", configuration: ["DesktopEntry": .string("org.example.Own")])
+        try await own.reportIncoming("bob")
+        let second = try #require(await server.notified.next { $0.appName == "Own" })
+        #expect(second.hints["desktop-entry"] == .string("org.example.Own") && !second.summary.contains("Own"), "\(second.summary)")
+    }
+
     @Test("no notification server: libnotify's own warning does not reach the log once per call")
     func libnotifyWarningOnce() async throws {
         let daemon = try await RunningDaemon()

@@ -127,10 +127,10 @@ struct NotificationTests {
         try await Self.ringing { server, app in
             let uuid = try await app.reportIncoming("alice")
             let first = try #require(await server.notified.next())
-            try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["LocalizedCallerName": .string("Alice")])])
+            try await app.call("ReportCallUpdated", [.string(uuid), .vardict(["LocalizedCallerName": .string("Alice Liddell")])])
             let second = try #require(await server.notified.next())
             #expect(second.replacesID == first.id)
-            #expect(second.body == "Alice\nalice")
+            #expect(second.body == "Alice Liddell\nalice")
         }
     }
 

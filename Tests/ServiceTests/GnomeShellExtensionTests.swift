@@ -1,0 +1,302 @@
+import DBus
+import DBusTestSupport
+import Foundation
+import MonkeyCallAPI
+import Testing
+
+/// MonkeyCall's GNOME Shell extension (desktop/gnome-shell, `monkeycall@monkeycall.org`) in a real
+/// GNOME Shell, headless (`GnomeShellStage`): the call card on the lock screen and the call in the
+/// top bar, read back from the shell's actors and clicked with the stage's virtual pointer.
+/// Serialized: one shell at a time.
+@Suite("GNOME Shell: the lock screen's call card and the top bar's call (the extension)", .serialized,
+       .enabled(if: GnomeShellStage.isAvailable, Comment(rawValue: GnomeShellStage.unavailableReason ?? "")),
+       .enabled(if: SoundServer.isAvailable, "pulseaudio or pactl is missing"))
+struct GnomeShellExtensionTests {
+    static let uuid = "monkeycall@monkeycall.org"
+    static let handle = "+1 408 555 0123"
+    static let caller = "Alice Liddell"
+
+    /// The extension's folder as scripts/install places it for the shell of major version `major`.
+    static func extensionFiles(major: Int) async throws -> [String: String] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-extension-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try await ChildProcess.run(root.appendingPathComponent("scripts/lib/gnome-shell-extension").path,
+                                                [root.appendingPathComponent("desktop/gnome-shell").path, folder.path, String(major)],
+                                                environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else { throw TestSupportError("gnome-shell-extension: \(result.stderr)") }
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            files["gnome-shell/extensions/\(uuid)/\(name)"] = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+        }
+        return files
+    }
+
+    /// A shell with the extension installed and on, a sound server, monkeycalld, and an app named
+    /// Monkey.
+    struct Rig {
+        let sound: SoundServer
+        let stage: GnomeShellStage
+        let daemon: RunningDaemon
+        let app: TestProvider
+
+        static func start(appConfiguration: [String: DBusValue] = [:]) async throws -> Rig {
+            let sound = try await SoundServer()
+            let bus = try await PrivateBus.start()
+            let version = try await ChildProcess.run(GnomeShellStage.executable, ["--version"], environment: ProcessInfo.processInfo.environment)
+            let major = Int(version.stdout.split(separator: " ").last?.prefix { $0.isNumber } ?? "") ?? 43
+            let stage = try await GnomeShellStage.start(bus: bus, environment: sound.environment, installing: try await extensionFiles(major: major))
+            let daemon = try await RunningDaemon(bus: bus, environment: sound.environment.merging(stage.settingsEnvironment) { $1 }, owningBus: true)
+            let app = try await TestProvider(bus: bus, name: "Monkey", configuration: appConfiguration)
+            let rig = Rig(sound: sound, stage: stage, daemon: daemon, app: app)
+            try await rig.setExtension(enabled: true)
+            return rig
+        }
+
+        /// Turns the extension on or off as the user does (`org.gnome.shell enabled-extensions`),
+        /// and waits until the shell says it is (state 1: enabled; 2: disabled).
+        func setExtension(enabled: Bool) async throws {
+            let stage = self.stage
+            let others = try await stage.eval("JSON.stringify(global.settings.get_strv('enabled-extensions').filter(u => u !== '\(uuid)'))")
+            let list = try JSONDecoder().decode(String.self, from: Data(others.utf8))
+            let uuids = (try JSONDecoder().decode([String].self, from: Data(list.utf8))) + (enabled ? [uuid] : [])
+            try await stage.set("org.gnome.shell", "enabled-extensions", "[\(uuids.map { "'\($0)'" }.joined(separator: ", "))]")
+            let want = enabled ? 1 : 2
+            try await GnomeShellExtensionTests.poll(stage, "the extension \(enabled ? "on" : "off")") {
+                let state = try await stage.eval("Main.extensionManager.lookup('\(uuid)')?.state ?? -1")
+                return Int(state) == want
+            }
+        }
+
+        /// Alice rings.
+        @discardableResult
+        func ring(_ handle: String = GnomeShellExtensionTests.handle, name: String = GnomeShellExtensionTests.caller) async throws -> String {
+            try await app.reportIncoming(handle, update: ["LocalizedCallerName": .string(name)])
+        }
+
+        func property(_ uuid: String, _ name: String) async throws -> DBusValue? {
+            let user = try Connection(address: daemon.bus.address)
+            defer { user.close() }
+            let reply = try await user.call(destination: Telephony1.busName, path: Telephony1.callPath(uuid), interface: "org.freedesktop.DBus.Properties",
+                                            member: "Get", [.string(Telephony1.Call.interface), .string(name)])
+            return reply.first?.unwrappedVariant
+        }
+
+        func stop() async { await stage.stop() }
+    }
+
+    /// Reads the shell until `done` holds: it tells no event on the bus for what it draws, so this
+    /// is a poll every 50 ms, bounded by the deadline.
+    static func poll(_ stage: GnomeShellStage, _ what: String, timeout: Duration = .seconds(20), _ done: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + Deadlines.stretched(timeout)
+        while try await !done() {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("\(what): not within \(timeout): \(stage.output.suffix(3000))") }
+            try await Task.sleep(for: .milliseconds(50))  // a poll of the shell, bounded by the deadline
+        }
+    }
+
+    // MARK: The card and the indicator as the shell draws them
+
+    struct Button: Decodable, Sendable, CustomStringConvertible {
+        let name: String
+        let label: String
+        let accessible: String?
+        let focusable: Bool
+        let x, y, width, height: Double
+        var center: (x: Double, y: Double) { (x + width / 2, y + height / 2) }
+        var description: String { label }
+    }
+
+    struct Card: Decodable, Sendable, CustomStringConvertible {
+        let app: String?
+        let title: String?
+        let caller: String?
+        let handle: String?
+        let buttons: [Button]
+        var labels: [String] { buttons.map(\.label) }
+        var description: String { "[\(app ?? "-")] \(title ?? "-") — \(caller ?? "-") \(handle ?? "-") \(labels)" }
+    }
+
+    /// JavaScript that finds an actor by name under `root`.
+    static let find = "const find = (a, n) => { if (!a) return null; if (a.name === n) return a; for (const c of a.get_children()) { const f = find(c, n); if (f) return f; } return null; };"
+    static let frame = "const frame = b => { const [x, y] = b.get_transformed_position(); const [width, height] = b.get_transformed_size(); return {x, y, width, height}; };"
+
+    /// The lock screen's card, or nil when none is on screen.
+    static func card(_ stage: GnomeShellStage) async throws -> Card? {
+        try await stage.eval("""
+            (() => { \(find) \(frame)
+              const card = find(Main.layoutManager.screenShieldGroup, 'monkeycall-call-card');
+              if (!card || !card.mapped) return null;
+              const text = n => { const l = find(card, n); return l && l.visible && l.text ? l.text : null; };
+              const buttons = find(card, 'monkeycall-card-buttons').get_children().filter(b => b.mapped).map(b => ({
+                name: b.name, label: b.label, accessible: b.accessible_name, focusable: b.can_focus, ...frame(b) }));
+              // Not laid out yet: not on screen yet.
+              if (buttons.some(b => !(b.width > 0))) return null;
+              return {app: text('monkeycall-card-app'), title: text('monkeycall-card-title'), caller: text('monkeycall-card-caller'),
+                      handle: text('monkeycall-card-handle'), buttons};
+            })()
+            """, as: Card?.self)
+    }
+
+    static func waitForCard(_ stage: GnomeShellStage, where predicate: @escaping @Sendable (Card) -> Bool) async throws -> Card {
+        try await Self.poll(stage, "the call card") { try await card(stage).map(predicate) ?? false }
+        return try #require(try await card(stage))
+    }
+
+    /// Clicks `button` with the stage's pointer once the shell has it under the pointer, hovered.
+    static func click(_ stage: GnomeShellStage, _ button: Button) async throws {
+        try await stage.movePointer(to: button.center)
+        try await Self.poll(stage, "the pointer on \(button.label)") {
+            let pointer = try await stage.pointer()
+            return pointer.button == button.label && pointer.hover
+        }
+        try await stage.eval("global.monkeycallStage.click()")
+    }
+
+    /// Whether the unlock prompt shows (the lock screen's password entry).
+    static func promptShows(_ stage: GnomeShellStage) async throws -> Bool {
+        try await stage.eval("Main.screenShield._dialog?._promptBox?.visible === true") == "true"
+    }
+
+    static func isRing(_ stream: SoundServer.Stream) -> Bool { stream.properties["media.role"] == "phone" }
+
+    // MARK: Tests
+
+    @Test("locked, a call rings: the card shows the app, \"Incoming call\", the caller's name and number, with Answer, Decline and Silence (large, focusable, named); Answer clicked answers without unlocking, the ring stops, the card becomes the call (Mute, Hold, Hang Up), and Hang Up clicked ends it")
+    func answerFromTheLockScreen() async throws {
+        let rig = try await Rig.start()
+        try await rig.stage.lock()
+        let uuid = try await rig.ring()
+        let card = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
+        #expect(card.app == "Monkey" && card.caller == Self.caller && card.handle == Self.handle, "\(card)")
+        #expect(card.labels == ["Answer", "Decline", "Silence"], "\(card)")
+        #expect(card.buttons.allSatisfy { $0.focusable && $0.accessible == $0.label && $0.height >= 40 && $0.width >= 100 }, "\(card.buttons)")
+        try await GnomeShellTests.picture(rig.stage, "gnome-shell-lock-ringing")
+        #expect(try await rig.sound.waitForStream(where: Self.isRing) != nil, "no ringtone")
+
+        try await Self.click(rig.stage, try #require(card.buttons.first { $0.label == "Answer" }))
+        try await rig.app.perform("answer")
+        let call = try await Self.waitForCard(rig.stage) { $0.labels == ["Mute", "Hold", "Hang Up"] }
+        #expect(call.caller == Self.caller && call.title?.wholeMatch(of: /\d+:\d\d/) != nil, "\(call)")
+        #expect(try await rig.stage.eval("Main.sessionMode.isLocked") == "true", "answering unlocked the screen")
+        #expect(try await !Self.promptShows(rig.stage), "the unlock prompt showed")
+        #expect(try await rig.sound.waitForSilence(where: Self.isRing), "the ring went on after Answer")
+        try await GnomeShellTests.picture(rig.stage, "gnome-shell-lock-call")
+
+        try await Self.click(rig.stage, try #require(call.buttons.first { $0.label == "Hang Up" }))
+        try await rig.app.perform("end")
+        try await Self.poll(rig.stage, "the card gone") { try await Self.card(rig.stage) == nil }
+        #expect(try await rig.stage.lockScreen().locked)
+        _ = uuid
+        await rig.stop()
+    }
+
+    @Test("Decline on the card declines; a call that ends remotely takes its card away")
+    func declineAndRemoteEnd() async throws {
+        let rig = try await Rig.start()
+        try await rig.stage.lock()
+        try await rig.ring()
+        let card = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
+        try await Self.click(rig.stage, try #require(card.buttons.first { $0.label == "Decline" }))
+        try await rig.app.perform("end")
+        try await Self.poll(rig.stage, "the card gone") { try await Self.card(rig.stage) == nil }
+
+        let second = try await rig.ring("bob", name: "Bob Builder")
+        _ = try await Self.waitForCard(rig.stage) { $0.caller == "Bob Builder" }
+        try await rig.app.call("ReportCallEnded", [.string(second), .string("remote-ended"), .uint64(0)])
+        try await Self.poll(rig.stage, "the card gone after the remote end") { try await Self.card(rig.stage) == nil }
+        #expect(try await !Self.promptShows(rig.stage))
+        await rig.stop()
+    }
+
+    @Test("locked, in a call, a second call rings: the card offers Hold & Answer, End & Answer and Decline; Hold & Answer holds the first and answers the second")
+    func secondCallWhileLocked() async throws {
+        let rig = try await Rig.start()
+        try await rig.stage.lock()
+        let first = try await rig.ring()
+        let ringing = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
+        try await Self.click(rig.stage, try #require(ringing.buttons.first { $0.label == "Answer" }))
+        try await rig.app.perform("answer")
+        _ = try await Self.waitForCard(rig.stage) { $0.labels.contains("Hang Up") }
+        let second = try await rig.ring("bob", name: "Bob Builder")
+        let waiting = try await Self.waitForCard(rig.stage) { $0.caller == "Bob Builder" }
+        #expect(waiting.labels.prefix(3) == ["Hold & Answer", "End & Answer", "Decline"], "\(waiting)")
+        try await Self.click(rig.stage, try #require(waiting.buttons.first { $0.label == "Hold & Answer" }))
+        let held = try #require(await rig.app.nextAction("set-held"))
+        #expect(held.call == first)
+        try await rig.app.fulfill(held)
+        let answer = try await rig.app.perform("answer")
+        #expect(answer.call == second)
+        _ = try await Self.waitForCard(rig.stage) { $0.caller == "Bob Builder" && $0.labels.contains("Hang Up") }
+        #expect(try await rig.property(first, "State") == .string("held"))
+        #expect(try await rig.stage.eval("Main.sessionMode.isLocked") == "true")
+        await rig.stop()
+    }
+
+    @Test("with GNOME's show-in-lock-screen false the card names the app and \"Incoming call\" only: no caller, no number")
+    func noDetailsWhenTheUserSaysSo() async throws {
+        let rig = try await Rig.start()
+        try await rig.stage.set("org.gnome.desktop.notifications", "show-in-lock-screen", "false")
+        try await rig.stage.lock()
+        try await rig.ring()
+        let card = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
+        #expect(card.app == "Monkey" && card.caller == nil && card.handle == nil, "\(card)")
+        #expect(card.labels == ["Answer", "Decline", "Silence"])
+        await rig.stop()
+    }
+
+    /// The top bar's call indicator, or nil.
+    struct Indicator: Decodable, Sendable {
+        let label: String
+        let x, y, width, height: Double
+        let menu: [Button]
+    }
+
+    static func indicator(_ stage: GnomeShellStage) async throws -> Indicator? {
+        try await stage.eval("""
+            (() => { \(find) \(frame)
+              const button = Main.panel.statusArea['monkeycall-call'];
+              if (!button || !button.mapped) return null;
+              const items = button.menu.isOpen ? button.menu._getMenuItems().filter(i => i.actor.mapped && i.actor.reactive).map(i => ({
+                name: i.actor.name, label: i.label.text, accessible: i.actor.accessible_name, focusable: i.actor.can_focus, ...frame(i.actor) }))
+                .filter(i => i.width > 0) : [];
+              if (!(frame(button).width > 0)) return null;
+              return {label: find(button, 'monkeycall-indicator-label').text, ...frame(button), menu: items};
+            })()
+            """, as: Indicator?.self)
+    }
+
+    @Test("unlocked: the top bar shows the call once answered, with its duration; its menu's Mute and Hang Up, clicked, take effect; the indicator goes when the call ends")
+    func topBarIndicator() async throws {
+        let rig = try await Rig.start()
+        let uuid = try await rig.ring()
+        #expect(try await Self.indicator(rig.stage) == nil, "a ringing call keeps its banner only")
+        _ = try await rig.daemon.cli("answer", uuid)
+        try await rig.app.perform("answer")
+        try await Self.poll(rig.stage, "the indicator") { try await Self.indicator(rig.stage)?.label.wholeMatch(of: /\d+:\d\d/) != nil }
+        let shown = try #require(try await Self.indicator(rig.stage))
+        try await rig.stage.movePointer(to: (shown.x + shown.width / 2, shown.y + shown.height / 2))
+        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.poll(rig.stage, "the menu open") { try await Self.indicator(rig.stage)?.menu.isEmpty == false }
+        let menu = try #require(try await Self.indicator(rig.stage)).menu
+        #expect(menu.map(\.label).starts(with: ["Mute", "Hold", "Hang Up", "Show Call"]), "\(menu)")
+        try await GnomeShellTests.picture(rig.stage, "gnome-shell-top-bar-call")
+        let mute = try #require(menu.first { $0.label == "Mute" })
+        try await rig.stage.movePointer(to: mute.center)
+        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await rig.app.perform("set-muted")
+        try await Self.poll(rig.stage, "muted") { try await rig.property(uuid, "Muted") == .bool(true) }
+        try await Self.poll(rig.stage, "the indicator says muted") { try await Self.indicator(rig.stage)?.label.contains("muted") == true }
+
+        let reopened = try #require(try await Self.indicator(rig.stage))
+        try await rig.stage.movePointer(to: (reopened.x + reopened.width / 2, reopened.y + reopened.height / 2))
+        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.poll(rig.stage, "the menu open again") { try await Self.indicator(rig.stage)?.menu.contains { $0.label == "Hang Up" } == true }
+        let end = try #require(try await Self.indicator(rig.stage)?.menu.first { $0.label == "Hang Up" })
+        try await rig.stage.movePointer(to: end.center)
+        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await rig.app.perform("end")
+        try await Self.poll(rig.stage, "the indicator gone") { try await Self.indicator(rig.stage) == nil }
+        await rig.stop()
+    }
+}

@@ -171,6 +171,36 @@ public enum Desktop {
         public static let desktopStartupID = "desktop-startup-id"
     }
 
+    /// `org.gnome.Shell.Extensions` (GNOME Shell, `/org/gnome/Shell`, on the session bus): how a
+    /// user's tool turns an installed extension on for that user, as GNOME's Extensions app does.
+    public enum ShellExtensions {
+        public static let interface = "org.gnome.Shell.Extensions"
+        /// The shell's own name: it serves the interface on the connection that owns it (43 owns
+        /// no `org.gnome.Shell.Extensions` name).
+        public static let busName = "org.gnome.Shell"
+        public static let path: ObjectPath = "/org/gnome/Shell"
+
+        public static let enableExtension = MethodSpec(interface, "EnableExtension", in: Arg("uuid", String.self),
+                                                       out: Arg("success", Bool.self), doc: """
+            turns the extension on for the user (org.gnome.shell enabled-extensions).
+            """)
+
+        public static let getExtensionInfo = MethodSpec(interface, "GetExtensionInfo", in: Arg("uuid", String.self),
+                                                        out: Arg("info", [String: DBusValue].self), doc: """
+            what the shell knows of the extension: {} when it is not installed; `state` d (1 on,
+            2 off, 3 error, 4 out of date, 6 initialized), `error` s.
+            """)
+
+        public static let spec = InterfaceSpec(interface, doc: """
+            org.gnome.Shell.Extensions: GNOME Shell's extensions.
+            """, members: [enableExtension, getExtensionInfo])
+
+        /// MonkeyCall's own: the lock screen's call card and the top bar's call.
+        public static let monkeyCall = "monkeycall@monkeycall.org"
+        /// `state` of an extension that runs.
+        public static let enabled = 1.0
+    }
+
     /// The desktop interfaces the service serves, and where: to host callers only.
     public static let served: [(path: ObjectPath, interface: InterfaceSpec)] = [
         (Telephony1.searchPath, SearchProvider2.spec),

@@ -37,7 +37,7 @@ struct MonkeyCall: AsyncParsableCommand {
             Status.self, Calls.self, Providers.self, Watch.self, Dial.self, Open.self,
             CallCommand<Answer>.self, CallCommand<Decline>.self, CallCommand<End>.self, CallCommand<Hold>.self,
             CallCommand<Resume>.self, CallCommand<Mute>.self, CallCommand<Unmute>.self, DTMF.self, Show.self,
-            Recents.self, CallBack.self, Favorites.self, DND.self, Block.self, Identify.self, Directory.self, Links.self,
+            Recents.self, CallBack.self, Favorites.self, DND.self, Block.self, Identify.self, Directory.self, Links.self, Setup.self,
         ]
     )
 

@@ -40,7 +40,8 @@ struct GnomeShellExtensionTests {
         let daemon: RunningDaemon
         let app: TestProvider
 
-        static func start(appConfiguration: [String: DBusValue] = [:]) async throws -> Rig {
+        /// `enabling`: false leaves the extension installed but off, as a package leaves it.
+        static func start(appConfiguration: [String: DBusValue] = [:], enabling: Bool = true) async throws -> Rig {
             let sound = try await SoundServer()
             let bus = try await PrivateBus.start()
             let version = try await ChildProcess.run(GnomeShellStage.executable, ["--version"], environment: ProcessInfo.processInfo.environment)
@@ -49,7 +50,7 @@ struct GnomeShellExtensionTests {
             let daemon = try await RunningDaemon(bus: bus, environment: sound.environment.merging(stage.settingsEnvironment) { $1 }, owningBus: true)
             let app = try await TestProvider(bus: bus, name: "Monkey", configuration: appConfiguration)
             let rig = Rig(sound: sound, stage: stage, daemon: daemon, app: app)
-            try await rig.setExtension(enabled: true)
+            if enabling { try await rig.setExtension(enabled: true) }
             return rig
         }
 
@@ -153,6 +154,21 @@ struct GnomeShellExtensionTests {
         try await stage.eval("global.monkeycallStage.click()")
     }
 
+    /// Clicks the actor named `name` (the indicator, a menu item) at `point` once the shell has it
+    /// under the pointer and hovered: a menu that still slides in has its items elsewhere.
+    static func click(_ stage: GnomeShellStage, named name: String, at point: (x: Double, y: Double)) async throws {
+        try await stage.movePointer(to: point)
+        try await poll(stage, "the pointer on \(name)") {
+            try await stage.eval("""
+                (() => { const [x, y] = global.get_pointer();
+                  let actor = global.stage.get_actor_at_pos(imports.gi.Clutter.PickMode.REACTIVE, x, y);
+                  while (actor && !(actor.name ?? '').startsWith('monkeycall-')) actor = actor.get_parent();
+                  return actor?.name === '\(name)' && actor.hover === true; })()
+                """) == "true"
+        }
+        try await stage.eval("global.monkeycallStage.click()")
+    }
+
     /// Whether the unlock prompt shows (the lock screen's password entry).
     static func promptShows(_ stage: GnomeShellStage) async throws -> Bool {
         try await stage.eval("Main.screenShield._dialog?._promptBox?.visible === true") == "true"
@@ -161,6 +177,23 @@ struct GnomeShellExtensionTests {
     static func isRing(_ stream: SoundServer.Stream) -> Bool { stream.properties["media.role"] == "phone" }
 
     // MARK: Tests
+
+    @Test("monkeycall setup gnome-shell turns the installed extension on through GNOME Shell (EnableExtension) and says so; a second time it says it was on; where GNOME Shell does not run, it says so and fails")
+    func setupTurnsItOn() async throws {
+        let rig = try await Rig.start(enabling: false)
+        #expect(try await rig.stage.eval("Main.extensionManager.lookup('\(Self.uuid)')?.state") != "1", "on before the user said so")
+        let first = try await rig.daemon.cli("setup", "gnome-shell", "--address", rig.daemon.bus.address)
+        #expect(first.status == 0 && first.stdout.contains("extension is on"), "\(first)")
+        try await Self.poll(rig.stage, "the extension on") { try await rig.stage.eval("Main.extensionManager.lookup('\(Self.uuid)')?.state") == "1" }
+        let again = try await rig.daemon.cli("setup", "gnome-shell", "--address", rig.daemon.bus.address)
+        #expect(again.status == 0 && again.stdout.contains("already on"), "\(again)")
+        await rig.stop()
+
+        let bare = try await PrivateBus.start()
+        defer { bare.stop() }
+        let nowhere = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["setup", "gnome-shell", "--address", bare.address], environment: bare.environment)
+        #expect(nowhere.status != 0 && nowhere.stderr.contains("GNOME Shell is not running"), "\(nowhere)")
+    }
 
     @Test("locked, a call rings: the card shows the app, \"Incoming call\", the caller's name and number, with Answer, Decline and Silence (large, focusable, named); Answer clicked answers without unlocking, the ring stops, the card becomes the call (Mute, Hold, Hang Up), and Hang Up clicked ends it")
     func answerFromTheLockScreen() async throws {
@@ -275,26 +308,22 @@ struct GnomeShellExtensionTests {
         try await rig.app.perform("answer")
         try await Self.poll(rig.stage, "the indicator") { try await Self.indicator(rig.stage)?.label.wholeMatch(of: /\d+:\d\d/) != nil }
         let shown = try #require(try await Self.indicator(rig.stage))
-        try await rig.stage.movePointer(to: (shown.x + shown.width / 2, shown.y + shown.height / 2))
-        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.click(rig.stage, named: "monkeycall-indicator", at: (shown.x + shown.width / 2, shown.y + shown.height / 2))
         try await Self.poll(rig.stage, "the menu open") { try await Self.indicator(rig.stage)?.menu.isEmpty == false }
         let menu = try #require(try await Self.indicator(rig.stage)).menu
         #expect(menu.map(\.label).starts(with: ["Mute", "Hold", "Hang Up", "Show Call"]), "\(menu)")
         try await GnomeShellTests.picture(rig.stage, "gnome-shell-top-bar-call")
         let mute = try #require(menu.first { $0.label == "Mute" })
-        try await rig.stage.movePointer(to: mute.center)
-        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.click(rig.stage, named: mute.name, at: mute.center)
         try await rig.app.perform("set-muted")
         try await Self.poll(rig.stage, "muted") { try await rig.property(uuid, "Muted") == .bool(true) }
         try await Self.poll(rig.stage, "the indicator says muted") { try await Self.indicator(rig.stage)?.label.contains("muted") == true }
 
         let reopened = try #require(try await Self.indicator(rig.stage))
-        try await rig.stage.movePointer(to: (reopened.x + reopened.width / 2, reopened.y + reopened.height / 2))
-        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.click(rig.stage, named: "monkeycall-indicator", at: (reopened.x + reopened.width / 2, reopened.y + reopened.height / 2))
         try await Self.poll(rig.stage, "the menu open again") { try await Self.indicator(rig.stage)?.menu.contains { $0.label == "Hang Up" } == true }
         let end = try #require(try await Self.indicator(rig.stage)?.menu.first { $0.label == "Hang Up" })
-        try await rig.stage.movePointer(to: end.center)
-        try await rig.stage.eval("global.monkeycallStage.click()")
+        try await Self.click(rig.stage, named: end.name, at: end.center)
         try await rig.app.perform("end")
         try await Self.poll(rig.stage, "the indicator gone") { try await Self.indicator(rig.stage) == nil }
         await rig.stop()

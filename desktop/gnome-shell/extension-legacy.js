@@ -6,11 +6,12 @@ const Main = imports.ui.main;
 const PanelMenu = imports.ui.panelMenu;
 const PopupMenu = imports.ui.popupMenu;
 const Gettext = imports.gettext;
-const {CallUI} = imports.misc.extensionUtils.getCurrentExtension().imports.monkeycall;
+const Me = imports.misc.extensionUtils.getCurrentExtension();
+const {CallUI} = Me.imports.monkeycall;
 
 class MonkeyCallExtension {
     enable() {
-        this._ui = new CallUI({St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext});
+        this._ui = new CallUI({St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext}, Me.metadata);
         this._ui.enable();
     }
 

@@ -14,7 +14,7 @@ import {CallUI} from './monkeycall.js';
 
 export default class MonkeyCallExtension extends Extension {
     enable() {
-        this._ui = new CallUI({St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext});
+        this._ui = new CallUI({St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext}, this.metadata);
         this._ui.enable();
     }
 

@@ -26,9 +26,12 @@ var PHONE_APP = 'org.monkeycall.Phone';
 var UP_STATES = ['dialing', 'connecting', 'active', 'held'];
 
 var CallUI = class CallUI {
-    // `shell`: {St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext}.
-    constructor(shell) {
+    // `shell`: {St, Clutter, Gio, GLib, Shell, Main, PanelMenu, PopupMenu, Gettext}; `metadata`:
+    // the extension's metadata.json (`locale-dir`: the catalogs of a user's install).
+    constructor(shell, metadata) {
         this._shell = shell;
+        if (metadata['locale-dir'])
+            shell.Gettext.bindtextdomain('monkeycall', metadata['locale-dir']);
         const domain = shell.Gettext.domain('monkeycall');
         this._ = text => domain.gettext(text);
         this._C = (context, text) => domain.pgettext(context, text);

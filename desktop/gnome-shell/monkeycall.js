@@ -40,7 +40,7 @@ var CallUI = class CallUI {
     // MARK: Enabling and disabling: everything made here is taken down in disable().
 
     enable() {
-        const {Gio, Main} = this._shell;
+        const {Gio, GLib, Main} = this._shell;
         this._calls = new Map();        // path → the call's properties
         this._providers = new Map();    // provider path → {name, appId, desktopEntry, iconName}
         this._bus = Gio.DBus.session;
@@ -54,6 +54,19 @@ var CallUI = class CallUI {
         this._phoneSettings = null;
         Main.screenShield?.connectObject('locked-changed', () => this._update(), this);
         Main.sessionMode.connectObject('updated', () => this._update(), this);
+        // A source the lock screen lists after the card showed (the call's notification arrives
+        // after its call object): hidden once the list has made its entry, after this emission.
+        this._relist = 0;
+        Main.messageTray.connectObject('source-added', () => {
+            if (!this._card || this._relist)
+                return;
+            this._relist = GLib.idle_add(GLib.PRIORITY_DEFAULT, () => {
+                this._relist = 0;
+                if (this._card)
+                    this._hideListEntries(this._card.appName);
+                return GLib.SOURCE_REMOVE;
+            });
+        }, this);
         this._signals = this._bus.signal_subscribe(BUS_NAME, null, null, null, null, Gio.DBusSignalFlags.NONE,
             (connection, sender, path, iface, member, parameters) => this._onSignal(path, iface, member, parameters));
         this._watch = Gio.bus_watch_name_on_connection(this._bus, BUS_NAME, Gio.BusNameWatcherFlags.NONE,
@@ -61,7 +74,7 @@ var CallUI = class CallUI {
     }
 
     disable() {
-        const {Gio, Main} = this._shell;
+        const {Gio, GLib, Main} = this._shell;
         this._cancellable.cancel();
         Gio.bus_unwatch_name(this._watch);
         this._bus.signal_unsubscribe(this._signals);
@@ -71,6 +84,10 @@ var CallUI = class CallUI {
         }
         Main.sessionMode.disconnectObject(this);
         Main.screenShield?.disconnectObject(this);
+        Main.messageTray.disconnectObject(this);
+        if (this._relist)
+            GLib.source_remove(this._relist);
+        this._relist = 0;
         this._notificationSettings.disconnectObject(this);
         this._notificationSettings = null;
         this._phoneSettings?.disconnectObject(this);
@@ -409,6 +426,10 @@ var CallCard = class CallCard {
             this.actor.add_child(child);
         this._call = null;
         this._shape = '';
+    }
+
+    get appName() {
+        return this._app.text;
     }
 
     get ringingUUID() {

@@ -39,14 +39,17 @@ let package = Package(
         // One GLib main loop on a thread of its own, for libnotify, GSettings and libcanberra.
         .target(name: "GLibLoop", dependencies: ["CGLib"]),
         // The ringtone: a looped sound through libcanberra, knowing nothing of D-Bus or calls.
-        .target(name: "Ringtone", dependencies: ["CCanberra", "GLibLoop", logging]),
+        .target(name: "Ringtone", dependencies: ["CCanberra", "GLibLoop", "BoundedFile", logging]),
         // evolution-data-server's client library, for monkeycall-contacts only (never linked into the daemon).
         .systemLibrary(name: "CEBook", pkgConfig: "libebook-1.2", providers: [.apt(["libebook1.2-dev"])]),
         // glibc's malloc.h (mallopt), which Swift's Glibc module leaves out.
         .target(name: "CMalloc"),
 
+        // Files read whole with read(2), bounded and without blocking: /proc entries, and files
+        // another program may have put in place (a desktop file, a ringtone).
+        .target(name: "BoundedFile"),
         // A D-Bus library that knows nothing of telephony.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "BoundedFile"]),
         // A serial executor over a dispatch queue, for actors that keep their state on a queue.
         .target(name: "QueueExecutor"),
         // posix_spawn with a clean start, for the daemon's helper and the tests' children.
@@ -55,7 +58,7 @@ let package = Package(
         // A private dbus-daemon and process helpers for tests and the benchmark.
         .target(name: "DBusTestSupport", dependencies: ["DBus", "MonkeyCallAPI", "ProcessSpawn"]),
         // Who is behind a connection (host, Flatpak, Snap): telephony policy, kept out of the DBus library.
-        .target(name: "PeerIdentity", dependencies: ["DBus", "ScreenText"]),
+        .target(name: "PeerIdentity", dependencies: ["DBus", "BoundedFile", "ScreenText"]),
 
         // The user's language: gettext (libintl.h, part of glibc) for every program that shows text to a person.
         .systemLibrary(name: "CIntl"),
@@ -96,7 +99,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["BoundedFile", "CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
 
         // The typed client of the D-Bus contract, for the CLI's kind of tools and the Phone app.
         .target(name: "MonkeyCallClient", dependencies: ["DBus", "MonkeyCallAPI"]),
@@ -138,11 +141,11 @@ let package = Package(
         .target(name: "FuzzSupport", dependencies: ["DBus"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", "CallDirectory", "AddressBook", argumentParser]),
 
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity", "BoundedFile"]),
         .testTarget(name: "TelephonyCoreTests", dependencies: ["TelephonyCore"]),
         .testTarget(name: "MonkeyCallKitTests", dependencies: ["MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", logging]),
         // Resources/ holds a Python provider that the end-to-end tests run.
-        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications", "AddressBook", "Localization", "PeopleSearch"],
+        .testTarget(name: "ServiceTests", dependencies: ["DBus", "PeerIdentity", "DBusTestSupport", "MonkeyCallAPI", "TelephonyService", "TelephonyCore", "CallHistory", "DesktopNotifications", "AddressBook", "Localization", "PeopleSearch", "Ringtone"],
                     exclude: ["Resources"]),
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),
@@ -154,7 +157,7 @@ let package = Package(
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
         // The Phone app's models against a fake backend, and the real window driven through AT-SPI
         // (Resources/ holds the Python driver) with the real daemon and a provider.
-        .testTarget(name: "PhoneTests", dependencies: ["CallHistory", "PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "DBus", "DBusTestSupport"],
+        .testTarget(name: "PhoneTests", dependencies: ["CallHistory", "PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "DBus", "DBusTestSupport", "ScreenText"],
                     exclude: ["Resources"]),
         // The bridge's mapping without baresip, and real SIP calls between two baresip processes.
         .testTarget(name: "BaresipTests", dependencies: ["BaresipBridge", "MonkeyCallKit", "DBus", "DBusTestSupport", "MonkeyCallAPI"]),

@@ -1,3 +1,4 @@
+import BoundedFile
 import FoundationEssentials
 import Glibc
 
@@ -22,7 +23,8 @@ public struct PeerCredentials: Sendable {
 extension PeerCredentials {
     /// The PID a pidfd stands for, from `/proc/self/fdinfo` ("Pid:\tN"; -1 once the process is gone).
     public static func processID(ofPidFD fd: UnixFD) -> Int32? {
-        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(fd.rawValue)", encoding: .utf8) else { return nil }
+        // BoundedFile: FoundationEssentials' reader leaks on a failed read (issue 53).
+        guard let info = BoundedFile.text("/proc/self/fdinfo/\(fd.rawValue)", limit: 4096) else { return nil }
         for line in info.split(separator: "\n") where line.hasPrefix("Pid:") {
             if let pid = Int32(line.dropFirst(4).filter { !$0.isWhitespace }), pid > 0 { return pid }
         }
@@ -32,7 +34,7 @@ extension PeerCredentials {
     /// "UID:PID:START" for the process `pid`: its start time (field 22 of /proc/PID/stat, in clock
     /// ticks since boot) tells it from a later process given the same PID. nil when /proc has no such process.
     public static func processKey(pid: Int32, userID: UInt32?) -> String? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        guard let stat = BoundedFile.text("/proc/\(pid)/stat", limit: 4096),
               let commandEnd = stat.lastIndex(of: ")") else { return nil }
         // After "PID (COMMAND) ": the state is field 3, so the start time is the 20th field from here.
         let fields = stat[stat.index(after: commandEnd)...].split(separator: " ")

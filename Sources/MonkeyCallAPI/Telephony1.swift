@@ -399,6 +399,10 @@ extension Telephony1 {
             transactions of actions. The service validates a transaction, then hands
             each action to the provider that owns the call (Provider.PerformAction),
             which fulfils or fails it.
+            A handle to call (Handle, StartCall's handle, from any caller) holding a
+            control character (C0, DEL, C1, U+2028, U+2029) or a bidirectional
+            formatting character (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
+            U+061C) is org.freedesktop.DBus.Error.InvalidArgs naming the character.
             """, members: [
             requestTransaction,
             startCall,
@@ -561,6 +565,9 @@ extension Telephony1 {
               SupportsHolding b (default true), SupportsGrouping b (default false),
               SupportsUngrouping b (default false), SupportsDTMF b (default true),
               HasVideo b (default false).
+            A reported Handle is cleaned, not refused (the call exists): control
+            characters become spaces, bidirectional formatting characters are
+            dropped, and the call, Recents and a call back carry the result.
             Timing: an action not fulfilled or failed within the action timeout
             (default 10 s, a daemon option) fails, and the provider gets
             TimedOutPerformingAction. An incoming call not answered within the ring

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Localization
 import MonkeyCallAPI
+import ScreenText
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Say whether the service runs, with its providers and calls.")
@@ -67,6 +68,13 @@ struct Dial: AsyncParsableCommand {
     @Flag(help: "A video call.") var video = false
 
     func run() async throws {
+        // Refused before it is sent (the service refuses it too): a number pasted with an ESC or a
+        // bidi override in it is not what it reads as.
+        if let hazard = ScreenText.handleHazard(in: handle) {
+            // TRANSLATORS: %1$s is a character's code point, as U+001B.
+            throw CLIError(tr("the handle contains %1$s, a control or bidirectional formatting character; a handle to call may hold none",
+                              ScreenText.codePoint(hazard)))
+        }
         let client = try await ServiceClient(bus)
         var options: [String: DBusValue] = [Telephony1.Key.handleType: .string(handleType.rawValue), Telephony1.Key.video: .bool(video)]
         if let provider {

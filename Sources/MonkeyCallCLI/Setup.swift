@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Localization
 import MonkeyCallAPI
+import MonkeyCallClient
 
 /// `monkeycall setup gnome-shell`: turns on MonkeyCall's GNOME Shell extension for the user (the
 /// lock screen's call card, the top bar's call), as the Phone app offers once. System-wide
@@ -23,20 +24,21 @@ struct Setup: AsyncParsableCommand {
                 throw CLIError(tr("cannot reach the session bus: %1$s", error.message))
             }
             defer { connection.close() }
-            let shell = Desktop.ShellExtensions.self
-            guard try await connection.nameOwner(shell.busName) != nil else {
+            let uuid = Desktop.ShellExtensions.monkeyCall
+            // Off in any state (even in error, or out of date): the user asked for it by name.
+            switch try await ShellExtension.status(on: connection) {
+            case .noShell:
                 throw CLIError(tr("GNOME Shell is not running in this session: there is nothing to set up"))
-            }
-            let info = try await connection.call(shell.getExtensionInfo, destination: shell.busName, path: shell.path, shell.monkeyCall)
-            guard !info.isEmpty else {
-                throw CLIError(tr("MonkeyCall's GNOME Shell extension (%1$s) is not installed; scripts/install and the package install it", shell.monkeyCall))
-            }
-            if case .double(let state)? = info["state"]?.unwrappedVariant, state == shell.enabled {
+            case .notInstalled:
+                throw CLIError(tr("MonkeyCall's GNOME Shell extension (%1$s) is not installed; scripts/install and the package install it", uuid))
+            case .on:
                 print(tr("MonkeyCall's GNOME Shell extension was already on"))
                 return
+            case .off:
+                break
             }
-            guard try await connection.call(shell.enableExtension, destination: shell.busName, path: shell.path, shell.monkeyCall) else {
-                throw CLIError(tr("GNOME Shell did not turn on MonkeyCall's extension (%1$s)", shell.monkeyCall))
+            guard try await ShellExtension.enable(on: connection) else {
+                throw CLIError(tr("GNOME Shell did not turn on MonkeyCall's extension (%1$s)", uuid))
             }
             print(tr("MonkeyCall's GNOME Shell extension is on: calls ring on the lock screen, where you can answer them, and a call in progress shows in the top bar"))
         }

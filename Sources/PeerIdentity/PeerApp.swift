@@ -1,3 +1,4 @@
+import BoundedFile
 import DBus
 import FoundationEssentials
 import Glibc
@@ -37,7 +38,9 @@ public enum PeerApp: CallerIdentity, Hashable {
             }
             return .flatpak(id: id)
         }
-        let label = securityLabel ?? (try? String(contentsOfFile: "/proc/\(pid)/attr/current", encoding: .utf8))
+        // Without a security module the read fails (EINVAL), for every host caller: BoundedFile's
+        // read leaves nothing behind, where FoundationEssentials' leaked 4 KiB each time (issue 53).
+        let label = securityLabel ?? BoundedFile.text("/proc/\(pid)/attr/current", limit: 4096)
         if let label, let name = snapName(fromAppArmorLabel: label) { return .snap(name: name) }
         return .host
     }
@@ -48,23 +51,15 @@ public enum PeerApp: CallerIdentity, Hashable {
         let directory = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw DBusError.failed("cannot look at process \(pid): \(String(cString: strerror(errno)))") }
         defer { close(directory) }
-        let file = openat(directory, "root/.flatpak-info", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if file < 0 {
-            if errno == ENOENT { return nil }
-            throw DBusError.failed("cannot read the sandbox information of process \(pid): \(String(cString: strerror(errno)))")
-        }
-        defer { close(file) }
         // A keyfile of a few hundred bytes; more than 64 KiB is not a .flatpak-info.
-        var data = [UInt8](repeating: 0, count: 65_536)
-        var filled = 0
-        while filled < data.count {
-            let n = data.withUnsafeMutableBytes { read(file, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw DBusError.failed("cannot read the sandbox information of process \(pid): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            filled += n
+        do {
+            let info = try BoundedFile.read("root/.flatpak-info", relativeTo: directory, limit: 65_536, followLinks: false)
+            return String(decoding: info, as: UTF8.self)
+        } catch where error.reason == .system(ENOENT) {
+            return nil
+        } catch {
+            throw DBusError.failed("cannot read the sandbox information of process \(pid): \(error)")
         }
-        return String(decoding: data[..<filled], as: UTF8.self)
     }
 
     /// `name=` in the `[Application]` group of a keyfile; nil when absent or not a valid app id.

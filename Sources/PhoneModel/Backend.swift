@@ -40,7 +40,26 @@ public protocol PhoneBackend: Sendable {
     func setMuted(_ uuid: String, _ muted: Bool) async throws
     func playDTMF(_ uuid: String, _ digits: String) async throws
     func silence(_ uuid: String) async throws
+
+    /// MonkeyCall's GNOME Shell extension (answering calls from the lock screen), for the offer
+    /// to turn it on; never throws: what cannot be asked is `.unavailable`.
+    func lockScreenExtension() async -> ExtensionOffer
+    /// Turns it on for the user (GNOME Shell's EnableExtension); throws when the shell would not.
+    func enableLockScreenExtension() async throws
 }
+
+/// Whether the Phone app may offer to turn on MonkeyCall's GNOME Shell extension.
+public enum ExtensionOffer: Sendable, Equatable {
+    /// No GNOME Shell on the bus, the extension not installed, or in a state that turning it on
+    /// would not mend (in error, out of date): nothing to offer.
+    case unavailable
+    /// Installed and off: turning it on makes it run.
+    case off
+    case on
+}
+
+/// GNOME Shell answered EnableExtension with false.
+public struct ExtensionNotEnabled: Error, Sendable {}
 
 /// The backend over the session bus, through `TelephonyClient`.
 public final class ClientBackend: PhoneBackend {
@@ -98,6 +117,19 @@ public final class ClientBackend: PhoneBackend {
         try await client.call(Telephony1.CallController.playDTMF, uuid, digits, "single-tone")
     }
     public func silence(_ uuid: String) async throws { try await client.call(Telephony1.Call.silence, at: Telephony1.callPath(uuid)) }
+
+    public func lockScreenExtension() async -> ExtensionOffer {
+        // A shell that does not answer within seconds is one to make no offer for.
+        switch try? await ShellExtension.status(on: client.connection, timeout: .seconds(10)) {
+        case .on?: return .on
+        case let status? where status.turnsOn: return .off
+        default: return .unavailable
+        }
+    }
+
+    public func enableLockScreenExtension() async throws {
+        guard try await ShellExtension.enable(on: client.connection) else { throw ExtensionNotEnabled() }
+    }
 }
 
 /// The backend's signal subscriptions, kept while it lives.

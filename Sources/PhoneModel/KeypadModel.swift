@@ -56,8 +56,27 @@ public final class KeypadModel {
         onChange()
     }
 
-    /// `tel:+1-408-555-0142;ext=2` → `+1-408-555-0142`; other text as it is, trimmed.
+    /// A handle from outside (the app's `call` action: a link, a search result, another program)
+    /// put on the keypad; true when it may be called at once. One that held control or bidi
+    /// characters is not: the keypad shows it cleaned, and the user calls it if it is what they
+    /// meant (a host tool could otherwise dial `+1900…` dressed as another number, at once).
+    public func take(_ handle: String) -> Bool {
+        setText(handle)
+        guard ScreenText.handleHazard(in: Self.decoded(handle)) == nil else {
+            report.say(tr("The number held hidden characters and was not called: check it, then call"))
+            return false
+        }
+        return true
+    }
+
+    /// `tel:+1-408-555-0142;ext=2` → `+1-408-555-0142`; other text as it is, trimmed, with no
+    /// control or bidi characters (`ScreenText.cleanHandle`: what is shown is what is called).
     public nonisolated static func number(fromText text: String) -> String {
+        ScreenText.cleanHandle(decoded(text))
+    }
+
+    /// A `tel:` link's number percent-decoded, other text as it is; trimmed, not cleaned.
+    nonisolated static func decoded(_ text: String) -> String {
         var value = text.trimmingWhitespace()
         if value.lowercased().hasPrefix("tel:") {
             value = String(value.dropFirst(4))
@@ -65,7 +84,7 @@ public final class KeypadModel {
             if let parameters = value.firstIndex(where: { $0 == ";" || $0 == "?" }) { value = String(value[..<parameters]) }
             value = ScreenText.percentDecoded(value) ?? value
         }
-        return value.filter { !$0.isNewline }
+        return value
     }
 
     /// Why the number cannot be called, in plain words; nil when it can.

@@ -23,19 +23,23 @@ public final class PhoneModel {
     public let contacts: ContactsModel
     public let keypad: KeypadModel
     public let calls: CallsModel
+    /// The offer, made once, to answer calls from GNOME Shell's lock screen.
+    public let lockScreenOffer: LockScreenOfferModel
 
     public var onServiceChange: () -> Void = {}
     /// A short message for the user (an error in plain words).
     public var onToast: (String) -> Void = { _ in }
 
-    public init(backend: PhoneBackend) {
+    /// `offerMemory`: where the lock screen offer is remembered (`OfferMemory.standard()`).
+    public init(backend: PhoneBackend, offerMemory: OfferMemory? = OfferMemory.standard()) {
         self.backend = backend
         recents = RecentsModel(backend: backend)
         favorites = FavoritesModel(backend: backend)
         contacts = ContactsModel(backend: backend)
         keypad = KeypadModel(backend: backend)
         calls = CallsModel(backend: backend)
-        for part in [recents.report, favorites.report, contacts.report, keypad.report, calls.report] as [Reporter] {
+        lockScreenOffer = LockScreenOfferModel(backend: backend, memory: offerMemory)
+        for part in [recents.report, favorites.report, contacts.report, keypad.report, calls.report, lockScreenOffer.report] as [Reporter] {
             part.toast = { [weak self] in self?.onToast($0) }
         }
     }

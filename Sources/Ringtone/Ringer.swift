@@ -1,4 +1,6 @@
+import BoundedFile
 internal import CCanberra
+import Dispatch
 import FoundationEssentials
 import GLibLoop
 import Logging
@@ -12,11 +14,22 @@ import Logging
 /// at the first ring, so that a daemon that never rings never loads the sound server's client.
 /// No sound server, or one that goes away: calls do not notice, one warning is logged, and the
 /// next ring tries again.
+///
+/// That thread also shows every call's notification, so no file is looked up or opened there:
+/// sounds are found and opened on a queue of their own (`SoundFile`, `SoundTheme`), and
+/// libcanberra plays the descriptor opened, never a name or a path it would resolve itself.
 public final class Ringer: @unchecked Sendable {
     /// What to play: a sound-theme name (`phone-incoming-call`), or a file (host apps only).
-    public enum Sound: Sendable, Equatable {
+    public enum Sound: Sendable, Equatable, CustomStringConvertible {
         case themeName(String)
         case file(String)
+
+        public var description: String {
+            switch self {
+            case .themeName(let name): name
+            case .file(let path): path
+            }
+        }
     }
 
     /// The freedesktop sound theme's ringtone: played when no other is given or the given one fails.
@@ -30,6 +43,9 @@ public final class Ringer: @unchecked Sendable {
     public static let maximumFileBytes = 16 << 20
 
     private let loop = GLibLoop.shared
+    /// Where sound files are found and opened, off the loop's thread; `ring` and `stop` pass
+    /// through it in order on their way to the loop.
+    private let files = DispatchQueue(label: "org.monkeycall.ringtone.files", qos: .userInitiated)
     private let logger: Logger
     private let applicationName: String
     // Only touched on the loop thread.
@@ -40,7 +56,11 @@ public final class Ringer: @unchecked Sendable {
 
     private struct Ring {
         let key: String
-        var sound: Sound
+        /// What plays: open while the ring lasts, so every loop plays the file that was checked.
+        var sound: SoundFile
+        /// The theme's default, opened beside it: what plays when `sound` cannot (nil for the
+        /// call-waiting tone, which has none, or when `sound` is the default).
+        var fallback: SoundFile?
         let app: String
         /// The call-waiting tone, rather than the ringtone.
         let waiting: Bool
@@ -57,24 +77,62 @@ public final class Ringer: @unchecked Sendable {
     /// call is up): the call-waiting tone instead, every few seconds. A ring for another key, or the
     /// same key waiting or not, replaces it (one ring at a time); the same ring again changes nothing.
     public func ring(_ key: String, sound: Sound, app: String, waiting: Bool = false) {
-        loop.perform {
-            if let ringing = self.ringing, ringing.key == key, ringing.waiting == waiting { return }
-            self.cancelCurrent()
-            self.ringing = Ring(key: key, sound: waiting ? Self.waitingSound : self.playable(sound), app: app, waiting: waiting, id: 0)
-            self.play()
+        files.async {
+            let wanted = waiting ? Self.waitingSound : sound
+            let opened = self.open(wanted)
+            let fallback = waiting || wanted == Self.defaultSound ? nil : self.open(Self.defaultSound)
+            self.loop.perform {
+                if let ringing = self.ringing, ringing.key == key, ringing.waiting == waiting { return }
+                self.cancelCurrent()
+                // Neither could be opened (said when they were tried): nothing rings this call.
+                guard let playing = opened ?? fallback else { return }
+                self.ringing = Ring(key: key, sound: playing, fallback: opened == nil ? nil : fallback, app: app, waiting: waiting, id: 0)
+                self.play()
+            }
         }
     }
 
     /// Stops the ring for `key` (nil: whatever rings). With nothing left to ring, the connection
     /// to the sound server goes too (its thread and buffers): the next ring opens one again.
     public func stop(_ key: String? = nil) {
-        loop.perform {
-            guard let ringing = self.ringing, key == nil || ringing.key == key else { return }
-            self.cancelCurrent()
-            if let context = self.context {
-                ca_context_destroy(context)
-                self.context = nil
+        // Through the files' queue, as `ring` goes: a stop never overtakes the ring it stops.
+        files.async {
+            self.loop.perform {
+                guard let ringing = self.ringing, key == nil || ringing.key == key else { return }
+                self.cancelCurrent()
+                if let context = self.context {
+                    ca_context_destroy(context)
+                    self.context = nil
+                }
             }
+        }
+    }
+
+    // MARK: On the files' queue
+
+    /// The sound opened and checked (a regular file of at most `maximumFileBytes`): a file (host
+    /// apps only) or a theme name found as libcanberra would find it; nil, and said, when it
+    /// cannot be: missing, not a regular file (a FIFO stalls whoever opens it), or huge.
+    private func open(_ sound: Sound) -> SoundFile? {
+        do throws(SoundLookupFailure) {
+            switch sound {
+            case .file(let path):
+                do {
+                    return try SoundFile.open(path, name: path, maximumBytes: Self.maximumFileBytes)
+                } catch {
+                    throw .unusable(error)
+                }
+            case .themeName(let name):
+                return try SoundTheme.open(name, maximumBytes: Self.maximumFileBytes)
+            }
+        } catch {
+            let reason = switch error {
+            case .unusable(let failure) where failure.reason == .tooLarge(limit: Self.maximumFileBytes):
+                "\(failure.path) is larger than \(Self.maximumFileBytes >> 20) MiB"
+            default: "\(error)"
+            }
+            logger.warning("ringtone \(sound) cannot play: \(reason)\(sound == Self.defaultSound ? "" : "; the default rings")")
+            return nil
         }
     }
 
@@ -84,19 +142,6 @@ public final class Ringer: @unchecked Sendable {
         guard let ringing else { return }
         self.ringing = nil
         if let context { ca_context_cancel(context, ringing.id) }
-    }
-
-    /// The sound itself, or the default when a file cannot be what it says (missing, not a
-    /// regular file, or huge); libcanberra reports one it cannot decode, and the default plays then.
-    private func playable(_ sound: Sound) -> Sound {
-        guard case .file(let path) = sound else { return sound }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              attributes[.type] as? FileAttributeType == .typeRegular,
-              let size = (attributes[.size] as? any BinaryInteger).map({ Int(clamping: $0) }), size <= Self.maximumFileBytes else {
-            logger.warning("ringtone \(path) is missing, not a file, or larger than \(Self.maximumFileBytes >> 20) MiB: the default rings")
-            return Self.defaultSound
-        }
-        return sound
     }
 
     /// The context, made and connected at the first ring; nil (and said once) when there is no
@@ -147,10 +192,11 @@ public final class Ringer: @unchecked Sendable {
         var properties: OpaquePointer?
         ca_proplist_create(&properties)
         defer { ca_proplist_destroy(properties) }
-        switch ring.sound {
-        case .themeName(let name): ca_proplist_sets(properties, "event.id", name)
-        case .file(let path): ca_proplist_sets(properties, "media.filename", path)
-        }
+        // The descriptor's file, never a name for libcanberra to look up (no event.id): its lookup
+        // and open would run here, on the thread that shows calls. media.name names the sound as
+        // libcanberra named it from event.id or the path (pavucontrol shows it).
+        ca_proplist_sets(properties, "media.filename", ring.sound.playablePath)
+        ca_proplist_sets(properties, "media.name", ring.sound.name)
         ca_proplist_sets(properties, "media.role", "phone")
         ca_proplist_sets(properties, "event.description", ring.waiting ? "Call waiting" : "Incoming call")
         ca_proplist_sets(properties, "application.name", ring.app.isEmpty ? applicationName : ring.app)
@@ -197,9 +243,10 @@ public final class Ringer: @unchecked Sendable {
     private func failed(_ ring: Ring, _ error: Int32) {
         let reason = String(cString: ca_strerror(error))
         // The call-waiting tone has no fallback: never the ringtone over a conversation.
-        if ring.sound != Self.defaultSound, !ring.waiting {
-            logger.warning("cannot play ringtone \(ring.sound) (\(reason)): the default rings")
-            ringing?.sound = Self.defaultSound
+        if let fallback = ring.fallback {
+            logger.warning("cannot play ringtone \(ring.sound.name) (\(reason)): the default rings")
+            ringing?.sound = fallback
+            ringing?.fallback = nil
             play()
             return
         }

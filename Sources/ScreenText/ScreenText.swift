@@ -76,14 +76,14 @@ public enum ScreenText {
         }
     }
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: true
         default: false
         }
     }
 
-    private static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x202A...0x202E, 0x2066...0x2069: true
         default: false

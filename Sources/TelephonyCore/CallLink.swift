@@ -22,7 +22,7 @@ public struct CallLink: Equatable, Sendable {
             case .noScheme: "the link has no scheme: expected monkeycall:, tel:, sip:, sips: or callto:"
             case .unsupportedScheme(let scheme): "'\(scheme.prefix(32)):' links do not start calls: expected monkeycall:, tel:, sip:, sips: or callto:"
             case .malformedEncoding: "the link has malformed percent-encoding"
-            case .controlCharacter: "the link contains control characters"
+            case .controlCharacter: "the link contains control or bidirectional formatting characters"
             case .emptyHandle: "the link names nobody to call"
             case .invalidNumber(let number): "'\(number.prefix(64))' is not a telephone number"
             }
@@ -37,7 +37,7 @@ public struct CallLink: Equatable, Sendable {
 
     public init(parsing text: String) throws(ParseError) {
         guard text.utf8.count <= Self.maximumLength else { throw .tooLong(text.utf8.count) }
-        guard !text.unicodeScalars.contains(where: Self.isControl) else { throw .controlCharacter }
+        guard ScreenText.handleHazard(in: text) == nil else { throw .controlCharacter }
         guard let colon = text.firstIndex(of: ":") else { throw .noScheme }
         let scheme = text[..<colon].lowercased()
         var rest = Substring(text[text.index(after: colon)...])
@@ -96,14 +96,11 @@ public struct CallLink: Equatable, Sendable {
         }
     }
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
-
-    /// Percent-decoding that refuses bad escapes, invalid UTF-8 and decoded control characters.
+    /// Percent-decoding that refuses bad escapes, invalid UTF-8, and decoded characters no handle
+    /// may hold (controls, bidi controls and marks: `ScreenText.handleHazard`).
     static func percentDecoded(_ text: Substring) throws(ParseError) -> String {
         guard let decoded = ScreenText.percentDecoded(text) else { throw .malformedEncoding }
-        guard !decoded.unicodeScalars.contains(where: isControl) else { throw .controlCharacter }
+        guard ScreenText.handleHazard(in: decoded) == nil else { throw .controlCharacter }
         return decoded
     }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ScreenText
 
 /// What providers report: things the system did not cause.
 extension Switchboard {
@@ -15,6 +16,7 @@ extension Switchboard {
     public func admitNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> IncomingCallAdmission {
         let provider = try requireProvider(id)
         guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
+        let update = update.withCleanHandle()
         try validate(update, for: provider)
         let limits = options.limits
         let live = provider.callUUIDs.count
@@ -76,6 +78,7 @@ extension Switchboard {
         beginOperation(); defer { endOperation() }
         let provider = try requireProvider(id)
         _ = try requireCall(uuid, of: id)
+        let update = update.withCleanHandle()
         try validate(update, for: provider)
         mutateCall(uuid) { $0.apply(update) }
     }
@@ -148,10 +151,14 @@ extension Switchboard {
         }
     }
 
+    /// The handle's length, and what it holds: every handle that enters the switchboard passes here
+    /// (a call to start, whoever asks: StartCall, RequestTransaction, a link, a search result, a
+    /// favorite, Recents; an app's report, cleaned first).
     func validateHandle(_ handle: Handle, key: String) throws(TelephonyError) {
         guard handle.value.utf8.count <= SwitchboardLimits.maximumHandleBytes else {
             throw .invalidArguments("\(key) is \(handle.value.utf8.count) bytes long; the limit is \(SwitchboardLimits.maximumHandleBytes).")
         }
+        if let refusal = ScreenText.handleRefusal(handle.value, named: key) { throw .invalidArguments(refusal + ".") }
     }
 
     /// The ring timeout: a call still ringing, that nobody is answering or
@@ -165,6 +172,19 @@ extension Switchboard {
         }
         guard !busy else { return }
         _ = try? submitTransaction([.end(uuid)], requester: nil, systemEndReason: .unanswered)
+    }
+}
+
+extension CallUpdate {
+    /// A report's handle with controls and bidi characters taken out (`ScreenText.cleanHandle`).
+    /// An app's report is cleaned rather than refused: it tells of a call that exists, from a
+    /// caller ID the app does not choose, and CallKit rings it whatever the handle holds; cleaned,
+    /// it is shown, matched against the block list, kept in Recents and called back as it reads.
+    func withCleanHandle() -> CallUpdate {
+        guard let handle, ScreenText.handleHazard(in: handle.value) != nil else { return self }
+        var update = self
+        update.handle = Handle(type: handle.type, value: ScreenText.cleanHandle(handle.value))
+        return update
     }
 }
 

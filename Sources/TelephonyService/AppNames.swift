@@ -1,3 +1,4 @@
+import BoundedFile
 import FoundationEssentials
 import Localization
 import ScreenText
@@ -72,10 +73,8 @@ enum DesktopEntry {
     static let maximumBytes = 64 * 1024
 
     static func value(_ key: String, inFile file: String) -> String? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-              attributes[.type] as? FileAttributeType == .typeRegular,
-              ((attributes[.size] as? any BinaryInteger).map({ Int(clamping: $0) }) ?? .max) <= maximumBytes, // a UInt in FoundationEssentials
-              let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        // An app's own file: a FIFO put in its place must not stall the service, nor a huge one swell it.
+        guard let text = BoundedFile.text(file, limit: maximumBytes) else { return nil }
         var inEntry = false
         for line in text.split(separator: "\n").map({ $0.trimmingWhitespace() }) {
             if line.hasPrefix("[") {

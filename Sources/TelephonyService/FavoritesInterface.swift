@@ -2,6 +2,7 @@ import CallHistory
 import DBus
 import FoundationEssentials
 import MonkeyCallAPI
+import ScreenText
 import TelephonyCore
 
 /// `Favorites` on the root object: the user's favorite handles, which also name callers
@@ -30,6 +31,7 @@ final class FavoritesInterface: HistoryInterface {
                 guard !handle.isEmpty, handle.utf8.count <= 1024, name.utf8.count <= 1024, providerName.utf8.count <= 64 else {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
+                if let refusal = ScreenText.handleRefusal(handle, named: "handle") { throw DBusError.invalidArgs(refusal) }
                 _ = try Decode.handleType(type)
                 let favorite = Favorite(handle: handle, handleType: type, name: name, providerName: providerName)
                 _ = try favorites.answer(reply.call, writing: { (try $0.addFavorite(favorite), try $0.favorites()) }) { favorites, result in

@@ -5,6 +5,7 @@ import Dispatch
 import Localization
 import MonkeyCallAPI
 import PeopleSearch
+import ScreenText
 import TelephonyCore
 
 /// The search over the user's people that `AddressBook.Search`, GNOME Shell's search provider and
@@ -112,6 +113,9 @@ final class PeopleFinder {
     /// picks; when none is clear, or the call cannot start, the Phone app opens to ask.
     /// `platformData`: for the Phone app's window (an activation token).
     func call(_ hit: SearchHit, through app: String? = nil, from requester: String, platformData: [String: DBusValue] = [:]) throws {
+        // An id is the caller's to make: one whose handle holds controls or bidi characters is
+        // refused here, before the Phone app could be asked to call it.
+        if let refusal = ScreenText.handleRefusal(hit.handle, named: "the result's handle") { throw DBusError.invalidArgs(refusal) }
         let apps = callingApps()
         let chosen: CallingApp?
         if let app {

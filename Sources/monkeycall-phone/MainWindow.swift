@@ -34,11 +34,33 @@ final class MainWindow {
         setUpFavorites()
         setUpContacts()
         setUpKeypad()
+        setUpLockScreenOffer()
         serviceChanged()
         FirstFrame.report(ui["window"])
     }
 
-    func present() { gtk_window_present(cast(ui["window"])) }
+    func present() {
+        gtk_window_present(cast(ui["window"]))
+        // Once a run, when the window first opens (a call window alone asks nothing).
+        AppTask.start { await self.model.lockScreenOffer.check() }
+    }
+
+    // MARK: The lock screen offer
+
+    private func setUpLockScreenOffer() {
+        let offer = model.lockScreenOffer
+        let bar = ui["lock_offer"]
+        offer.onChange = {
+            if offer.isShown { Widget.setVisible(bar, true) }
+            gtk_revealer_set_reveal_child(cast(bar), offer.isShown ? 1 : 0)
+        }
+        // Gone from the window (and from what a screen reader reads) once it has slid away.
+        connect(bar, "notify::child-revealed") { (_: GPointer?) in
+            if !offer.isShown, gtk_revealer_get_child_revealed(cast(bar)) == 0 { Widget.setVisible(bar, false) }
+        }
+        connect(ui["lock_offer_turn_on"], "clicked") { AppTask.start { await offer.turnOn() } }
+        connect(ui["lock_offer_not_now"], "clicked") { offer.notNow() }
+    }
 
     private func toast(_ text: String) {
         // Also in the log: what the user was told, for whoever reads a failed run.
@@ -261,10 +283,11 @@ final class MainWindow {
     }
 
     /// Puts `handle` on the keypad and calls it when one app can; else the keypad asks which.
+    /// A handle with control or bidi characters is shown cleaned and not called (`KeypadModel.take`).
     func dial(_ handle: String) {
         let keypad = model.keypad
-        keypad.setText(handle)
+        let callable = keypad.take(handle)
         adw_view_stack_set_visible_child_name(cast(ui["stack"]), "keypad")
-        if !keypad.needsChoice { callFromKeypad(nil) }
+        if callable, !keypad.needsChoice { callFromKeypad(nil) }
     }
 }

@@ -17,6 +17,12 @@ final class FakeBackend: PhoneBackend {
         /// When set, `missedCount()` answers only once the test resumes it.
         var holdMissedCount = false
         var heldMissedCount: CheckedContinuation<Void, Never>?
+        /// MonkeyCall's GNOME Shell extension as the fake shell says it is; how often it was asked,
+        /// and turned on; what turning it on throws (nil: it turns on).
+        var lockScreenExtension: ExtensionOffer = .unavailable
+        var lockScreenExtensionAsked = 0
+        var lockScreenExtensionEnabled = 0
+        var enableError: (any Error)?
     }
     let state = Mutex(State())
 
@@ -91,4 +97,19 @@ final class FakeBackend: PhoneBackend {
     func setMuted(_ uuid: String, _ muted: Bool) async throws {}
     func playDTMF(_ uuid: String, _ digits: String) async throws {}
     func silence(_ uuid: String) async throws {}
+
+    func lockScreenExtension() async -> ExtensionOffer {
+        state.withLock { state in
+            state.lockScreenExtensionAsked += 1
+            return state.lockScreenExtension
+        }
+    }
+
+    func enableLockScreenExtension() async throws {
+        try state.withLock { state in
+            state.lockScreenExtensionEnabled += 1
+            if let error = state.enableError { throw error }
+            state.lockScreenExtension = .on
+        }
+    }
 }

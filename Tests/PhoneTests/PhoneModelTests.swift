@@ -2,6 +2,7 @@ import DBus
 import MonkeyCallAPI
 import MonkeyCallClient
 @testable import PhoneModel
+import ScreenText
 import Testing
 
 /// The Phone app's models as plain Swift, against a fake service.
@@ -12,6 +13,24 @@ struct PhoneModelTests {
         #expect(KeypadModel.number(fromText: " tel:+1-408-555-0142;ext=2 ") == "+1-408-555-0142")
         #expect(KeypadModel.number(fromText: "tel:%2B14085550142") == "+14085550142")
         #expect(KeypadModel.number(fromText: "+1 408 555 0142") == "+1 408 555 0142")
+    }
+
+    @Test("The call action (a link, a search result, another program): a number with control or bidi characters is shown cleaned and not called at once, and the user is told; a clean one is (issue 53: dialled at once)")
+    @MainActor func callActionRefusesDressedNumbers() {
+        let model = PhoneModel(backend: FakeBackend())
+        var told: [String] = []
+        model.keypad.report.toast = { told.append($0) }
+        #expect(!model.keypad.take("\u{1B}[31m+1900555\t0100\u{202E}"))
+        #expect(model.keypad.number == "[31m+1900555 0100", "\(model.keypad.number.debugDescription)")
+        #expect(told.count == 1, "\(told)")
+        for dressed in ["+1900555\u{200E}0100", "tel:+1900555%E2%80%AE0100", "+1900555\u{7F}0100"] {
+            #expect(!model.keypad.take(dressed), "\(dressed.debugDescription)")
+            #expect(ScreenText.handleHazard(in: model.keypad.number) == nil, "\(model.keypad.number.debugDescription)")
+        }
+        #expect(model.keypad.take("tel:+1-408-555-0142"))
+        #expect(model.keypad.number == "+1-408-555-0142")
+        #expect(told.count == 4, "\(told)")
+        #expect(KeypadModel.number(fromText: "+1 408\n555 0142") == "+1 408 555 0142")
     }
 
     @Test("A recent row: name or number, app and status, duration and end reason; caller text cleaned")

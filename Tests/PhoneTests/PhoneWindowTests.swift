@@ -34,6 +34,8 @@ final class PhoneRig: @unchecked Sendable {
         environment["GDK_BACKEND"] = "x11"
         environment["MONKEYCALL_PHONE_REPORT_FRAME"] = "1"
         environment["LANGUAGE"] = "en"
+        // The app's own state (the lock screen offer, made once) with the bus, never in the home.
+        environment["XDG_STATE_HOME"] = URL(fileURLWithPath: bus.environment["XDG_DATA_HOME"]!).deletingLastPathComponent().appendingPathComponent("state").path
         environment["NO_AT_BRIDGE"] = nil
         // This test's accessibility bus, named outright to the app and to atspi.py: both would
         // otherwise take it from the shared X server's root window, where the last test's bus
@@ -113,7 +115,7 @@ final class PhoneRig: @unchecked Sendable {
     /// with this rig's display, accessibility bus and language.
     func installPhoneForActivation() async throws {
         try bus.installForActivation("org.monkeycall.Phone", "monkeycall-phone", [])
-        let names = ["GDK_BACKEND", "AT_SPI_BUS_ADDRESS", "LANGUAGE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HOME"]
+        let names = ["GDK_BACKEND", "AT_SPI_BUS_ADDRESS", "LANGUAGE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "HOME"]
         try await Self.giveToActivated(environment.filter { names.contains($0.key) }, on: bus)
     }
 
@@ -124,6 +126,15 @@ final class PhoneRig: @unchecked Sendable {
                                                                  "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.UpdateActivationEnvironment",
                                                                  "{\(dictionary)}"])
         guard told.status == 0 else { throw TestSupportError("UpdateActivationEnvironment: \(told.stderr)") }
+    }
+
+    /// The app's `call` action as another program runs it (a link handler, a search provider, a
+    /// script), over org.freedesktop.Application; `handle` in GVariant's text form (escapes allowed).
+    func callAction(_ handle: String) async throws {
+        let run = try await ChildProcess.run("/usr/bin/gdbus", ["call", "--session", "--dest", "org.monkeycall.Phone", "--object-path", "/org/monkeycall/Phone",
+                                                                "--method", "org.freedesktop.Application.ActivateAction", "call", "[<'\(handle)'>]", "{}"],
+                                             environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
     }
 
     /// Shows a call in the call window as a notification's click does: `app.show-call` over
@@ -220,6 +231,30 @@ struct PhoneWindowTests {
         try await rig.ui("click", "Call", role: "push button", window: "Phone")
         #expect(await second.waitForOutput(containing: "Handle=+140855501420"), "\(second.output)")
         #expect(!first.output.contains("action start"), "\(first.output)")
+    }
+
+    @Test("The call action from another program: a number with control or bidi characters goes on the keypad cleaned, with a toast, and is not dialled; a clean number is dialled at once (issue 53: dialled at once, unchanged)")
+    func callActionRefusesDressedNumbers() async throws {
+        let rig = try await PhoneRig()
+        let provider = try await rig.provider()
+        try await rig.startApp()
+        // A clean number is dialled at once, once the app knows which apps call (it asks the service as it starts).
+        var dialled = false
+        for _ in 0..<10 where !dialled {
+            try await rig.callAction("+14085550142")
+            dialled = await provider.waitForOutput(containing: "Handle=+14085550142", timeout: .seconds(2))
+        }
+        #expect(dialled, "a clean number was not dialled: \(provider.output)")
+        try await rig.ui("click", "Hang Up", window: "Call")
+        #expect(await provider.waitForOutput(containing: "action end"), "\(provider.output)")
+        let starts: @Sendable (String) -> Int = { $0.components(separatedBy: "action start").count - 1 }
+        let before = starts(provider.output)
+        try await rig.callAction("\\u001b[31m+1900555\\t0100\\u202e")
+        try await rig.callAction("+1900555\\u200e0100")
+        // Time for a call that should not start: the action is handled at once when it is.
+        let again = await provider.waitForOutput(timeout: .seconds(3)) { starts($0) > before }
+        #expect(!again, "a dressed number was dialled: \(provider.output.debugDescription)")
+        try await rig.ui("wait", "The number held hidden characters and was not called: check it, then call", window: "Phone")
     }
 
     @Test("A ringing call's window answers; the ongoing call mutes, holds and sends DTMF; another is declined")

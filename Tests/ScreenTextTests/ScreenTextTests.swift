@@ -39,4 +39,19 @@ import ScreenText
         #expect(escaped == "\u{0D4E}&lt;b&gt;\u{301}x")
         #expect(ScreenText.markupEscaped("Tom & \"Jerry\" 'x'") == "Tom &amp; &quot;Jerry&quot; &apos;x&apos;")
     }
+
+    @Test func handlesHoldNoControlsBidiControlsOrMarks() {
+        for hazard in ["\u{0}", "\u{1B}", "\t", "\n", "\u{7F}", "\u{85}", "\u{9F}", "\u{2028}", "\u{2029}", "\u{202A}", "\u{202E}",
+                       "\u{2066}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{061C}"] {
+            #expect(ScreenText.handleHazard(in: "+1555" + hazard + "0100") == hazard.unicodeScalars.first, "\(hazard.debugDescription)")
+        }
+        for fine in ["+1 555 0100", "alice@example.com", "sip:bob@example.com", "زينب", "Zoë", "+1-555-0100#12"] {
+            #expect(ScreenText.handleHazard(in: fine) == nil, "\(fine)")
+        }
+        #expect(ScreenText.cleanHandle("\u{1B}[31m+1900555\t0100\u{202E}") == "[31m+1900555 0100")
+        #expect(ScreenText.cleanHandle("+1555\u{200F}0199\u{2066}") == "+15550199")
+        #expect(ScreenText.handleRefusal("a\u{1B}", named: "Handle")?.hasPrefix("Handle contains U+001B, a control character") == true)
+        #expect(ScreenText.handleRefusal("a\u{202E}", named: "Handle")?.contains("U+202E, a bidirectional formatting character") == true)
+        #expect(ScreenText.handleRefusal("alice", named: "Handle") == nil)
+    }
 }

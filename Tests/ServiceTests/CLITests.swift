@@ -277,6 +277,24 @@ struct CLITests {
         try await app.call("FailAction", [.string(start.id), .vardict([:])])
     }
 
+    @Test("dial refuses a handle with control or bidi characters before it sends anything, naming the character; the app is never asked to dial it (issue 53)")
+    func dialRefusesDressedHandles() async throws {
+        let daemon = try await RunningDaemon()
+        let app = try await TestProvider(bus: daemon.bus, name: "Monkey", configuration: [:])
+        for handle in ["\u{1B}[31m+1900555\t0100\u{202E}", "+1900555\u{200F}0100", "+1900555\u{2067}0100\u{2069}"] {
+            let run = try await daemon.cli("dial", handle)
+            #expect(run.status != 0 && run.stderr.contains("the handle contains U+"), "\(handle.debugDescription): \(run.stderr)")
+            #expect(!run.stderr.contains("\u{1B}") && !run.stderr.contains("\u{202E}"), "the error repeats the characters: \(run.stderr.debugDescription)")
+        }
+        // Refused before it connects: on a bus with nothing on it, the error is about the handle.
+        let nowhere = try await ChildProcess.run(BuiltProducts.path("monkeycall"), ["--address", "unix:path=/nonexistent/bus", "dial", "+1900555\t0100"])
+        #expect(nowhere.status != 0 && nowhere.stderr.contains("the handle contains U+0009"), "\(nowhere.stderr)")
+        #expect(await app.nextAction("start", timeout: .seconds(1)) == nil, "the app was asked to dial a dressed handle")
+        let clean = try await daemon.cli("dial", "+1 900 555 0100")
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(try #require(await app.nextAction("start")).args["Handle"] == .string("+1 900 555 0100"))
+    }
+
     @Test("directory remove APP deletes the app's directory, for good; removing what is not there says so")
     func directoryRemove() async throws {
         let bus = try await PrivateBus.start()

@@ -2,6 +2,7 @@ import DBus
 import DBusTestSupport
 import Foundation
 import MonkeyCallAPI
+@testable import Ringtone
 import Testing
 
 /// The service rings (issue 40): the ringing call's ringtone plays through a real PulseAudio
@@ -27,13 +28,15 @@ struct RingtoneTests {
                             member: member, [.string(uuid)])
     }
 
-    @Test("a ringing call's ringtone plays on the sound server, tagged media.role=phone, event.id and the app's name, loops, and stops on Answer; the notification asks the server for no sound of its own and offers Silence (found on main: no stream at all)")
+    @Test("a ringing call's ringtone plays on the sound server, tagged media.role=phone, the sound's name and the app's name, loops, and stops on Answer; the notification asks the server for no sound of its own and offers Silence (found on main: no stream at all)")
     func ringsLoopsAndStopsOnAnswer() async throws {
         let sound = try await SoundServer()
         let (daemon, server, app) = try await Self.rig(sound)
         let uuid = try await app.reportIncoming("alice")
         let ring = try #require(try await sound.waitForStream(where: Self.isRing), "no ringtone played: \(daemon.daemon.output)")
-        #expect(ring.properties["event.id"] == "phone-incoming-call", "\(ring)")
+        #expect(ring.properties["media.name"] == "phone-incoming-call", "\(ring)")
+        // libcanberra plays the descriptor the ringer opened and checked, never a name it would look up.
+        #expect(ring.properties["event.id"] == nil && ring.properties["media.filename"]?.hasPrefix("/proc/self/fd/") == true, "\(ring)")
         #expect(ring.properties["application.name"] == "Monkey", "\(ring)")
         let shown = try #require(await server.notified.next())
         #expect(shown.hints["suppress-sound"] == .bool(true))
@@ -90,14 +93,14 @@ struct RingtoneTests {
         defer { withExtendedLifetime(server) {} }
         let first = try await app.reportIncoming("alice")
         let played = try #require(try await sound.waitForStream(where: Self.isRing))
-        #expect(played.properties["media.filename"] == file, "\(played)")
+        #expect(played.properties["media.name"] == file, "\(played)")
         try await app.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
         #expect(try await sound.waitForSilence(where: Self.isRing))
 
         let missing = try await TestProvider(bus: daemon.bus, name: "Missing", configuration: ["RingtoneSound": .string("/nonexistent/ring.oga")])
         _ = try await missing.reportIncoming("bob")
         let fallback = try #require(try await sound.waitForStream(where: Self.isRing))
-        #expect(fallback.properties["event.id"] == "phone-incoming-call", "\(fallback)")
+        #expect(fallback.properties["media.name"] == "phone-incoming-call", "\(fallback)")
 
         // Switched off: the notification server's sound, as before, and nothing on the sound server.
         let quiet = try await SoundServer()
@@ -197,16 +200,16 @@ struct RingtoneTests {
         _ = try await app.perform("answer")
         #expect(try await sound.waitForSilence(where: Self.isRing))
         _ = try await app.reportIncoming("bob")
-        let isTone = { (stream: SoundServer.Stream) in Self.isRing(stream) && stream.properties["event.id"] == "message-new-instant" }
+        let isTone = { (stream: SoundServer.Stream) in Self.isRing(stream) && stream.properties["media.name"] == "message-new-instant" }
         let tone = try #require(try await sound.waitForStream(where: isTone), "no call-waiting tone: \(daemon.daemon.output)")
         #expect(tone.properties["event.description"] == "Call waiting" && tone.properties["application.name"] == "Monkey", "\(tone)")
         // Over the conversation it is short, and quiet between two (the server's own events, not a poll).
         #expect(await events.removed(tone.index), "the call-waiting tone did not end")
         #expect(await events.new(after: tone.index) != nil, "the call-waiting tone did not come again")
-        #expect(try await sound.streams().allSatisfy { $0.properties["event.id"] != "phone-incoming-call" })
+        #expect(try await sound.streams().allSatisfy { $0.properties["media.name"] != "phone-incoming-call" })
         // The call that was up ends: now a plain ring.
         try await app.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
-        let ring = try #require(try await sound.waitForStream { Self.isRing($0) && $0.properties["event.id"] == "phone-incoming-call" })
+        let ring = try #require(try await sound.waitForStream { Self.isRing($0) && $0.properties["media.name"] == "phone-incoming-call" })
         #expect(ring.properties["event.description"] == "Incoming call", "\(ring)")
     }
 
@@ -226,7 +229,7 @@ struct RingtoneTests {
         defer { withExtendedLifetime(server) {} }
         let first = try await app.reportIncoming("alice")
         let fallback = try #require(try await sound.waitForStream(where: Self.isRing), "the damaged file rang nothing: \(daemon.daemon.output)")
-        #expect(fallback.properties["event.id"] == "phone-incoming-call", "\(fallback)")
+        #expect(fallback.properties["media.name"] == "phone-incoming-call", "\(fallback)")
         sound.kill()
         try await Self.control(daemon, "AnswerCall", first)
         _ = try await app.perform("answer")
@@ -237,8 +240,90 @@ struct RingtoneTests {
         let big = try await TestProvider(bus: daemon.bus, name: "Big", configuration: ["RingtoneSound": .string(huge.path)])
         _ = try await big.reportIncoming("bob")
         let ring = try #require(try await restarted.waitForStream(where: Self.isRing), "the server started again did not ring: \(daemon.daemon.output)")
-        #expect(ring.properties["event.id"] == "phone-incoming-call" && ring.properties["media.filename"]?.hasSuffix("phone-incoming-call.oga") == true, "\(ring)")
+        #expect(ring.properties["media.name"] == "phone-incoming-call", "\(ring)")
         #expect(daemon.daemon.output.contains("larger than 16 MiB"), "\(daemon.daemon.output)")
         #expect(daemon.daemon.output.components(separatedBy: "cannot ring").count == 2, "one warning: \(daemon.daemon.output)")
+    }
+
+    /// A FIFO at `path`, made elsewhere and renamed into place (as an app swaps a file).
+    static func fifo(at path: String) throws {
+        let made = path + ".fifo-\(UUID().uuidString.prefix(8))"
+        guard mkfifo(made, 0o644) == 0, rename(made, path) == 0 else { throw TestSupportError("mkfifo \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Another app's call while the first rings: its notification must come within the deadline.
+    static func otherAppIsShown(_ daemon: RunningDaemon, _ server: NotificationServer, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let other = try await TestProvider(bus: daemon.bus, name: "Other", configuration: [:])
+        let reported = ContinuousClock.now
+        // Reported from a task: before the fix, the daemon's reply could wait behind the stalled thread too.
+        let report = Task { try await other.reportIncoming("bob") }
+        let shown = await server.notified.next(timeout: .seconds(10)) { $0.body.contains("bob") }
+        #expect(shown != nil, "another app's incoming call got no notification within 10 s: \(daemon.daemon.output)", sourceLocation: sourceLocation)
+        if shown != nil { print("ring: the other app's call shown \(ContinuousClock.now - reported) after it was reported") }
+        report.cancel()
+    }
+
+    @Test("an app's RingtoneSound naming a FIFO in the user's sound theme (~/.local/share/sounds) rings the default, and another app's call still gets its notification (issue 53: libcanberra opened the FIFO on the thread that shows calls)")
+    func fifoInTheSoundTheme() async throws {
+        let sound = try await SoundServer()
+        let data = sound.folder.appendingPathComponent("data")
+        let stereo = data.appendingPathComponent("sounds/freedesktop/stereo")
+        try FileManager.default.createDirectory(at: stereo, withIntermediateDirectories: true)
+        for name in ["evil-fifo.oga", "evil-wav.wav"] { try Self.fifo(at: stereo.appendingPathComponent(name).path) }
+        let daemon = try await RunningDaemon(["--ring-timeout", "600"], environment: sound.environment.merging(["XDG_DATA_HOME": data.path]) { $1 })
+        let server = try await NotificationServer(address: daemon.bus.address)
+        let evil = try await TestProvider(bus: daemon.bus, name: "Evil", configuration: ["RingtoneSound": .string("evil-fifo")])
+        let first = try await evil.reportIncoming("mallory")
+        let fallback = try await sound.waitForStream(timeout: .seconds(10), where: Self.isRing)
+        #expect(fallback?.properties["media.name"] == "phone-incoming-call", "the FIFO's call did not ring the default: \(String(describing: fallback)) \(daemon.daemon.output)")
+        try await Self.otherAppIsShown(daemon, server)
+        #expect(daemon.daemon.output.contains("evil-fifo.oga is not a regular file"), "\(daemon.daemon.output)")
+        // A .wav FIFO, with the name's -part dropped as the theme's lookup does ("evil-wav-call" → "evil-wav").
+        try await evil.call("ReportCallEnded", [.string(first), .string("remote-ended"), .uint64(0)])
+        let wav = try await TestProvider(bus: daemon.bus, name: "Wav", configuration: ["RingtoneSound": .string("evil-wav-call")])
+        _ = try await wav.reportIncoming("trudy")
+        #expect(await daemon.daemon.waitForOutput(containing: "evil-wav.wav is not a regular file"), "\(daemon.daemon.output)")
+        try await Self.otherAppIsShown(daemon, server)
+    }
+
+    @Test("a host app's ringtone file swapped for a FIFO during the ring: the ring plays on from the file it checked, and another app's call still gets its notification (issue 53: checked before the first play only, then opened by path on every loop)")
+    func ringtoneSwappedForAFIFO() async throws {
+        let sound = try await SoundServer()
+        let folder = sound.folder.appendingPathComponent("ringtones")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let ringtone = folder.appendingPathComponent("ring.oga").path
+        // About a second long: the ring loops soon after the swap.
+        try FileManager.default.copyItem(atPath: "/usr/share/sounds/freedesktop/stereo/message-new-instant.oga", toPath: ringtone)
+        let (daemon, server, app) = try await Self.rig(sound, configuration: ["RingtoneSound": .string(ringtone)])
+        let events = try await sound.events()
+        _ = try await app.reportIncoming("alice")
+        let first = try #require(try await sound.waitForStream(where: Self.isRing), "nothing rang: \(daemon.daemon.output)")
+        try await Task.sleep(for: .milliseconds(200))
+        try Self.fifo(at: ringtone)
+        // The first play ends; the next loop plays the file that was checked, not the FIFO now at its path.
+        #expect(await events.removed(first.index), "the first play did not end")
+        let again = await events.new(after: first.index, timeout: .seconds(10))
+        #expect(again != nil, "the ring did not loop after the swap: \(daemon.daemon.output)")
+        try await Self.otherAppIsShown(daemon, server)
+    }
+}
+
+@Suite("The sound theme's lookup, done by the ringer rather than libcanberra")
+struct SoundThemeTests {
+    @Test("XDG_DATA_HOME, then each absolute folder of XDG_DATA_DIRS, theme freedesktop, stereo, .oga .ogg .wav; then the name without its last -part; a name that is not one path component finds nothing")
+    func candidates() {
+        let found = SoundTheme.candidates(for: "phone-incoming", dataHome: "/home/u/.local/share", dataDirectories: "/usr/share:relative:/opt/share")
+        let expected = ["phone-incoming", "phone"].flatMap { name in
+            ["/home/u/.local/share", "/usr/share", "/opt/share"].flatMap { folder in
+                [".oga", ".ogg", ".wav"].map { "\(folder)/sounds/freedesktop/stereo/\(name)\($0)" }
+            }
+        }
+        #expect(found == expected)
+        #expect(SoundTheme.folders(dataHome: "relative", dataDirectories: nil) == ["/usr/local/share", "/usr/share"])
+        #expect(SoundTheme.folders(dataHome: nil, dataDirectories: "") == ["/usr/local/share", "/usr/share"])
+        for bad in ["", ".", "..", "../../etc/passwd", "a/b", "/dev/zero"] {
+            #expect(SoundTheme.candidates(for: bad, dataHome: "/h", dataDirectories: "/d").isEmpty, "\(bad)")
+        }
+        #expect(SoundTheme.candidates(for: "-x", dataHome: nil, dataDirectories: "/d").count == 3, "a leading dash is no -part")
     }
 }

@@ -391,6 +391,27 @@ struct SystemSearchTests {
         try await rig.daemon.daemon.expectRunning()
     }
 
+    @Test("a result id whose handle holds control or bidi characters is InvalidArgs naming the character, from ActivateResult and Run: no app dials it and the Phone app is not asked to (issue 53: the service dialled it)")
+    func dressedResultIDs() async throws {
+        let rig = try await SearchRig()
+        let app = try await rig.provider("PyPhone")
+        // Fields: source, handle type, app, handle, name, shown, label; controls percent-encoded as ids carry them.
+        for handle in ["%1B[31m+1900555%090100\u{202E}", "+1900555\u{200E}0100", "+1900555\u{2066}0100", "+1900555%7F0100"] {
+            let id = "number:phone-number::\(handle)::\(handle):"
+            let activated = await rig.error { try await rig.activate(id) }
+            #expect(activated.name == Self.invalidArgs && activated.message.contains("U+"), "ActivateResult \(handle.debugDescription): \(activated)")
+            let ran = await rig.error { try await rig.run(id) }
+            #expect(ran.name == Self.invalidArgs && ran.message.contains("U+"), "Run \(handle.debugDescription): \(ran)")
+        }
+        #expect(await app.nextAction("start", timeout: .seconds(1)) == nil, "an app was asked to dial a dressed handle")
+        let asked = try await rig.phone.asked()
+        #expect(asked.isEmpty, "the Phone app was asked: \(asked)")
+        // The same result, clean, calls.
+        try await rig.activate("number:phone-number::+19005550100::+1 900 555 0100:")
+        let start = try #require(await app.nextAction("start"))
+        #expect(start.args["Handle"] == .string("+19005550100"), "\(start.args)")
+    }
+
     @Test("KRunner, its methods as KRunner 5.103's XML declares them: Config's minimum of 2 letters, an action per app, Match with subtext and the actions that apply, Run's default and chosen app, Teardown, Plasma 6's activation token to the Phone app")
     func kRunner() async throws {
         let rig = try await SearchRig()

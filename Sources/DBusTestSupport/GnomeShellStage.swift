@@ -1,10 +1,12 @@
 import DBus
 import Foundation
 
-/// A real GNOME Shell 43, headless (`gnome-shell --headless --virtual-monitor 1280x800 --wayland
+/// A real GNOME Shell, headless (`gnome-shell --headless --virtual-monitor 1280x800 --wayland
 /// --no-x11`), as the notification server of a test's session bus: what a GNOME user sees of a
 /// call, read back from the shell itself (`Main.messageTray`), clicked with real pointer events,
-/// locked and unlocked, and photographed.
+/// locked and unlocked, and photographed. Two shells (`Shell`): the machine's GNOME Shell 43
+/// (Debian 12), and Debian 13's GNOME Shell 48, run inside the root that `scripts/debian-root
+/// trixie desktop` unpacks (`DebianStage.trixieDesktop`).
 ///
 /// The shell runs in a temporary home of its own (settings in a keyfile there, never the user's
 /// dconf), with a private system bus (`GnomeShellSystemBus`: logind and GDM stand-ins, without
@@ -14,44 +16,120 @@ import Foundation
 /// `org.freedesktop.Notifications` and hands each call to the shell) is D-Bus activated on the
 /// test's bus, as in a session: its service file goes into the bus's services folder.
 ///
-/// Children die with the test process (`ChildProcess`); the activated notification service dies
-/// with its bus, or on `stop()`. The stage reads shell internals that change between versions: it
-/// runs only on GNOME Shell 43 (Debian 12), and `start` throws `Unavailable` elsewhere, as where
-/// gnome-shell, gjs or python3-dbusmock is not installed.
+/// GNOME Shell 48 runs in a PID and mount namespace of its own (`DebianStage.spawn`): the root's
+/// programs and libraries, the machine's /dev, /sys and /tmp bound in, so that the buses' sockets
+/// and the stage's folder (all under the temporary folder) have the same paths inside and out. Its
+/// notification service, activated by the test's bus on the machine's side, joins the shell's
+/// namespace (`nsenter`): it ends with the shell.
+///
+/// Children die with the test process (`ChildProcess`; for 48 the namespace's first process is the
+/// shell, and everything in the namespace ends with it); the activated notification service dies
+/// with its bus (43) or its namespace (48), or on `stop()`. The stage reads shell internals that
+/// change between versions: it runs only GNOME Shell 43 and 48, and `start` throws `Unavailable`
+/// where the shell asked for cannot run, as where gnome-shell, gjs or python3-dbusmock is not
+/// installed, or Debian 13's root was not made.
 public final class GnomeShellStage: @unchecked Sendable {
+    /// The path of gnome-shell, on the machine and in Debian 13's root.
     public static let executable = "/usr/bin/gnome-shell"
     static let gjs = "/usr/bin/gjs"
     static let notificationServiceFile = "/usr/share/dbus-1/services/org.gnome.Shell.Notifications.service"
     public static let notificationServiceName = "org.gnome.Shell.Notifications"
+    static let nsenter = "/usr/bin/nsenter"
+    static let gdbus = "/usr/bin/gdbus"
+    /// The machine's shell (`Shell.gnome43`).
     public static let supportedMajorVersion = 43
 
-    /// The stage cannot run on this machine (a package missing, another GNOME Shell version): a
-    /// test skips rather than fails.
+    /// Which GNOME Shell a stage runs. A test that takes it as an argument runs on both.
+    public enum Shell: String, CaseIterable, Sendable, CustomStringConvertible {
+        /// The machine's own: Debian 12's GNOME Shell 43.
+        case gnome43
+        /// Debian 13's GNOME Shell 48, in the root `scripts/debian-root trixie desktop` unpacks
+        /// (`MONKEYCALL_TRIXIE_STAGE`, else /var/tmp/monkeycall-stage-trixie-desktop).
+        case gnome48
+
+        public var majorVersion: Int {
+            switch self {
+            case .gnome43: 43
+            case .gnome48: 48
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .gnome43: "GNOME Shell 43 (Debian 12)"
+            case .gnome48: "GNOME Shell 48 (Debian 13, in a chroot)"
+            }
+        }
+
+        /// Why this shell cannot run here; nil when it can. Asked once per shell (it runs
+        /// `gnome-shell --version`).
+        public var unavailableReason: String? {
+            switch self {
+            case .gnome43: GnomeShellStage.gnome43UnavailableReason
+            case .gnome48: GnomeShellStage.gnome48UnavailableReason
+            }
+        }
+
+        public var isAvailable: Bool { unavailableReason == nil }
+    }
+
+    /// The stage cannot run on this machine (a package missing, another GNOME Shell version, no
+    /// Debian 13 root): a test skips rather than fails.
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
     }
 
-    /// Why the stage cannot run here; nil when it can. Asked once (it runs `gnome-shell --version`).
-    public static let unavailableReason: String? = {
-        let files = FileManager.default
-        for (path, package) in [(executable, "gnome-shell"), (gjs, "gjs"), (notificationServiceFile, "gnome-shell"),
-                                (GnomeShellSystemBus.python, "python3"), (GnomeShellSystemBus.logindTemplate, "python3-dbusmock")]
-        where !files.fileExists(atPath: path) {
+    /// Why the machine's GNOME Shell 43 cannot run here (`Shell.gnome43`); nil when it can.
+    public static var unavailableReason: String? { Shell.gnome43.unavailableReason }
+
+    public static var isAvailable: Bool { unavailableReason == nil }
+
+    /// The machine's programs the stage runs for either shell: its system bus's logind.
+    private static var systemBusUnavailableReason: String? {
+        for (path, package) in [(GnomeShellSystemBus.python, "python3"), (GnomeShellSystemBus.logindTemplate, "python3-dbusmock")]
+        where !FileManager.default.fileExists(atPath: path) {
             return "\(path) is missing (apt-get install \(package))"
         }
+        return nil
+    }
+
+    static let gnome43UnavailableReason: String? = {
+        for (path, package) in [(executable, "gnome-shell"), (gjs, "gjs"), (notificationServiceFile, "gnome-shell")]
+        where !FileManager.default.fileExists(atPath: path) {
+            return "\(path) is missing (apt-get install \(package))"
+        }
+        if let reason = systemBusUnavailableReason { return reason }
         guard let version = try? GnomeShellStage.installedVersion() else { return "gnome-shell --version did not answer" }
-        guard version.hasPrefix("\(supportedMajorVersion).") else {
-            return "GNOME Shell \(version) is installed; the stage reads the internals of \(supportedMajorVersion)"
+        guard version.hasPrefix("43.") else {
+            return "GNOME Shell \(version) is installed; the stage reads the internals of 43 (and of Debian 13's 48, in its root)"
         }
         return nil
     }()
 
-    public static var isAvailable: Bool { unavailableReason == nil }
+    static let gnome48UnavailableReason: String? = {
+        let stage = DebianStage.trixieDesktop
+        // /run/systemd/seats: the shell asks logind (the stage's) only where it exists.
+        if let reason = stage.unavailableReason(needing: [executable, gjs, notificationServiceFile, "/run/systemd/seats"]) { return reason }
+        for (path, package) in [(nsenter, "util-linux"), (gdbus, "libglib2.0-bin")] where access(path, X_OK) != 0 {
+            return "\(path) is missing (apt-get install \(package))"
+        }
+        if let reason = systemBusUnavailableReason { return reason }
+        guard let version = try? GnomeShellStage.installedVersion(root: stage.root) else {
+            return "gnome-shell --version in \(stage.root) did not answer"
+        }
+        guard version.hasPrefix("48.") else {
+            return "\(stage.root) has GNOME Shell \(version); the stage reads the internals of 48 there"
+        }
+        return nil
+    }()
 
-    /// "43.9" from "GNOME Shell 43.9".
-    static func installedVersion() throws -> String {
+    /// "43.9" from "GNOME Shell 43.9": the machine's, or the one in the Debian root at `root`
+    /// (run there with chroot alone: printing its version needs no namespace).
+    static func installedVersion(root: String? = nil) throws -> String {
         let reader = FirstLineReader()
-        let child = try Spawned(executable, ["--version"], environment: ProcessInfo.processInfo.environment,
+        let (program, arguments) = root.map { (DebianStage.chroot, [$0, "/usr/bin/env", "-i", executable, "--version"]) }
+            ?? (executable, ["--version"])
+        let child = try Spawned(program, arguments, environment: ProcessInfo.processInfo.environment,
                                 onOutput: { isStderr, data in if !isStderr { reader.add(data) } }, onExit: { _ in reader.finish() })
         defer { child.signal(SIGKILL) }
         guard let line = reader.wait(seconds: 20), let version = line.split(separator: " ").last else {
@@ -60,6 +138,8 @@ public final class GnomeShellStage: @unchecked Sendable {
         return String(version)
     }
 
+    /// Which shell this is.
+    public let shell: Shell
     /// The session bus the shell serves notifications on (the test's).
     public let bus: PrivateBus
     /// The stage's home, settings, runtime folder and extension; removed on `stop()`.
@@ -71,22 +151,30 @@ public final class GnomeShellStage: @unchecked Sendable {
     public private(set) var stageStartTime: Duration = .zero
 
     private let system: GnomeShellSystemBus
-    private let shell: ChildProcess
-    /// The bus's child, not ours: ended on `stop()`.
+    /// gnome-shell itself (43), or `unshare`, whose child in a namespace of its own is gnome-shell (48).
+    private let process: ChildProcess
+    /// The bus's child, not ours: ended on `stop()` (43; 48's ends with the shell's namespace).
     private var notificationService: pid_t?
     /// Ours, on the session bus: Eval, Screenshot.
     private let connection: Connection
 
-    private init(bus: PrivateBus, folder: URL, system: GnomeShellSystemBus, shell: ChildProcess, connection: Connection) {
+    private init(shell: Shell, bus: PrivateBus, folder: URL, system: GnomeShellSystemBus, process: ChildProcess, connection: Connection) {
+        self.shell = shell
         self.bus = bus
         self.folder = folder
         self.system = system
-        self.shell = shell
+        self.process = process
         self.connection = connection
     }
 
-    /// What the shell printed, for messages on failure.
-    public var output: String { shell.output }
+    /// What the shell printed, for messages on failure; for 48, its notification service's too.
+    public var output: String {
+        let service = (try? String(contentsOf: notificationServiceLog, encoding: .utf8)).map { "\n[notification service]\n" + $0 } ?? ""
+        return process.output + service
+    }
+
+    /// Where 48's notification service writes what it prints (the bus that starts it keeps nothing).
+    private var notificationServiceLog: URL { folder.appendingPathComponent("notification-service.log") }
 
     /// The shell's settings as another program of the session reads them (the keyfile in the
     /// stage's folder): for a daemon that follows GNOME's settings.
@@ -94,7 +182,8 @@ public final class GnomeShellStage: @unchecked Sendable {
         Self.environment(folder).filter { ["GSETTINGS_BACKEND", "XDG_CONFIG_HOME", "XDG_CURRENT_DESKTOP"].contains($0.key) }
     }
 
-    /// `gsettings set SCHEMA KEY VALUE`, as the user would: the shell sees it at once.
+    /// `gsettings set SCHEMA KEY VALUE`, as the user would: the shell sees it at once (the
+    /// machine's gsettings writes the keyfile either shell reads).
     public func set(_ schema: String, _ key: String, _ value: String) async throws {
         let result = try await ChildProcess.run("/usr/bin/gsettings", ["set", schema, key, value],
                                                 environment: ProcessInfo.processInfo.environment.merging(settingsEnvironment) { $1 })
@@ -103,39 +192,53 @@ public final class GnomeShellStage: @unchecked Sendable {
 
     // MARK: Starting and stopping
 
-    /// Starts the shell as the notification server of `bus`, and returns once the shell is ready
+    /// Starts `shell` as the notification server of `bus`, and returns once the shell is ready
     /// and `org.freedesktop.Notifications` is its. `environment`: added to the shell's (a
     /// `SoundServer`'s, to hear the sounds the shell plays). Throws `Unavailable` where the stage
     /// cannot run. One stage per bus.
     /// `installing`: files put in the stage's `share` data folder before the shell starts, by path
     /// under it (a desktop file, a search provider's `.ini`), as a package installs them.
-    public static func start(bus: PrivateBus, environment extra: [String: String] = [:], installing files: [String: String] = [:]) async throws -> GnomeShellStage {
-        if let unavailableReason { throw Unavailable(description: unavailableReason) }
+    /// `programs`: executables the shell must find on its PATH (a desktop file's `Exec`), by path:
+    /// linked into the stage's `bin`, first on the shell's PATH (48 sees no other folder of the
+    /// machine's but the temporary one).
+    public static func start(_ shell: Shell = .gnome43, bus: PrivateBus, environment extra: [String: String] = [:],
+                             installing files: [String: String] = [:], programs: [String] = []) async throws -> GnomeShellStage {
+        if let reason = shell.unavailableReason { throw Unavailable(description: reason) }
         let began = ContinuousClock.now
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-gnome-\(UUID().uuidString.prefix(8))")
         let system: GnomeShellSystemBus
+        let environment: [String: String]
         do {
-            try prepare(folder, bus: bus)
+            try prepare(folder, major: shell.majorVersion, programs: programs)
             for (path, contents) in files {
                 let file = folder.appendingPathComponent("share").appendingPathComponent(path)
                 try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(contents.utf8).write(to: file)
             }
-            system = try await GnomeShellSystemBus.start()
+            system = try await GnomeShellSystemBus.start(displayManagerVersion: "\(shell.majorVersion).0")
+            environment = shellEnvironment(shell, folder: folder, bus: bus, system: system, extra: extra)
+            try installNotificationService(shell, folder: folder, bus: bus, environment: environment)
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw error
         }
-        var environment = bus.environment.merging(Self.environment(folder)) { $1 }
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = system.address
-        for name in ["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "LANGUAGE", "LANG"] { environment[name] = nil }
-        environment.merge(extra) { $1 }
 
         let spawned = ContinuousClock.now
-        let shell: ChildProcess
+        let process: ChildProcess
         let connection: Connection
+        let arguments = ["--headless", "--virtual-monitor", "1280x800", "--wayland", "--no-x11"]
         do {
-            shell = try ChildProcess(executable, ["--headless", "--virtual-monitor", "1280x800", "--wayland", "--no-x11"], environment: environment)
+            switch shell {
+            case .gnome43: process = try ChildProcess(executable, arguments, environment: environment)
+            case .gnome48:
+                // 48's surfaceless renderer has no GPU, and 48 turns animations off where rendering
+                // is not hardware accelerated: a desktop with a GPU animates. Without animations,
+                // a banner's hiding ends within the tray's update that began it, whose guard then
+                // drops the update that would show the next banner: a critical call queued behind
+                // another banner stays unseen until something else stirs the tray (seen here: the
+                // second call's banner never came).
+                process = try DebianStage.trixieDesktop.spawn(executable, arguments + ["--force-animations"], environment: environment)
+            }
             // A shell started already dies with its ChildProcess, released here.
             connection = try Connection(address: bus.address)
         } catch {
@@ -143,19 +246,23 @@ public final class GnomeShellStage: @unchecked Sendable {
             try? FileManager.default.removeItem(at: folder)
             throw error
         }
-        let stage = GnomeShellStage(bus: bus, folder: folder, system: system, shell: shell, connection: connection)
+        let stage = GnomeShellStage(shell: shell, bus: bus, folder: folder, system: system, process: process, connection: connection)
         do {
             // Cold (first start after boot, files not cached) it takes about 6 s alone; under the
             // whole suite's load on 2 cores, much longer.
-            guard await shell.waitForOutput(containing: GnomeShellExtension.readyLine, timeout: .seconds(120)) else {
-                throw TestSupportError("gnome-shell did not get ready (\(shell.isRunning ? "still running" : "exited")): \(shell.output.suffix(6000))")
+            guard await process.waitForOutput(containing: GnomeShellExtension.readyLine, timeout: .seconds(120)) else {
+                throw TestSupportError("\(shell) did not get ready (\(process.isRunning ? "still running" : "exited")): \(stage.output.suffix(6000))")
             }
-            try await connection.waitForName(NotificationServer.name, startedBy: shell, timeout: .seconds(60))
+            do {
+                try await connection.waitForName(NotificationServer.name, startedBy: process, timeout: .seconds(60))
+            } catch {
+                throw TestSupportError("\(error)\(shell == .gnome48 ? "; \(stage.output.suffix(3000))" : "")")
+            }
             stage.shellStartTime = ContinuousClock.now - spawned
-            stage.notificationService = try await stage.notificationServicePID()
+            if shell == .gnome43 { stage.notificationService = try await stage.notificationServicePID() }
             // Readiness as the shell's own Eval tells it: start-up over, no notification left.
             let ready = try await stage.eval("Main.layoutManager._startingUp === false && Main.messageTray.getSources().length === 0")
-            guard ready == "true" else { throw TestSupportError("gnome-shell is not ready after start: Eval says \(ready)") }
+            guard ready == "true" else { throw TestSupportError("\(shell) is not ready after start: Eval says \(ready)") }
         } catch {
             await stage.stop()
             throw error
@@ -164,21 +271,90 @@ public final class GnomeShellStage: @unchecked Sendable {
         return stage
     }
 
-    /// Home, settings, runtime folder and extension in `folder`; the notification service's file
-    /// in the bus's services folder.
-    private static func prepare(_ folder: URL, bus: PrivateBus) throws {
+    /// Home, settings, runtime folder, the programs' `bin` and the extension in `folder`.
+    private static func prepare(_ folder: URL, major: Int, programs: [String]) throws {
         let files = FileManager.default
-        for name in ["home", "config/glib-2.0/settings", "data", "cache", "state", "share/applications"] {
+        for name in ["home", "config/glib-2.0/settings", "data", "cache", "state", "share/applications", "bin"] {
             try files.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
         // The Wayland socket goes there; GLib wants it private.
         try files.createDirectory(at: folder.appendingPathComponent("runtime"), withIntermediateDirectories: true,
                                   attributes: [.posixPermissions: 0o700])
         try writeClosingOnExec(settings, to: folder.appendingPathComponent("config/glib-2.0/settings/keyfile"))
-        try GnomeShellExtension.install(dataDirectory: folder.appendingPathComponent("share"))
+        try GnomeShellExtension.install(dataDirectory: folder.appendingPathComponent("share"), major: major)
+        for program in programs {
+            let linked = folder.appendingPathComponent("bin").appendingPathComponent(URL(fileURLWithPath: program).lastPathComponent)
+            // A hard link: the program itself, at a path 48 sees too (a symbolic link would point
+            // outside its root). A copy where the temporary folder is on another file system.
+            if link(program, linked.path) != 0 { try files.copyItem(atPath: program, toPath: linked.path) }
+        }
+    }
+
+    /// The shell's environment, and its notification service's. 43: the test process's, with the
+    /// test's bus. 48: nothing of the machine's (its programs are the root's), only the buses and
+    /// the sound server. Then the stage's session and the system bus; `extra` last.
+    static func shellEnvironment(_ shell: Shell, folder: URL, bus: PrivateBus, system: GnomeShellSystemBus,
+                                 extra: [String: String]) -> [String: String] {
+        let bin = folder.appendingPathComponent("bin").path
+        var environment: [String: String]
+        switch shell {
+        case .gnome43:
+            environment = bus.environment
+            for name in ["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "LANGUAGE", "LANG"] { environment[name] = nil }
+            environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        case .gnome48:
+            environment = bus.environment.filter { ["DBUS_SESSION_BUS_ADDRESS", "PULSE_SERVER"].contains($0.key) }
+            environment["PATH"] = bin + ":/usr/bin:/bin"
+        }
+        environment.merge(Self.environment(folder)) { $1 }
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = system.address
+        environment.merge(extra) { $1 }
+        return environment
+    }
+
+    /// The notification service's file in the bus's services folder. 43: the machine's own. 48:
+    /// one that runs the root's service (its own service file's `Exec`) inside the shell's
+    /// namespace, through a script in the stage's folder (`notification-service`).
+    ///
+    /// The script finds the namespace through the bus: the shell owns `org.gnome.Shell` (from its
+    /// C start-up, before its JavaScript asks for the notification service), and the bus, on the
+    /// machine's side, gives its pid as the machine sees it, the one `nsenter` needs. The service
+    /// gets the shell's environment; what it prints goes to `notification-service.log`.
+    private static func installNotificationService(_ shell: Shell, folder: URL, bus: PrivateBus, environment: [String: String]) throws {
         let service = bus.servicesDirectory.appendingPathComponent("\(notificationServiceName).service")
-        if !files.fileExists(atPath: service.path) {
+        switch shell {
+        case .gnome43:
             try writeClosingOnExec(try String(contentsOfFile: notificationServiceFile, encoding: .utf8), to: service)
+        case .gnome48:
+            let root = DebianStage.trixieDesktop.root
+            let declared = try String(contentsOfFile: root + notificationServiceFile, encoding: .utf8)
+            guard let exec = declared.split(separator: "\n").first(where: { $0.hasPrefix("Exec=") })?.dropFirst("Exec=".count) else {
+                throw TestSupportError("\(root)\(notificationServiceFile) has no Exec")
+            }
+            let command = exec.split(separator: " ").map(String.init)
+            let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            let quoted = (["/usr/bin/env", "-i"] + assignments + command).map(DebianStage.quoted).joined(separator: " ")
+            let wrapper = folder.appendingPathComponent("notification-service")
+            let log = folder.appendingPathComponent("notification-service.log")
+            try writeExecutable("""
+                #!/bin/sh
+                # GNOME Shell 48's notification service, D-Bus activated by a test's bus: run in the
+                # namespace of the shell that owns org.gnome.Shell on that bus (GnomeShellStage).
+                exec >>\(DebianStage.quoted(log.path)) 2>&1
+                set -e
+                reply="$(\(gdbus) call --address \(DebianStage.quoted(bus.address)) --dest org.freedesktop.DBus \\
+                    --object-path /org/freedesktop/DBus --method org.freedesktop.DBus.GetConnectionUnixProcessID org.gnome.Shell)"
+                pid="${reply#"(uint32 "}"; pid="${pid%",)"}"
+                case "$pid" in ''|*[!0-9]*) echo "no pid for org.gnome.Shell: $reply"; exit 1;; esac
+                exec \(nsenter) -t "$pid" -m -p -r -w \(quoted)
+
+                """, to: wrapper)
+            try writeClosingOnExec("""
+                [D-BUS Service]
+                Name=\(notificationServiceName)
+                Exec=\(wrapper.path)
+
+                """, to: service)
         }
     }
 
@@ -217,11 +393,18 @@ public final class GnomeShellStage: @unchecked Sendable {
         """
 
     /// Stops the shell (and its notification service, which would otherwise hold the name for a
-    /// shell that is gone) and the system bus, and removes the folder.
+    /// shell that is gone) and the system bus, and removes the folder. 48: the namespace is killed
+    /// (unshare ignores SIGTERM), which ends the shell and the service in it.
     public func stop() async {
-        shell.terminate()
-        if await shell.waitForExit(timeout: .seconds(10)) == nil { shell.kill() }
-        if let notificationService { kill(notificationService, SIGTERM) }
+        switch shell {
+        case .gnome43:
+            process.terminate()
+            if await process.waitForExit(timeout: .seconds(10)) == nil { process.kill() }
+            if let notificationService { kill(notificationService, SIGTERM) }
+        case .gnome48:
+            process.kill()
+            _ = await process.waitForExit(timeout: .seconds(10))
+        }
         connection.close()
         // The system bus itself stops when the stage is released (PrivateBus, on a thread of its own).
         system.stop()
@@ -229,7 +412,7 @@ public final class GnomeShellStage: @unchecked Sendable {
     }
 
     deinit {
-        shell.kill()
+        process.kill()
         try? FileManager.default.removeItem(at: folder)
     }
 
@@ -280,10 +463,17 @@ public final class GnomeShellStage: @unchecked Sendable {
     /// The next settled banner (shown, no longer moving) that satisfies `predicate`.
     @discardableResult
     public func waitForBanner(timeout: Duration = .seconds(20), where predicate: @escaping (Banner) -> Bool = { _ in true }) async throws -> Banner {
-        let banner = try await poll("a banner", timeout: timeout, { try await self.banner() }) { banner in
-            banner.map { $0.settled && predicate($0) } ?? false
+        do {
+            let banner = try await poll("a banner", timeout: timeout, { try await self.banner() }) { banner in
+                banner.map { $0.settled && predicate($0) } ?? false
+            }
+            return banner!
+        } catch {
+            // What the tray holds and queues tells a banner never shown from a notification never posted.
+            let held = (try? await notifications()).map { "\($0)" } ?? "(unread)"
+            let queued = (try? await eval("[Main.messageTray._notificationState, Main.messageTray._notificationQueue.map(n => n.title)]")) ?? "(unread)"
+            throw TestSupportError("\(error); the tray holds \(held); its banner's state (MessageTray.State) and queue: \(queued)")
         }
-        return banner!
     }
 
     /// Waits until the message tray holds a notification that satisfies `predicate`.
@@ -391,12 +581,18 @@ public final class GnomeShellStage: @unchecked Sendable {
     }
 
     /// A PNG of the whole screen (1280x800), through the shell's own org.gnome.Shell.Screenshot.
+    /// The shell writes it into the stage's folder (48, in its root, sees no other folder of the
+    /// machine's but the temporary one), and it is moved to `url` from there.
     public func screenshot(to url: URL) async throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let files = FileManager.default
+        try files.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let shot = folder.appendingPathComponent("screenshot-\(UUID().uuidString.prefix(8)).png")
         let reply = try await connection.call(destination: "org.gnome.Shell.Screenshot", path: "/org/gnome/Shell/Screenshot",
                                               interface: "org.gnome.Shell.Screenshot", member: "Screenshot",
-                                              [.bool(false), .bool(false), .string(url.path)], timeout: Deadlines.stretched(.seconds(30)))
+                                              [.bool(false), .bool(false), .string(shot.path)], timeout: Deadlines.stretched(.seconds(30)))
         guard reply.first == .bool(true) else { throw TestSupportError("Screenshot answered \(reply)") }
+        if files.fileExists(atPath: url.path) { try files.removeItem(at: url) }
+        try files.moveItem(at: shot, to: url)
     }
 
     /// Reads the shell's state until `done` holds. The shell tells no event on the bus for what it
@@ -406,7 +602,7 @@ public final class GnomeShellStage: @unchecked Sendable {
         let deadline = ContinuousClock.now + Deadlines.stretched(timeout)
         var last = try await read()
         while !done(last) {
-            guard shell.isRunning else { throw TestSupportError("gnome-shell exited waiting for \(what): \(shell.output.suffix(6000))") }
+            guard process.isRunning else { throw TestSupportError("\(shell) exited waiting for \(what): \(output.suffix(6000))") }
             guard ContinuousClock.now < deadline else { throw TestSupportError("\(what): not within \(timeout); last seen: \(last)") }
             try await Task.sleep(for: .milliseconds(50))  // a poll of the shell, bounded by the deadline
             last = try await read()
@@ -449,13 +645,17 @@ extension GnomeShellStage {
         public var center: (x: Double, y: Double) { (x + width / 2, y + height / 2) }
     }
 
-    /// The banner on screen, as drawn: title, body (whole when expanded; else on one line), icon,
-    /// urgency, buttons (shown only when expanded), whether it is expanded and settled (shown, no
-    /// longer moving), and where it is.
+    /// The banner on screen, as drawn: title, body (43: whole when expanded, else on one line; 48:
+    /// always one line of text, line breaks drawn as spaces), icon, urgency, buttons (shown only
+    /// when expanded), whether it is expanded and settled (shown, no longer moving), and where it is.
     public struct Banner: Decodable, Sendable, Equatable, CustomStringConvertible {
         public let title: String
         public let body: String
         public let icon: String?
+        /// The header's source name and icon: 46 and later head a banner with them (43 draws no
+        /// header: nil).
+        public let source: String?
+        public let sourceIcon: String?
         public let urgency: String
         public let expanded: Bool
         public let settled: Bool
@@ -465,7 +665,7 @@ extension GnomeShellStage {
 
         public var buttonLabels: [String] { buttons.map(\.label) }
         public var description: String {
-            "\(title) — \(body.debugDescription) \(buttonLabels) \(urgency) icon \(icon ?? "none")\(expanded ? " expanded" : "")\(settled ? " settled" : "")"
+            "\(source.map { "[\($0), icon \(sourceIcon ?? "none")] " } ?? "")\(title) — \(body.debugDescription) \(buttonLabels) \(urgency) icon \(icon ?? "none")\(expanded ? " expanded" : "")\(settled ? " settled" : "")"
         }
     }
 

@@ -1,11 +1,13 @@
 import DBus
 import Foundation
 
-/// The system bus a headless GNOME Shell needs, private to one stage: GNOME Shell 43 dies at start
+/// The system bus a headless GNOME Shell needs, private to one stage: GNOME Shell dies at start
 /// without a system bus ("Could not connect" in loginManager.js), and offers a lock screen only when
-/// GDM answers on it. On it: logind from python3-dbusmock's template, with one active session `c1`
-/// for this user and `/org/freedesktop/login1/user/self` naming it as the user's display session
-/// (which the shell reads to find its session), and `DisplayManagerStandIn`.
+/// GDM answers on it. On it: logind from the machine's python3-dbusmock template, with one active
+/// session `c1` for this user and `/org/freedesktop/login1/user/self` naming it as the user's
+/// display session (which the shell reads to find its session), and `DisplayManagerStandIn`. The
+/// same serves GNOME Shell 48 in Debian 13's root: the bus's socket is under /tmp, which the root
+/// shares.
 final class GnomeShellSystemBus: @unchecked Sendable {
     static let python = "/usr/bin/python3"
     /// The template that python3-dbusmock installs; its absence means the package is missing.
@@ -28,12 +30,14 @@ final class GnomeShellSystemBus: @unchecked Sendable {
         self.connection = connection
     }
 
-    static func start() async throws -> GnomeShellSystemBus {
+    /// `displayManagerVersion`: what GDM's stand-in says it is (the shell's own version, as GDM
+    /// and the shell come together).
+    static func start(displayManagerVersion: String = "43.0") async throws -> GnomeShellSystemBus {
         let bus = try await PrivateBus.start()
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         let logind = try ChildProcess(python, ["-m", "dbusmock", "--system", "--template", "logind"], environment: environment)
-        let displayManager = try await DisplayManagerStandIn(address: bus.address)
+        let displayManager = try await DisplayManagerStandIn(address: bus.address, version: displayManagerVersion)
         let connection = try Connection(address: bus.address)
         try await connection.waitForName("org.freedesktop.login1", startedBy: logind, timeout: .seconds(30))
         let system = GnomeShellSystemBus(bus: bus, logind: logind, displayManager: displayManager, connection: connection)
@@ -58,6 +62,13 @@ final class GnomeShellSystemBus: @unchecked Sendable {
         try await mock("/org/freedesktop/login1", "AddObject",
                        [.string("/org/freedesktop/login1/user/self"), .string("org.freedesktop.login1.User"),
                         .vardict(properties), .array(element: "(ssss)", [])])
+        // The template's GetUser adds the uid (a UInt32) to a string, and raises: GNOME Shell 48's
+        // screen-time history (on by default) asks for the user's object through it at start, and
+        // without one logs "Could not get a proxy for user" and leaves its state machine half
+        // started. This session has one user: `user/self`.
+        try await mock("/org/freedesktop/login1", "AddMethod",
+                       [.string("org.freedesktop.login1.Manager"), .string("GetUser"), .string("u"), .string("o"),
+                        .string("ret = '/org/freedesktop/login1/user/self'")])
     }
 
     /// What `loginctl unlock-session` does: the session's Unlock, which the shell's screen shield obeys.
@@ -81,9 +92,9 @@ final class GnomeShellSystemBus: @unchecked Sendable {
     deinit { logind.kill() }
 }
 
-/// GDM as GNOME Shell 43 asks for it (`loginManager.js`): `Version` 3.5.91 or later makes the
-/// shell offer a lock screen, and `RegisterSession` is called once the session has started. Served
-/// from the test process: a Python mock would only add a process to start.
+/// GDM as GNOME Shell 43 and 48 ask for it (`loginManager.js`): `Version` 3.5.91 or later makes
+/// the shell offer a lock screen, and `RegisterSession` is called once the session has started.
+/// Served from the test process: a Python mock would only add a process to start.
 final class DisplayManagerStandIn: @unchecked Sendable {
     static let name = "org.gnome.DisplayManager"
     static let path: ObjectPath = "/org/gnome/DisplayManager/Manager"
@@ -91,11 +102,11 @@ final class DisplayManagerStandIn: @unchecked Sendable {
 
     let connection: Connection
 
-    init(address: String) async throws {
+    init(address: String, version: String) async throws {
         connection = try Connection(address: address)
         try connection.export(Self.path, [
             Interface(Self.interface) {
-                Property("Version", "s") { .string("43.0") }
+                Property("Version", "s") { .string(version) }
                 Method("RegisterSession", in: ["details": "a{sv}"]) { _ in .empty }
             },
         ])

@@ -8,8 +8,7 @@ import Testing
 /// GNOME Shell, headless (`GnomeShellStage`): the call card on the lock screen and the call in the
 /// top bar, read back from the shell's actors and clicked with the stage's virtual pointer.
 /// Serialized: one shell at a time.
-@Suite("GNOME Shell: the lock screen's call card and the top bar's call (the extension)", .serialized,
-       .enabled(if: GnomeShellStage.isAvailable, Comment(rawValue: GnomeShellStage.unavailableReason ?? "")),
+@Suite("GNOME Shell 43 and 48: the lock screen's call card and the top bar's call (the extension)", .serialized,
        .enabled(if: SoundServer.isAvailable, "pulseaudio or pactl is missing"))
 struct GnomeShellExtensionTests {
     static let uuid = "monkeycall@monkeycall.org"
@@ -42,12 +41,13 @@ struct GnomeShellExtensionTests {
 
         /// `enabling`: false leaves the extension installed but off, as a package leaves it.
         /// `installing`: more files for the shell's data folder (a sandboxed app's exported desktop file).
-        static func start(appConfiguration: [String: DBusValue] = [:], enabling: Bool = true, installing more: [String: String] = [:]) async throws -> Rig {
+        static func start(_ shell: GnomeShellStage.Shell, appConfiguration: [String: DBusValue] = [:], enabling: Bool = true,
+                          installing more: [String: String] = [:]) async throws -> Rig {
+            try GnomeShellTests.skipUnlessAvailable(shell)
             let sound = try await SoundServer()
             let bus = try await PrivateBus.start()
-            let version = try await ChildProcess.run(GnomeShellStage.executable, ["--version"], environment: ProcessInfo.processInfo.environment)
-            let major = Int(version.stdout.split(separator: " ").last?.prefix { $0.isNumber } ?? "") ?? 43
-            let stage = try await GnomeShellStage.start(bus: bus, environment: sound.environment, installing: try await extensionFiles(major: major).merging(more) { $1 })
+            let files = try await extensionFiles(major: shell.majorVersion).merging(more) { $1 }
+            let stage = try await GnomeShellStage.start(shell, bus: bus, environment: sound.environment, installing: files)
             let daemon = try await RunningDaemon(bus: bus, environment: sound.environment.merging(stage.settingsEnvironment) { $1 }, owningBus: true)
             let app = try await TestProvider(bus: bus, name: "Monkey", configuration: appConfiguration)
             let rig = Rig(sound: sound, stage: stage, daemon: daemon, app: app)
@@ -177,11 +177,17 @@ struct GnomeShellExtensionTests {
 
     static func isRing(_ stream: SoundServer.Stream) -> Bool { stream.properties["media.role"] == "phone" }
 
+    /// docs/pictures/gnome-shell-NAME.png on 43, gnome-shell-48-NAME.png on 48.
+    static func pictureName(_ name: String, _ shell: GnomeShellStage.Shell) -> String {
+        shell == .gnome43 ? "gnome-shell-\(name)" : "gnome-shell-\(shell.majorVersion)-\(name)"
+    }
+
     // MARK: Tests
 
-    @Test("monkeycall setup gnome-shell turns the installed extension on through GNOME Shell (EnableExtension) and says so; a second time it says it was on; where GNOME Shell does not run, it says so and fails")
-    func setupTurnsItOn() async throws {
-        let rig = try await Rig.start(enabling: false)
+    @Test("monkeycall setup gnome-shell turns the installed extension on through GNOME Shell (EnableExtension) and says so; a second time it says it was on; where GNOME Shell does not run, it says so and fails",
+          arguments: GnomeShellTests.shells)
+    func setupTurnsItOn(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell, enabling: false)
         #expect(try await rig.stage.eval("Main.extensionManager.lookup('\(Self.uuid)')?.state") != "1", "on before the user said so")
         let first = try await rig.daemon.cli("setup", "gnome-shell", "--address", rig.daemon.bus.address)
         #expect(first.status == 0 && first.stdout.contains("extension is on"), "\(first)")
@@ -196,9 +202,10 @@ struct GnomeShellExtensionTests {
         #expect(nowhere.status != 0 && nowhere.stderr.contains("GNOME Shell is not running"), "\(nowhere)")
     }
 
-    @Test("locked, a call rings: the card shows the app, \"Incoming call\", the caller's name and number, with Answer, Decline and Silence (large, focusable, named); Answer clicked answers without unlocking, the ring stops, the card becomes the call (Mute, Hold, Hang Up), and Hang Up clicked ends it")
-    func answerFromTheLockScreen() async throws {
-        let rig = try await Rig.start()
+    @Test("locked, a call rings: the card shows the app, \"Incoming call\", the caller's name and number, with Answer, Decline and Silence (large, focusable, named); Answer clicked answers without unlocking, the ring stops, the card becomes the call (Mute, Hold, Hang Up), and Hang Up clicked ends it",
+          arguments: GnomeShellTests.shells)
+    func answerFromTheLockScreen(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell)
         try await rig.stage.lock()
         let uuid = try await rig.ring()
         let card = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
@@ -209,7 +216,7 @@ struct GnomeShellExtensionTests {
         try await Self.poll(rig.stage, "the lock screen's own entry hidden") { try await rig.stage.lockScreen().entries.isEmpty }
         #expect(card.labels == ["Answer", "Decline", "Silence"], "\(card)")
         #expect(card.buttons.allSatisfy { $0.focusable && $0.accessible == $0.label && $0.height >= 40 && $0.width >= 100 }, "\(card.buttons)")
-        try await GnomeShellTests.picture(rig.stage, "gnome-shell-lock-ringing")
+        try await GnomeShellTests.picture(rig.stage, Self.pictureName("lock-ringing", shell))
         #expect(try await rig.sound.waitForStream(where: Self.isRing) != nil, "no ringtone")
 
         try await Self.click(rig.stage, try #require(card.buttons.first { $0.label == "Answer" }))
@@ -219,7 +226,7 @@ struct GnomeShellExtensionTests {
         #expect(try await rig.stage.eval("Main.sessionMode.isLocked") == "true", "answering unlocked the screen")
         #expect(try await !Self.promptShows(rig.stage), "the unlock prompt showed")
         #expect(try await rig.sound.waitForSilence(where: Self.isRing), "the ring went on after Answer")
-        try await GnomeShellTests.picture(rig.stage, "gnome-shell-lock-call")
+        try await GnomeShellTests.picture(rig.stage, Self.pictureName("lock-call", shell))
 
         try await Self.click(rig.stage, try #require(call.buttons.first { $0.label == "Hang Up" }))
         try await rig.app.perform("end")
@@ -229,9 +236,10 @@ struct GnomeShellExtensionTests {
         await rig.stop()
     }
 
-    @Test("Decline on the card declines; a call that ends remotely takes its card away")
-    func declineAndRemoteEnd() async throws {
-        let rig = try await Rig.start()
+    @Test("Decline on the card declines; a call that ends remotely takes its card away",
+          arguments: GnomeShellTests.shells)
+    func declineAndRemoteEnd(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell)
         try await rig.stage.lock()
         try await rig.ring()
         let card = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
@@ -247,9 +255,10 @@ struct GnomeShellExtensionTests {
         await rig.stop()
     }
 
-    @Test("locked, in a call, a second call rings: the card offers Hold & Answer, End & Answer and Decline; Hold & Answer holds the first and answers the second")
-    func secondCallWhileLocked() async throws {
-        let rig = try await Rig.start()
+    @Test("locked, in a call, a second call rings: the card offers Hold & Answer, End & Answer and Decline; Hold & Answer holds the first and answers the second",
+          arguments: GnomeShellTests.shells)
+    func secondCallWhileLocked(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell)
         try await rig.stage.lock()
         let first = try await rig.ring()
         let ringing = try await Self.waitForCard(rig.stage) { $0.title == "Incoming call" }
@@ -271,9 +280,10 @@ struct GnomeShellExtensionTests {
         await rig.stop()
     }
 
-    @Test("a sandboxed app's call: the card names the app by its desktop file's Name (found by its app id), not by the provider Name it chose")
-    func sandboxedAppByItsDesktopFile() async throws {
-        let rig = try await Rig.start(installing: ["applications/org.example.PyPhone.desktop":
+    @Test("a sandboxed app's call: the card names the app by its desktop file's Name (found by its app id), not by the provider Name it chose",
+          arguments: GnomeShellTests.shells)
+    func sandboxedAppByItsDesktopFile(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell, installing: ["applications/org.example.PyPhone.desktop":
             "[Desktop Entry]\nType=Application\nName=PyPhone Deluxe\nExec=/bin/true\nIcon=call-start\n"])
         try await rig.stage.lock()
         let app = try await SandboxedApp(appID: "org.example.PyPhone", bus: rig.daemon.bus)
@@ -284,9 +294,10 @@ struct GnomeShellExtensionTests {
         await rig.stop()
     }
 
-    @Test("with GNOME's show-in-lock-screen false the card names the app and \"Incoming call\" only: no caller, no number; the card wakes the blanked screen though the lock screen lists nothing")
-    func noDetailsWhenTheUserSaysSo() async throws {
-        let rig = try await Rig.start()
+    @Test("with GNOME's show-in-lock-screen false the card names the app and \"Incoming call\" only: no caller, no number; the card wakes the blanked screen though the lock screen lists nothing",
+          arguments: GnomeShellTests.shells)
+    func noDetailsWhenTheUserSaysSo(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell)
         try await rig.stage.set("org.gnome.desktop.notifications", "show-in-lock-screen", "false")
         try await rig.stage.lock()
         // The lock screen lists nothing now, so the shell itself would not wake the screen: the card does
@@ -325,9 +336,10 @@ struct GnomeShellExtensionTests {
             """, as: Indicator?.self)
     }
 
-    @Test("unlocked: the top bar shows the call once answered, with its duration; its menu's Mute and Hang Up, clicked, take effect; the indicator goes when the call ends")
-    func topBarIndicator() async throws {
-        let rig = try await Rig.start()
+    @Test("unlocked: the top bar shows the call once answered, with its duration; its menu's Mute and Hang Up, clicked, take effect; the indicator goes when the call ends",
+          arguments: GnomeShellTests.shells)
+    func topBarIndicator(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell)
         let uuid = try await rig.ring()
         #expect(try await Self.indicator(rig.stage) == nil, "a ringing call keeps its banner only")
         _ = try await rig.daemon.cli("answer", uuid)
@@ -338,7 +350,7 @@ struct GnomeShellExtensionTests {
         try await Self.poll(rig.stage, "the menu open") { try await Self.indicator(rig.stage)?.menu.isEmpty == false }
         let menu = try #require(try await Self.indicator(rig.stage)).menu
         #expect(menu.map(\.label).starts(with: ["Mute", "Hold", "Hang Up", "Show Call"]), "\(menu)")
-        try await GnomeShellTests.picture(rig.stage, "gnome-shell-top-bar-call")
+        try await GnomeShellTests.picture(rig.stage, Self.pictureName("top-bar-call", shell))
         let mute = try #require(menu.first { $0.label == "Mute" })
         try await Self.click(rig.stage, named: mute.name, at: mute.center)
         try await rig.app.perform("set-muted")
@@ -386,9 +398,10 @@ struct GnomeShellExtensionTests {
         return Footprint(panelChildren: counts[0], shieldChildren: counts[1], matchRules: rules)
     }
 
-    @Test("nothing is left behind: with a call up, 20 locks and unlocks (the card each time) and 20 disables and enables leave the panel's and the lock screen's actors and the shell's match rules as they were; off, the extension leaves none of its own; with no call it runs no timer")
-    func nothingLeaks() async throws {
-        let rig = try await Rig.start(enabling: false)
+    @Test("nothing is left behind: with a call up, 20 locks and unlocks (the card each time) and 20 disables and enables leave the panel's and the lock screen's actors and the shell's match rules as they were; off, the extension leaves none of its own; with no call it runs no timer",
+          arguments: GnomeShellTests.shells)
+    func nothingLeaks(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell, enabling: false)
         // Off, with a call up: the shell's own footprint, its notification source's included.
         let uuid = try await rig.ring()
         _ = try await rig.daemon.cli("answer", uuid)
@@ -449,17 +462,18 @@ struct GnomeShellExtensionTests {
         return (field("/proc/\(pid)/status", "VmRSS"), switches() - first)
     }
 
-    @Test("gnome-shell with the extension on and no call, against off, in the same run: resident memory and wake-ups (printed for the issue's note); on, the extension runs no timer and holds two match rules")
-    func shellFootprint() async throws {
-        let rig = try await Rig.start(enabling: false)
-        _ = try await Self.shellUsage(rig, over: 2)  // settle after start
-        let off = try await Self.shellUsage(rig, over: 10)
+    @Test("gnome-shell with the extension on and no call, against off, in the same run: resident memory and wake-ups (printed for the issue's note); on, the extension runs no timer and holds two match rules",
+          arguments: GnomeShellTests.shells)
+    func shellFootprint(_ shell: GnomeShellStage.Shell) async throws {
+        let rig = try await Rig.start(shell, enabling: false)
+        _ = try await Self.shellUsage(rig, over: 1)  // settle after start
+        let off = try await Self.shellUsage(rig, over: 5)
         let rulesOff = try await Self.footprint(rig).matchRules.count
         try await rig.setExtension(enabled: true)
-        _ = try await Self.shellUsage(rig, over: 2)
-        let on = try await Self.shellUsage(rig, over: 10)
+        _ = try await Self.shellUsage(rig, over: 1)
+        let on = try await Self.shellUsage(rig, over: 5)
         let rulesOn = try await Self.footprint(rig).matchRules.count
-        print("gnome-shell, no call, 10 s: extension off \(off.rssKiB) KiB, \(off.wakeUps) wake-ups; on \(on.rssKiB) KiB, \(on.wakeUps) wake-ups; match rules \(rulesOff) → \(rulesOn)")
+        print("gnome-shell, no call, 5 s: extension off \(off.rssKiB) KiB, \(off.wakeUps) wake-ups; on \(on.rssKiB) KiB, \(on.wakeUps) wake-ups; match rules \(rulesOff) → \(rulesOn)")
         #expect(try await rig.stage.eval("Main.extensionManager.lookup('\(Self.uuid)').stateObj._ui._timer") == "0")
         #expect(rulesOn - rulesOff <= 2, "\(rulesOff) → \(rulesOn)")
         await rig.stop()

@@ -75,7 +75,9 @@ extension Connection {
     /// connection that leaves. Call once, before the first watch is needed.
     public func followNameOwners() async throws {
         let subscription = try await subscribe(Self.nameOwnerChangedRule) { [weak self] message in
-            guard let self, let change = NameOwnerChange(message), change.newOwner.isEmpty else { return }
+            guard let self, let change = NameOwnerChange(message) else { return }
+            self.audience.nameOwnerChanged(change.name, to: change.newOwner)
+            guard change.newOwner.isEmpty else { return }
             for handler in self.nameWatches.take(change.name) { handler() }
         }
         onQueue { self.nameWatches.subscription = subscription }

@@ -10,18 +10,23 @@ struct SignalAudience {
     struct Subscriber {
         let caller: Caller
         let watch: Subscription
-        /// Signals sent since the last probe went out.
-        var sinceProbe = 0
+        /// Signals sent since the last probe went out; a new subscriber is probed at its first.
+        var sinceProbe = SignalAudience.signalsPerProbe
         /// When the probe (Peer.Ping) still out was sent; nil: none is out.
         var probeSent: ContinuousClock.Instant?
+        /// When it last answered one; nil: never.
+        var answeredAt: ContinuousClock.Instant?
     }
 
-    /// A subscriber is probed after this many signals. One whose probe is unanswered is dropped
-    /// (`Connection.onSubscriptionDropped`) once the probe is `probePatience` old when more are
-    /// due, or `maximumBacklog` signals have gone since it was sent: a reader that reads answers
-    /// within that, however fast signals come (a burst of a hundred calls sends hundreds at once).
-    /// Its backlog is bounded by `maximumBacklog` signals of a few KiB each (no property as big as
-    /// an icon is sent unasked).
+    /// A subscriber is probed at the first signal it is sent, then after every `signalsPerProbe`
+    /// more; and, when the subscribers are as many as allowed, at the next `Subscribe` refused
+    /// (unless it answered within `probePatience`): a connection that subscribes and never reads is
+    /// found once it costs something, and nothing runs while nothing happens. One whose probe is
+    /// unanswered after `probePatience`, or while `maximumBacklog` signals went to it, is dropped
+    /// (`Connection.onSubscriptionDropped`): a reader answers within that, however fast signals come
+    /// (a burst of a hundred calls sends hundreds at once; libdbus and GDBus answer Ping as they
+    /// read). Its backlog is bounded by `maximumBacklog` signals of a few KiB each (no property as
+    /// big as an icon is sent unasked).
     static let signalsPerProbe = 256
     static let probePatience: Duration = .seconds(5)
     static let maximumBacklog = 4096
@@ -33,20 +38,54 @@ struct SignalAudience {
         guard var subscriber = subscribers[name] else { return .carryOn }
         defer { subscribers[name] = subscriber }
         subscriber.sinceProbe += 1
+        // The probe's own timeout (`probePatience`) drops one that does not answer in time.
+        if subscriber.probeSent != nil { return subscriber.sinceProbe >= Self.maximumBacklog ? .drop : .carryOn }
         guard subscriber.sinceProbe >= Self.signalsPerProbe else { return .carryOn }
-        if let sent = subscriber.probeSent {
-            let overdue = subscriber.sinceProbe >= Self.maximumBacklog || ContinuousClock.now - sent >= Self.probePatience
-            return overdue ? .drop : .carryOn
-        }
         subscriber.probeSent = .now
         subscriber.sinceProbe = 0
         return .probe
     }
 
+    /// The subscribers (of host processes only, or all) to ask whether they still read, each
+    /// marked as asked: those with no probe out that have not answered one within `probePatience`.
+    /// None when they were asked within `probePatience` (a flood of refused Subscribes scans them once).
+    mutating func stale(hostsOnly: Bool) -> [Caller] {
+        let now = ContinuousClock.now
+        if let asked = hostsOnly ? hostsAskedAt : allAskedAt, now - asked < Self.probePatience { return [] }
+        if hostsOnly { hostsAskedAt = now } else { allAskedAt = now }
+        var asked: [Caller] = []
+        for name in hostsOnly ? Array(hosts) : Array(subscribers.keys) {
+            guard var subscriber = subscribers[name], subscriber.probeSent == nil,
+                  subscriber.answeredAt.map({ now - $0 >= Self.probePatience }) ?? true else { continue }
+            subscriber.probeSent = now
+            subscriber.sinceProbe = 0
+            subscribers[name] = subscriber
+            asked.append(subscriber.caller)
+        }
+        return asked
+    }
+
+    /// When the host subscribers, or all, were last asked whether they read.
+    private var hostsAskedAt: ContinuousClock.Instant?
+    private var allAskedAt: ContinuousClock.Instant?
+
     /// The subscriber answered its probe: it reads.
     mutating func answered(_ name: String) {
         subscribers[name]?.probeSent = nil
+        subscribers[name]?.answeredAt = .now
     }
+
+    /// Well-known names whose owners may always subscribe (`Connection.reserveSubscriptions`), and
+    /// the connection that owns each now (from the bus's `NameOwnerChanged`).
+    var reservedNames: Set<String> = []
+    private(set) var reservedOwners: [String: String] = [:]
+
+    mutating func nameOwnerChanged(_ name: String, to owner: String) {
+        guard reservedNames.contains(name) else { return }
+        reservedOwners[name] = owner.isEmpty ? nil : owner
+    }
+
+    func ownsReservedName(_ connection: String) -> Bool { reservedOwners.values.contains(connection) }
 
     /// The connections that called `subscribe`, until they unsubscribe or leave the bus.
     private(set) var subscribers: [String: Subscriber] = [:]
@@ -84,15 +123,20 @@ struct SignalAudience {
     }
 }
 
-/// The bounds of `Connection.subscribe`.
+/// The bounds of `Connection.subscribe`. The connections that own a reserved name
+/// (`Connection.reserveSubscriptions`) subscribe past them.
 public struct SubscriptionLimits: Sendable {
     /// Subscribed connections of one account (a sandboxed app, a host process).
     public var perAccount: Int
+    /// Subscribed connections of host processes together: each hears of every object, so each is a
+    /// copy of every signal. The user's own processes are one user's however many there are.
+    public var hosts: Int
     /// Subscribed connections in all.
     public var total: Int
 
-    public init(perAccount: Int, total: Int) {
+    public init(perAccount: Int, hosts: Int, total: Int) {
         self.perAccount = perAccount
+        self.hosts = hosts
         self.total = total
     }
 }
@@ -104,16 +148,40 @@ extension Connection {
     public func subscribe(_ caller: Caller, within limits: SubscriptionLimits) -> String? {
         onQueueSync { () -> String? in
             guard audience.subscribers[caller.name] == nil else { return nil }
-            let mine = audience.byAccount[caller.account]?.count ?? 0
-            guard mine < limits.perAccount else {
-                return "\(caller.identity.isSandboxed ? "the app \(caller.identity)" : "this process") already has \(mine) subscribed connections; the limit is \(limits.perAccount)"
-            }
-            guard audience.subscribers.count < limits.total else {
-                return "the service has \(audience.subscribers.count) subscribed connections, its limit"
+            // The desktop's own observers always have room; one connection owns each name.
+            if !audience.ownsReservedName(caller.name) {
+                let mine = audience.byAccount[caller.account]?.count ?? 0
+                guard mine < limits.perAccount else {
+                    return "\(caller.identity.isSandboxed ? "the app \(caller.identity)" : "this process") already has \(mine) subscribed connections; the limit is \(limits.perAccount)"
+                }
+                let hostsFull = !caller.identity.isSandboxed && audience.hosts.count >= limits.hosts
+                if hostsFull || audience.subscribers.count >= limits.total {
+                    // Those that stopped reading make room once their probes go unanswered.
+                    for stale in audience.stale(hostsOnly: hostsFull) { probe(stale) }
+                    let full = hostsFull ? "host processes have \(audience.hosts.count) subscribed connections, their limit"
+                        : "the service has \(audience.subscribers.count) subscribed connections, its limit"
+                    return "\(full); those that do not read are dropped within \(SignalAudience.probePatience.components.seconds) s: try again then"
+                }
             }
             let watch = watchVanishing(of: caller.name) { [weak self] in self?.audience.remove(caller.name) }
             audience.add(.init(caller: caller, watch: watch))
             return nil
+        }
+    }
+
+    /// Keeps room among the subscribers for the connections that own `names` (the desktop's own
+    /// observers: one connection owns a name at a time, so the room is as many): they subscribe
+    /// past every limit. Their owners are followed through `followNameOwners`, which must run first.
+    public func reserveSubscriptions(for names: Set<String>) {
+        onQueue {
+            self.audience.reservedNames = names
+            for name in names {
+                // Answered on the queue in the bus's order: no owner change that followed is undone.
+                self.callBus("GetNameOwner", [.string(name)]) { [weak self] result in
+                    guard let self, case .success(let reply) = result, case .string(let owner)? = try? reply.arguments().first else { return }
+                    self.audience.nameOwnerChanged(name, to: owner)
+                }
+            }
         }
     }
 
@@ -122,9 +190,9 @@ extension Connection {
     }
 
     /// `handler` hears, on the queue, of each subscriber dropped because it stopped reading: it was
-    /// probed (Peer.Ping, which libdbus and GDBus answer as they read) and had not answered by the
-    /// time `SignalAudience.signalsPerProbe` more signals were due, or the probe failed. It may
-    /// subscribe again.
+    /// probed (Peer.Ping, which libdbus and GDBus answer as they read) and had not answered within
+    /// `SignalAudience.probePatience`, or by the time `SignalAudience.maximumBacklog` more signals
+    /// were due, or the probe failed. It may subscribe again.
     public func onSubscriptionDropped(_ handler: @escaping (Caller) -> Void) {
         onQueueSync { audience.onDropped = handler }
     }
@@ -137,16 +205,21 @@ extension Connection {
         case .drop:
             dropSubscriber(recipient.name)
         case .probe:
-            guard let probe = try? Message.methodCall(destination: recipient.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping") else { return }
-            send(call: probe, timeout: .seconds(25)) { [weak self] result in
-                guard let self else { return }
-                // Any answer, an error among them (a peer that serves nothing at "/" says
-                // UnknownObject), shows it reads; no answer in time, or none there, does not.
-                if case .failure(let error) = result, Self.unanswered.contains(DBusError(error).name) {
-                    dropSubscriber(recipient.name)
-                } else {
-                    audience.answered(recipient.name)
-                }
+            probe(recipient)
+        }
+    }
+
+    /// Asks a subscriber whether it reads: a Ping, answered within `SignalAudience.probePatience` or dropped.
+    private func probe(_ recipient: Caller) {
+        guard let probe = try? Message.methodCall(destination: recipient.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping") else { return }
+        send(call: probe, timeout: SignalAudience.probePatience) { [weak self] result in
+            guard let self else { return }
+            // Any answer, an error among them (a peer that serves nothing at "/" says
+            // UnknownObject), shows it reads; no answer in time, or none there, does not.
+            if case .failure(let error) = result, Self.unanswered.contains(DBusError(error).name) {
+                dropSubscriber(recipient.name)
+            } else {
+                audience.answered(recipient.name)
             }
         }
     }

@@ -17,14 +17,17 @@ public enum Desktop {
         public static let getInitialResultSet = MethodSpec(interface, "GetInitialResultSet", in: Arg("terms", [String].self),
                                                            out: Arg("results", [String].self), doc: """
             the ids of the results for a new search, best first (the shell shows
-            at most 5).
-            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
+            at most 5). A newer search from the same connection replaces one
+            not answered yet, which answers no results (the shell searches again
+            at each key). LimitsExceeded: 16 searches of the caller's process,
+            or 256 in all, wait already.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let getSubsearchResultSet = MethodSpec(interface, "GetSubsearchResultSet", in: Arg("previous_results", [String].self),
                                                              Arg("terms", [String].self), out: Arg("results", [String].self), doc: """
             the ids of the results for a search refined from an earlier one (the
-            user typed more).
-            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
+            user typed more). Replaced, and bounded, as GetInitialResultSet.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let getResultMetas = MethodSpec(interface, "GetResultMetas", in: Arg("identifiers", [String].self),
                                                       out: Arg("metas", [[String: DBusValue]].self), doc: """
@@ -135,8 +138,11 @@ public enum Desktop {
             """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
 
         public static let match = MethodSpec(interface, "Match", in: Arg("query", String.self), out: Arg("matches", [RemoteMatch].self), doc: """
-            the matches of what the user typed.
-            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
+            the matches of what the user typed. A newer Match from the same
+            connection replaces one not answered yet, which answers no matches.
+            LimitsExceeded: 16 searches of the caller's process, or 256 in all,
+            wait already.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         /// Plasma 6 calls it before `Run`: the token to give the window that opens.
         public static let setActivationToken = MethodSpec(interface, "SetActivationToken", in: Arg("token", String.self), doc: """

@@ -164,9 +164,10 @@ extension Telephony1 {
         public static let subscriptionDropped = SignalSpec(interface, "SubscriptionDropped", Arg("reason", String.self), doc: """
             sent to a subscriber, alone, when its subscription ended because
             it stopped reading: a Peer.Ping it was sent (which libdbus and GDBus
-            answer as they read) went unanswered for 5 s, or while 4,096 more
-            signals were due for it. Its backlog stays bounded; it may
-            Subscribe again.
+            answer as they read; at its first signal, then every 256, and when
+            the subscribers are as many as allowed) went unanswered for 5 s, or
+            while 4,096 more signals were due for it. Its backlog stays bounded;
+            it may Subscribe again.
             """)
 
         public static let subscribe = MethodSpec(interface, "Subscribe", doc: """
@@ -180,8 +181,11 @@ extension Telephony1 {
             Subscribe. Ends with Unsubscribe or when the connection leaves the
             bus. A provider hears its own objects' signals without subscribing.
             At most 16 connections of one app (a sandboxed app; a host
-            process, whatever names it uses) and 4,096 in all may be
-            subscribed: LimitsExceeded past either.
+            process, whatever names it uses), 32 of host processes together
+            and 4,096 in all may be subscribed: LimitsExceeded past any, and
+            the subscribers that stop reading are dropped within 5 s (try
+            again then). The connections that own org.monkeycall.Phone or
+            org.gnome.Shell (the desktop's own observers) always may.
             """, errors: [DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let unsubscribe = MethodSpec(interface, "Unsubscribe", doc: """
@@ -1020,7 +1024,10 @@ extension Telephony1 {
             "fax", "pager", "car", "other" or "", and the number as written),
             IsFavorite b (one of its numbers is a favorite).
             InvalidArgs: a query over 1,024 bytes, a limit over 1,000.
-            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs])
+            Searches wait their turn with other processes' (the system search's
+            too); LimitsExceeded: 16 of the caller's process, or 256 in all,
+            wait already.
+            """, errors: [DBusError.Name.accessDenied, DBusError.Name.invalidArgs, DBusError.Name.limitsExceeded])
 
         public static let count = PropertySpec(interface, "Count", UInt32.self, doc: """
             how many contacts with a number the service knows.

@@ -26,11 +26,11 @@ final class AddressBookInterface: ServiceObject {
                 }
                 let query = SearchQuery(query, numbering: book.finder.numbering)
                 let count = Int(limit == 0 ? API.defaultLimit : limit)
-                // Encoded off the service's queue too: a thousand contacts are a big reply.
-                book.finder.search { indexes in
-                    let found = indexes.contacts.search(query, limit: count)
-                    reply.send(found.map { Self.encode($0.contact, favorites: indexes.favoriteNumbers) })
-                }
+                // Encoded off the service's queue too: a thousand contacts are a big reply. Never
+                // replaced: each search is answered (the Phone app waits for each).
+                try book.finder.search(for: SearchQueue.Requester(reply.call), { indexes in
+                    indexes.contacts.search(query, limit: count).map { Self.encode($0.contact, favorites: indexes.favoriteNumbers) }
+                }, answer: { reply.send($0 ?? []) })
             }
             property(API.count) { book in UInt32(clamping: book.finder.contactCount) }
             Signal(API.changed)

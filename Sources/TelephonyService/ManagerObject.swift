@@ -37,6 +37,7 @@ final class ManagerObject: ServiceObject {
                 let limits = manager.context.options.limits
                 if let refusal = manager.context.connection.subscribe(call.caller ?? Caller(name: call.sender, app: .host),
                                                                       within: SubscriptionLimits(perAccount: limits.maximumSubscriptionsPerApp,
+                                                                                                 hosts: limits.maximumHostSubscriptions,
                                                                                                  total: limits.maximumSubscriptions)) {
                     throw DBusError.limitsExceeded("Subscribe: \(refusal).")
                 }

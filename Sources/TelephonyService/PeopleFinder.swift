@@ -19,8 +19,8 @@ final class PeopleFinder {
     private let controller: CallControllerInterface
     /// How typed and written numbers are read: the address book's, else the locale's.
     nonisolated let numbering: ContactNumbering
-    /// Where searches run and the indexes are made.
-    private nonisolated let queue = DispatchQueue(label: "org.monkeycall.search", qos: .userInitiated)
+    /// Where searches run, in turns, and the indexes are made.
+    private nonisolated let queue = SearchQueue(label: "org.monkeycall.search")
     /// Made and read on `queue` only.
     private nonisolated let cache = IndexCache()
     /// A change of the contacts or favorites waits this long for others before it is told.
@@ -48,12 +48,18 @@ final class PeopleFinder {
                        recents: history?.recentPeople ?? (0, KnownHandles()))
     }
 
-    /// Runs `work` on the search's queue with indexes of the people as they are now (made again
-    /// there first, for what changed since the last search).
-    func search(_ work: @escaping @Sendable (Indexes) -> Void) {
+    /// Runs `work` in `requester`'s turn on the search's queue (`SearchQueue`) with indexes of the
+    /// people as they are now (made again there first, for what changed since the last search);
+    /// `answer` gets what it found, or nil when a newer search of the requester replaced it.
+    /// LimitsExceeded when too many searches wait.
+    func search<Found: Sendable>(for requester: SearchQueue.Requester, _ work: @escaping @Sendable (Indexes) -> Found,
+                                 answer: @escaping @Sendable (Found?) -> Void) throws(DBusError) {
         let sources = sources()
         let cache = cache, numbering = numbering
-        queue.async { work(cache.indexes(for: sources, numbering: numbering)) }
+        try queue.submit(requester, run: { isReplaced in
+            let found = work(cache.indexes(for: sources, numbering: numbering))
+            answer(isReplaced() ? nil : found)
+        }, dropped: { answer(nil) })
     }
 
     /// How many contacts with a number the address book holds.
@@ -83,7 +89,8 @@ final class PeopleFinder {
         // The indexes made again, at once: and then the heap trimmed. A source's read (1,000 vCard
         // files) and the indexes made from it leave what they parsed and sorted freed in the middle
         // of the heap, where free() gives no page back (about 0.15 MiB of the idle daemon's RSS).
-        search { _ in malloc_trim(0) }
+        // (When the queue is full, the next search makes them.)
+        try? search(for: SearchQueue.Requester(account: "monkeycalld"), { _ in malloc_trim(0) }, answer: { _ in })
     }
 
     // MARK: Calling a result

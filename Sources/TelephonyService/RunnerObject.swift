@@ -36,10 +36,11 @@ final class RunnerObject: ServiceObject {
                     throw DBusError.invalidArgs("query: at most \(SearchProviderObject.maximumTermBytes) bytes, got \(query.utf8.count)")
                 }
                 let search = SearchQuery(query, numbering: runner.finder.numbering)
-                guard !search.isEmpty else { return reply.send([]) }
                 // Which app calls each match, as the apps are now; the matches made on the search's queue.
+                // KRunner matches again at each key: a newer Match from its connection replaces this one.
                 let routing = runner.finder.routing()
-                runner.finder.search { indexes in reply.send(Self.matches(indexes.find(search), routing)) }
+                try runner.finder.search(for: SearchQueue.Requester(reply.call, replacing: "KRunner's Match"),
+                                         { indexes in Self.matches(indexes.find(search), routing) }, answer: { reply.send($0 ?? []) })
             }
             method(API.run) { runner, call, matchID, actionID in
                 guard let hit = SearchHit(id: matchID) else {

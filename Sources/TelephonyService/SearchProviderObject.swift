@@ -23,6 +23,8 @@ final class SearchProviderObject: ServiceObject {
     func interface() -> Interface {
         typealias API = Desktop.SearchProvider2
         return Interface(API.interface) {
+            // The shell searches again at each key and drops the answer to the last search: a newer
+            // search from its connection replaces the one still waiting or running (answered empty).
             methodReplyingLater(API.getInitialResultSet) { provider, reply, terms in
                 try provider.results(for: terms, reply)
             }
@@ -59,8 +61,9 @@ final class SearchProviderObject: ServiceObject {
     private func results(for terms: [String], _ reply: Reply<[String]>) throws {
         try Self.check(terms: terms)
         let query = SearchQuery(terms: terms, numbering: finder.numbering)
-        guard !query.isEmpty else { return reply.send([]) }
-        finder.search { indexes in reply.send(indexes.find(query).map(\.id)) }
+        // Even an empty one goes in turn: it replaces the search before it.
+        try finder.search(for: SearchQueue.Requester(reply.call, replacing: "GNOME Shell's search"), { indexes in indexes.find(query).map(\.id) },
+                          answer: { reply.send($0 ?? []) })
     }
 
     static func check(terms: [String]) throws {

@@ -59,6 +59,11 @@ public final class TelephonyService {
         AppActivation.desktopFile(PhoneApp.appID) == nil ? nil : PhoneApp.appID
     }
 
+    /// The desktop's own observers, by the names their connections own: the Phone app, and GNOME
+    /// Shell (the extension's lock-screen card and top-bar call run in the shell's connection).
+    /// They always may subscribe; one connection owns a name, so they are at most as many.
+    public nonisolated static let reservedObservers: Set<String> = [PhoneApp.appID, Desktop.ShellExtensions.busName]
+
     public nonisolated let connection: Connection
     let context: ServiceContext
     var switchboard: Switchboard { context.switchboard }
@@ -209,6 +214,8 @@ public final class TelephonyService {
         }
         connection.addObjectManager(at: Telephony1.rootPath)
         try await connection.followNameOwners()
+        // The desktop's own observers always may subscribe, however many the user's other processes are.
+        connection.reserveSubscriptions(for: TelephonyService.reservedObservers)
         await mediaPause.followPlayers()
         try await desktopSources.followNotificationServer()
         if let desktopDoNotDisturb, context.options.followsDesktopDoNotDisturb { desktopSources.follow(desktopDoNotDisturb) }

@@ -118,7 +118,7 @@ enum SearchPhase {
         let idleAfter = try daemon.residentBytes()
 
         // Typing fast: a search per key, none waited for before the next key (the shell cancels the
-        // last search at each key: the service still answers it), 8 in flight; 100 words, twice.
+        // last search at each key: the service answers it empty, unless it was done), 8 in flight; 100 words, twice.
         let words = (0..<100).map { name($0 * 37 % contacts).lowercased() }
         let keys = words.flatMap { word in word.indices.dropFirst().map { String(word[..<$0]).split(separator: " ").map(String.init) } }
         func type() async throws {

@@ -194,4 +194,48 @@ struct PeopleSearchTests {
         // instructions (the release daemon answers in 40–150 µs, `monkeycall-bench --search`).
         #expect(median < .milliseconds(200))
     }
+
+    /// Queries a stray or hostile host process may send within the contract's 1 KiB: 512 one-letter
+    /// words, 341 different two-letter words, and a word's every prefix over and over.
+    static let hostileQueries: [String] = [
+        Array(repeating: "a", count: 512).joined(separator: " "),
+        (0..<341).map(twoLetters).joined(separator: " "),
+        String(Array(repeating: "c co con cont conta contac contact ", count: 30).joined().utf8.prefix(1_024))!,
+    ]
+
+    /// The `n`th word of two letters: "aa", "ab", … "zz".
+    static func twoLetters(_ n: Int) -> String {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        return String([letters[n / 26 % 26], letters[n % 26]])
+    }
+
+    @Test("a query's work is bounded: 1 KiB of one-letter words, of different words or of a word's prefixes costs at most a few ordinary searches (issue 53: 512 one-letter words took 1.7 s of a debug build's CPU)")
+    func boundedWork() {
+        let numbering = Self.gb
+        let index = ContactIndex()
+        let firsts = ["Ada", "Grace", "Alan", "Zoë", "Łukasz", "Marie", "Søren", "Nguyễn", "Kwame", "Priya", "Hiroshi", "Olu"]
+        let lasts = ["Lovelace", "Hopper", "Turing", "Ångström", "Kowalski", "Curie", "Kierkegaard", "Van Thi", "Mensah", "Sharma", "Tanaka"]
+        index.apply((0..<10_000).map { n in
+            .set(ContactKey(source: "vcf:/bench.vcf", uid: "\(n)"), name: "\(firsts[n % firsts.count]) \(lasts[n / firsts.count % lasts.count]) Contact \(n)",
+                 phones: [ContactPhone(label: "mobile", number: "+\(SampleContacts.number(n))", e164: SampleContacts.number(n))])
+        })
+        let contacts = ContactsIndex(index.snapshot)
+        func cost(_ text: String, runs: Int) -> Duration {
+            let query = SearchQuery(text, numbering: numbering)
+            var times: [Duration] = []
+            for _ in 0..<runs {
+                let start = ContinuousClock.now
+                _ = PeopleSearch.find(query, favorites: .empty, contacts: contacts, recents: .empty, numbering: numbering)
+                _ = contacts.search(query, limit: 50)
+                times.append(ContinuousClock.now - start)
+            }
+            return times.sorted()[runs / 2]
+        }
+        let ordinary = ["ada", "contact 99", "cont", "a", "grace hopper contact", "zz"].map { cost($0, runs: 9) }.max()!
+        for hostile in Self.hostileQueries {
+            let took = cost(hostile, runs: 3)
+            print("people search: \(hostile.utf8.count) bytes of \(hostile.split(separator: " ").count) words (\(hostile.prefix(12))…) took \(took); the slowest ordinary query \(ordinary)")
+            #expect(took <= ordinary * 4, "\(hostile.prefix(24))…: \(took), the slowest ordinary query \(ordinary)")
+        }
+    }
 }

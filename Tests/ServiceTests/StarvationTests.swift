@@ -286,6 +286,110 @@ struct StarvationTests {
         #expect(daemon.daemon.output.components(separatedBy: "stopped reading its signals").count == 2, "logged once")
     }
 
+    /// A host process that forks `processes` children (each a process of its own, as the service
+    /// counts them), each of which subscribes `each` connections and then never reads again, as
+    /// stray or hostile processes would. It says "subscribed" and what the Subscribes answered, and
+    /// waits to be killed; its children die with it.
+    static let nonReadingSubscribers = """
+        import ctypes, dbus, json, os, signal, sys
+        address, processes, each = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+        S, ROOT, MANAGER = "org.monkeycall.Telephony1", "/org/monkeycall/Telephony1", "org.monkeycall.Telephony1.Manager"
+        pipes = []
+        for _ in range(processes):
+            reader, writer = os.pipe()
+            if os.fork() == 0:
+                ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: it dies with its parent
+                os.close(reader)
+                tally, links = {}, []
+                for _ in range(each):
+                    try:
+                        links.append(dbus.bus.BusConnection(address))
+                        links[-1].call_blocking(S, ROOT, MANAGER, "Subscribe", "", ())
+                        outcome = "ok"
+                    except dbus.exceptions.DBusException as error:
+                        outcome = error.get_dbus_name().split(".")[-1]
+                    tally[outcome] = tally.get(outcome, 0) + 1
+                os.write(writer, (json.dumps(tally) + "\\n").encode())
+                while True:
+                    signal.pause()  # its connections are never read again
+            os.close(writer)
+            pipes.append(reader)
+        tally = {}
+        for reader in pipes:
+            with os.fdopen(reader) as lines:
+                for outcome, count in json.loads(lines.readline()).items():
+                    tally[outcome] = tally.get(outcome, 0) + count
+        print("subscribed", json.dumps(tally, sort_keys=True), flush=True)
+        while True:
+            signal.pause()  # until the test kills it, and its children with it
+        """
+
+    @Test("host processes together subscribe 32 connections: three processes of 16 get 32 places, the rest LimitsExceeded naming the bound; the connections that own org.monkeycall.Phone and org.gnome.Shell subscribe past it (issue 53: 4,096 places were for any host process)")
+    func hostSubscriptionsBound() async throws {
+        let daemon = try await RunningDaemon()
+        let flood = try ChildProcess("/usr/bin/python3", ["-c", Self.nonReadingSubscribers, daemon.bus.address, "3", "16"])
+        defer { flood.kill() }
+        #expect(await flood.waitForOutput(timeout: .seconds(60)) { $0.contains("subscribed {") && $0.hasSuffix("}\n") }, "\(flood.output.suffix(2000))")
+        #expect(flood.standardOutput.contains(#"subscribed {"LimitsExceeded": 16, "ok": 32}"#), "\(flood.standardOutput)")
+        let refused = await #expect(throws: DBusError.self) { try await Connection(address: daemon.bus.address).subscribeToTelephony() }
+        #expect(refused?.name == DBusError.Name.limitsExceeded && refused?.message.contains("host processes have 32 subscribed connections") == true,
+                "\(String(describing: refused))")
+        var observers: [Connection] = []
+        for name in [PhoneApp.appID, "org.gnome.Shell"] {
+            let observer = try Connection(address: daemon.bus.address)
+            _ = try await observer.requestName(name)
+            try await observer.subscribeToTelephony()
+            observers.append(observer)
+        }
+        withExtendedLifetime(observers) {}
+    }
+
+    @Test("260 host processes subscribing 16 connections each that never read: the Phone app's and GNOME Shell's connections still subscribe, another app's whole call takes at most 15 times what it does on a daemon nobody floods (32 non-readers at most hear it), and every one of them is dropped, after which a new subscriber is let in (issue 53: they filled all 4,096 places in 3.9 s, every call took 2.3-4.2 s, none was dropped within 25 s)")
+    func nonReadingHostSubscribers() async throws {
+        let daemon = try await RunningDaemon()
+        let flood = try ChildProcess("/usr/bin/python3", ["-c", Self.nonReadingSubscribers, daemon.bus.address, "260", "16"])
+        defer { flood.kill() }
+        #expect(await flood.waitForOutput(timeout: .seconds(300)) { $0.contains("subscribed {") && $0.hasSuffix("}\n") }, "\(flood.output.suffix(2000))")
+        let line = flood.standardOutput.split(separator: "\n").first { $0.hasPrefix("subscribed ") } ?? ""
+        let tally = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(11).utf8))) as? [String: Int] ?? [:]
+        let accepted = tally["ok"] ?? 0
+        #expect(accepted > 0 && tally["LimitsExceeded"] ?? 0 > 0, "\(line)")
+
+        // The desktop's own observers, by the names their connections own.
+        var observers: [Connection] = []
+        for name in [PhoneApp.appID, "org.gnome.Shell"] {
+            let observer = try Connection(address: daemon.bus.address)
+            #expect(try await observer.requestName(name) == .primaryOwner)
+            do {
+                try await observer.subscribeToTelephony()
+            } catch {
+                Issue.record("the connection that owns \(name) could not subscribe: \(error)")
+            }
+            observers.append(observer)
+        }
+
+        // Another app's whole calls, each signal of which goes to every host subscriber.
+        let calls = try await Self.callsBesideClean(daemon)
+        // 32 host subscribers are 384 more signals a whole call: 2.6-4.5 times as long in a debug
+        // build alone, 7.5 times beside the other suites (before the bound: 4,096 of them, 106 times).
+        #expect(calls.flooded <= calls.clean * 15, "another app's whole call: \(calls.flooded) beside the non-readers, \(calls.clean) on a daemon nobody floods")
+
+        // The calls' signals had each probed; none answers: each is dropped, and a newcomer subscribes.
+        let started = ContinuousClock.now
+        func dropped() -> Int { daemon.daemon.output.components(separatedBy: "stopped reading its signals").count - 1 }
+        while dropped() < accepted, ContinuousClock.now - started < Deadlines.stretched(.seconds(30)) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let allDropped = ContinuousClock.now - started
+        #expect(dropped() == accepted, "\(dropped()) of the \(accepted) non-reading subscribers dropped within \(allDropped)")
+        let newcomer = try Connection(address: daemon.bus.address)
+        var refusal: Error?
+        do { try await newcomer.subscribeToTelephony() } catch { refusal = error }
+        #expect(refusal == nil, "a new subscriber after the non-readers were dropped: \(String(describing: refusal))")
+        print("non-reading host subscribers: \(line); another app's whole call (median) \(calls.flooded), \(calls.clean) on a daemon nobody floods; \(dropped()) dropped \(allDropped) after the calls")
+        withExtendedLifetime(observers) {}
+    }
+
     @Test("an app's 256 KiB icon is never copied into signals: InterfacesAdded to a subscriber leaves it out, Get reads it (found on main: 4,000 subscribers and 4 providers with such icons took the service to 1,069 MiB)")
     func iconStaysAProperty() async throws {
         let daemon = try await RunningDaemon()

@@ -125,7 +125,12 @@ var CallUI = class CallUI {
     }
 
     _onSignal(path, iface, member, parameters) {
-        if (iface === 'org.freedesktop.DBus.ObjectManager' && member === 'InterfacesAdded') {
+        if (iface === `${IFACE}.Manager` && member === 'SubscriptionDropped') {
+            // The shell stalled long enough for the service to stop telling it of calls: subscribe
+            // again, and read the calls afresh.
+            this._subscribed = false;
+            this._serviceAppeared();
+        } else if (iface === 'org.freedesktop.DBus.ObjectManager' && member === 'InterfacesAdded') {
             const [added, interfaces] = parameters.recursiveUnpack();
             if (interfaces[CALL_IFACE]) {
                 this._calls.set(added, interfaces[CALL_IFACE]);

@@ -41,13 +41,16 @@ public final class AddressBook: Sendable {
         public var helperEnvironment: [String: String]
         /// How national numbers are read (the locale's country).
         public var numbering: ContactNumbering
+        /// The pauses before the helper is started again after it ended.
+        public var helperRestarts: HelperRestarts
 
         public init(folders: [String], edsHelper: String?, helperEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-                    numbering: ContactNumbering = .fromEnvironment()) {
+                    numbering: ContactNumbering = .fromEnvironment(), helperRestarts: HelperRestarts = .standard) {
             self.folders = folders
             self.edsHelper = edsHelper
             self.helperEnvironment = helperEnvironment
             self.numbering = numbering
+            self.helperRestarts = helperRestarts
         }
 
         /// KPeople's vCard store (`$XDG_DATA_HOME/kpeoplevcard`), the given folders (`monkeycalld --contacts`),
@@ -95,7 +98,7 @@ public final class AddressBook: Sendable {
         let context = ContactSourceContext(executor: executor, numbering: configuration.numbering, logger: logger, apply: apply, report: onEvent)
         folderSource = FolderSource(roots: configuration.folders, context: context)
         edsSource = configuration.edsHelper.map {
-            EDSSource(helper: $0, environment: configuration.helperEnvironment, context: context)
+            EDSSource(helper: $0, environment: configuration.helperEnvironment, restarts: configuration.helperRestarts, context: context)
         }
     }
 
@@ -126,6 +129,25 @@ public final class AddressBook: Sendable {
     public func name(forHandle handle: String) -> String? {
         configuration.numbering.e164(handle).flatMap { index.lookup($0) }
     }
+}
+
+/// When the `monkeycall-contacts` helper is started again after it ended by itself: after a pause
+/// of `first` seconds, doubled at each end up to `longest`; a helper that ran `settled` seconds
+/// before it ended starts the pauses over. A helper that cannot load its libraries (libebook
+/// missing) is not started again on a timer at all, but when its file changes.
+public struct HelperRestarts: Sendable, Equatable {
+    public var first: Double
+    public var longest: Double
+    public var settled: Double
+
+    public init(first: Double = 1, longest: Double = 60, settled: Double = 60) {
+        self.first = first
+        self.longest = longest
+        self.settled = settled
+    }
+
+    /// 1 s, doubling up to a minute; a minute's run starts them over.
+    public static let standard = HelperRestarts()
 }
 
 /// What the address book gives each of its sources: the executor their state is on (the book's

@@ -21,30 +21,73 @@ import Glibc
 ///
 /// The helper's lines (see Sources/monkeycall-contacts/main.c) are read from a pipe on a
 /// `DispatchSource`, on the address book's queue; numbers are normalised here, with the same
-/// `ContactNumbering` as the vCard folders. When the helper ends unexpectedly, what it gave is
-/// dropped and it is started again after a pause (1 s, doubling up to a minute; a one-shot
-/// timer that exists only while the helper is down).
+/// `ContactNumbering` as the vCard folders. Its standard error comes through a pipe too, into the
+/// daemon's log. When the helper ends unexpectedly, what it gave is dropped and it is started
+/// again after a pause (`HelperRestarts`: 1 s, doubling up to a minute; a one-shot timer that
+/// exists only while the helper is down). A helper that cannot load its libraries (exit status
+/// 127, the loader's "error while loading shared libraries") is said once to need libebook's
+/// package, and is not started again until its file changes (inotify on its folder: nothing
+/// wakes meanwhile).
+///
+/// The helper's end is learnt from `waitid` on a thread of its own, never from its pipes' end:
+/// the daemon keeps their write ends open until their sources are cancelled, so libdispatch never
+/// sees a hang-up on them. On Linux a hang-up (EPOLLHUP) makes libdispatch delete the source's
+/// registration on the source's own queue while its manager thread may still be reading the
+/// registration, and a helper that exited at each start crashed the release daemon that way
+/// (issue 53; docs/child-processes.md). Every descriptor here is closed by the cancel handler of
+/// the source that watches it, after `cancel()`, never before.
 actor EDSSource {
     private let helper: String
     private let environment: [String: String]
+    private let restarts: HelperRestarts
     private let context: ContactSourceContext
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { context.executor.asUnownedSerialExecutor() }
 
-    private var pid: pid_t = 0
-    private var input: Int32 = -1
-    private var reader: DispatchSourceRead?
+    /// The helper while it runs (from its start until its end is seen here, or `stop`).
+    private struct Run {
+        let generation: Int
+        let pid: pid_t
+        let file: HelperFile?
+        let startedAt: DispatchTime
+        /// The write end of its stdin: closed to tell it to go.
+        let input: Int32
+        /// Its stdout and stderr: the read ends, watched by `output` and `errors`.
+        let outputFD: Int32
+        let errorFD: Int32
+        let output: DispatchSourceRead
+        let errors: DispatchSourceRead
+        /// It wrote a line longer than `maximumLine`: it is being killed, its output is ignored.
+        var discarded = false
+    }
+
+    private var run: Run?
+    private var generation = 0
     private var pending: [UInt8] = []
+    private var pendingErrors: [UInt8] = []
+    /// The loader's line on the helper's stderr in this run ("error while loading shared libraries…").
+    private var loaderError: String?
     private var sources: Set<String> = []
     private var stopped = true
-    private var pause: Double = 1
-    private var startedAt = DispatchTime.now()
+    private var pause: Double
     private var restart: DispatchWorkItem?
+    /// The helper's folder, watched while the helper is not started again until its file changes.
+    private var fileWatch: DispatchSourceRead?
+    /// The helper file that could not run (nil: it was missing).
+    private var unusableFile: HelperFile?
 
-    init(helper: String, environment: [String: String], context: ContactSourceContext) {
+    /// Longest line read from the helper: a contact's line is a few hundred bytes; past this the
+    /// helper is taken for broken (it would otherwise grow `pending` without end) and killed.
+    static let maximumLine = 1 << 20
+    /// Longest line of the helper's stderr logged as it is.
+    static let maximumErrorLine = 4096
+
+    init(helper: String, environment: [String: String], restarts: HelperRestarts = .standard, context: ContactSourceContext) {
         self.helper = helper
         self.environment = environment
+        self.restarts = restarts
         self.context = context
+        pause = restarts.first
     }
 
     /// Whether evolution-data-server is installed: its registry's D-Bus service file is in a
@@ -61,59 +104,94 @@ actor EDSSource {
         launch()
     }
 
-    /// The helper is told to go (its stdin ends) and what it gave stays until the index is dropped.
+    /// The helper is told to go (its stdin ends, SIGTERM) and what it gave stays until the index is dropped.
     func stop() {
         stopped = true
         restart?.cancel()
         restart = nil
-        reader?.cancel()
-        reader = nil
-        if input >= 0 { close(input) }
-        input = -1
-        if pid > 0 {
-            let child = pid
-            kill(child, SIGTERM)
-            DetachedThread.start {
-                Spawn.waitForExit(child)
-            }
-        }
-        pid = 0
+        stopWatchingFile()
+        guard let run else { return }
+        end(run)
+        // Not yet reaped (the thread that waits for it only reaps it on the queue): the pid is its own.
+        kill(run.pid, SIGTERM)
     }
 
+    // MARK: Starting
+
     private func launch() {
-        guard !stopped else { return }
-        // Close-on-exec: a program the daemon starts meanwhile (an app, xdg-open) must not keep the
-        // helper's stdin open, or the helper would outlive the daemon.
+        guard !stopped, run == nil else { return }
+        let file = HelperFile(path: helper)
+        // Close-on-exec: a program the daemon starts meanwhile (an app, gio launch) must not keep the
+        // helper's pipes open, or the helper would outlive the daemon.
         let pipes: [Spawn.Pipe]
-        switch Spawn.pipes(2) {
+        switch Spawn.pipes(3) {
         case .success(let made): pipes = made
         case .failure(let error): return failed("pipe: \(error)")
         }
-        let (input, output) = (pipes[0], pipes[1])
+        let (input, output, errors) = (pipes[0], pipes[1], pipes[2])
         let started = Spawn.start([helper], environment: environment, files: [
-            .duplicate(input.read, as: 0), .duplicate(output.write, as: 1), .close(input.read), .close(output.write),
+            .duplicate(input.read, as: 0), .duplicate(output.write, as: 1), .duplicate(errors.write, as: 2),
+            .close(input.read), .close(output.write), .close(errors.write),
         ])
         close(input.read)
-        close(output.write)
         let child: pid_t
         switch started {
         case .success(let pid): child = pid
         case .failure(let error):
-            close(input.write)
-            close(output.read)
-            return failed("cannot start \(helper): \(error)")
+            for fd in [input.write, output.read, output.write, errors.read, errors.write] { close(fd) }
+            return cannotStart(error, file: file)
         }
-        pid = child
-        self.input = input.write
-        startedAt = .now()
-        let fd = output.read
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let reader = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
-        reader.setEventHandler { [weak self] in self?.assumeIsolated { $0.readLines(fd) } }
-        reader.setCancelHandler { close(fd) }
-        reader.resume()
-        self.reader = reader
+        generation += 1
+        let generation = generation
+        // The write ends of its stdout and stderr stay open here, closed by the sources' cancel
+        // handlers: the pipes never hang up while they are watched (see the type's comment).
+        let outputSource = watch(output) { $0.readOutput(generation) }
+        let errorSource = watch(errors) { $0.readErrors(generation) }
+        run = Run(generation: generation, pid: child, file: file, startedAt: .now(), input: input.write,
+                  outputFD: output.read, errorFD: errors.read, output: outputSource, errors: errorSource)
+        pending = []
+        pendingErrors = []
+        loaderError = nil
+        // Its end, from a thread of its own that waits for it without reaping it; reaped on the queue.
+        let executor = context.executor
+        let waiting = DetachedThread.start { [weak self] in
+            Spawn.waitUntilEnded(child)
+            guard let self else {
+                Spawn.waitForExit(child)
+                return
+            }
+            executor.async(on: self) { $0.helperEnded(child, generation) }
+        }
+        guard waiting else {
+            kill(child, SIGKILL)
+            helperEnded(child, generation)
+            return
+        }
         context.logger.debug("contacts: started \(helper) (pid \(child))")
+    }
+
+    /// A read source on `pipe`'s read end, on the address book's queue; cancelled first, it closes
+    /// both ends of the pipe in its cancel handler, once dispatch has let go of the descriptor.
+    private func watch(_ pipe: Spawn.Pipe, _ handler: @escaping @Sendable (isolated EDSSource) -> Void) -> DispatchSourceRead {
+        let (fd, writer) = (pipe.read, pipe.write)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
+        source.setEventHandler { [weak self] in self?.assumeIsolated(handler) }
+        source.setCancelHandler {
+            close(fd)
+            close(writer)
+        }
+        source.resume()
+        return source
+    }
+
+    /// The run is over for the daemon: its sources are cancelled (their handlers close the pipes)
+    /// and its stdin ends. Its process is still reaped by `helperEnded`.
+    private func end(_ run: Run) {
+        run.output.cancel()
+        run.errors.cancel()
+        close(run.input)
+        self.run = nil
     }
 
     private func failed(_ text: String) {
@@ -122,25 +200,93 @@ actor EDSSource {
         scheduleRestart()
     }
 
-    private func readLines(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var changes: [ContactChange] = []
-        var ended = false
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count == 0 { ended = true }
-            guard count > 0 else { break }
-            pending.append(contentsOf: buffer[0..<count])
+    /// posix_spawn failed. A helper that is missing, not executable or not a program is tried again
+    /// when its file changes; anything else (no memory, no process left) after a pause.
+    private func cannotStart(_ error: SpawnError, file: HelperFile?) {
+        guard [ENOENT, ENOTDIR, EACCES, EPERM, ENOEXEC, ELOOP].contains(error.code) else {
+            return failed("cannot start \(helper): \(error)")
         }
+        let text = "GNOME's address books are not read: cannot start \(helper): \(error). It is tried again when that file changes."
+        context.logger.error("contacts: \(text)")
+        context.report(.problem(text))
+        waitForChange(of: file)
+    }
+
+    // MARK: Reading
+
+    private func readOutput(_ generation: Int) {
+        guard let run, run.generation == generation else { return }
+        let open = Self.drain(run.outputFD, into: &pending)
+        if run.discarded {
+            pending = []
+            return
+        }
+        var changes: [ContactChange] = []
         var start = pending.startIndex
         while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
             handle(line: pending[start..<newline], into: &changes)
             start = newline + 1
         }
         pending.removeSubrange(..<start)
-        if ended { helperEnded(into: &changes) }
         context.apply(changes)
+        if pending.count > Self.maximumLine {
+            context.logger.warning("contacts: \(helper) wrote over \(Self.maximumLine) bytes without a line's end: stopped")
+            self.run?.discarded = true
+            pending = []
+            kill(run.pid, SIGKILL)
+        } else if !open {
+            context.logger.debug("contacts: \(helper)'s output failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The helper's stderr, into the log: its own warnings, and GLib's. The loader's failure is kept
+    /// for `helperEnded`, which says it in plain words.
+    private func readErrors(_ generation: Int, final: Bool = false) {
+        guard let run, run.generation == generation else { return }
+        _ = Self.drain(run.errorFD, into: &pendingErrors)
+        var start = pendingErrors.startIndex
+        while let newline = pendingErrors[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            logError(pendingErrors[start..<newline])
+            start = newline + 1
+        }
+        pendingErrors.removeSubrange(..<start)
+        if final || pendingErrors.count > Self.maximumErrorLine {
+            if !pendingErrors.isEmpty { logError(pendingErrors[...]) }
+            pendingErrors = []
+        }
+    }
+
+    private func logError(_ line: ArraySlice<UInt8>) {
+        let text = String(decoding: line.prefix(Self.maximumErrorLine), as: UTF8.self)
+        guard !text.isEmpty else { return }
+        if text.contains("error while loading shared libraries") {
+            loaderError = loaderError ?? text
+            return
+        }
+        context.logger.warning("contacts: \(helperName): \(text)")
+    }
+
+    private var helperName: String { URL(fileURLWithPath: helper).lastPathComponent }
+
+    /// Reads what waits in the non-blocking `fd` onto `buffer`, up to 1 MiB at a time (a helper
+    /// that writes without end must not keep the queue here: the source fires again for the
+    /// rest); false on a read error.
+    private static func drain(_ fd: Int32, into buffer: inout [UInt8]) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 * 1024) { chunk in
+            var total = 0
+            while total < 1 << 20 {
+                let count = Glibc.read(fd, chunk.baseAddress, chunk.count)
+                if count > 0 {
+                    buffer.append(contentsOf: chunk[0..<count])
+                    total += count
+                    continue
+                }
+                if count < 0 && errno == EINTR { continue }
+                // 0 cannot come while the daemon holds the write end; EAGAIN: all is read.
+                return count == 0 || errno == EAGAIN || errno == EWOULDBLOCK
+            }
+            return true
+        }
     }
 
     private func handle(line: ArraySlice<UInt8>, into changes: inout [ContactChange]) {
@@ -204,31 +350,58 @@ actor EDSSource {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The helper's output ended: it exited or was stopped. Its contacts go; unless we stopped it,
-    /// it is started again after a pause.
-    private func helperEnded(into changes: inout [ContactChange]) {
-        reader?.cancel()
-        reader = nil
-        if input >= 0 { close(input) }
-        input = -1
-        let child = pid
-        pid = 0
-        changes.append(contentsOf: sources.map { .removeSource($0) })
+    // MARK: Its end
+
+    /// The helper `pid` ended (its waiting thread saw it, unreaped): reaped here. Unless it was
+    /// stopped, what it wrote last is read, its contacts go, and it is started again after a pause,
+    /// or, when it could not load its libraries, once its file changes.
+    private func helperEnded(_ pid: pid_t, _ generation: Int) {
+        let status = Spawn.waitForExit(pid)
+        guard let run, run.generation == generation else { return } // Stopped: nothing more to do.
+        // It has exited: everything it wrote is in the pipes, which still have a writer (ours), so
+        // this reads to the end without waiting for a hang-up.
+        readOutput(generation)
+        readErrors(generation, final: true)
+        end(run)
+        pending = []
+        context.apply(sources.map { .removeSource($0) })
         sources = []
-        // Reaped on a thread of its own: its output is closed, its exit is a moment away.
-        DetachedThread.start {
-            Spawn.waitForExit(child)
-        }
         guard !stopped else { return }
-        context.logger.warning("contacts: \(helper) ended; GNOME's address books are read again in \(Int(pause)) s")
+        if status == 127 || loaderError != nil { return cannotLoad(run.file, status: status) }
+        let ranFor = Double(DispatchTime.now().uptimeNanoseconds - run.startedAt.uptimeNanoseconds) / 1e9
+        if ranFor > restarts.settled { pause = restarts.first } // A helper that ran a while starts the pauses over.
+        context.logger.warning("contacts: \(helper) \(Self.describe(status)); GNOME's address books are read again in \(Self.describe(seconds: pause))")
         context.report(.evolutionDataServer(running: false))
         scheduleRestart()
     }
 
+    /// The loader could not start the helper: libebook (or a library it needs) is not installed.
+    /// Said once, in plain words; the helper is not started again until its file changes, which a
+    /// timer could not see without waking the daemon for nothing.
+    private func cannotLoad(_ file: HelperFile?, status: Int32) {
+        let what = loaderError.map { "the loader said: \($0.trimmingPrefix("\(helper): "))" } ?? "it \(Self.describe(status))"
+        let text = "GNOME's address books need the package libebook-1.2-21, which is not installed or is broken "
+            + "(\(helper) could not load its libraries; \(what)). Install it with: sudo apt install libebook-1.2-21. "
+            + "The helper is started again when its file changes, or when monkeycalld starts again."
+        context.logger.error("contacts: \(text)")
+        context.report(.problem(text))
+        waitForChange(of: file)
+    }
+
+    static func describe(_ status: Int32) -> String {
+        switch status {
+        case -1: "ended"
+        case 128...: "was ended by signal \(status - 128) (\(String(cString: strsignal(status - 128))))"
+        default: "exited with status \(status)"
+        }
+    }
+
+    static func describe(seconds: Double) -> String {
+        seconds >= 1 ? "\(Int(seconds)) s" : "\(Int((seconds * 1000).rounded())) ms"
+    }
+
     private func scheduleRestart() {
         guard !stopped else { return }
-        // A helper that ran a while before ending starts the pauses over.
-        if DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds > 60_000_000_000 { pause = 1 }
         let work = DispatchWorkItem { [weak self] in
             self?.assumeIsolated { source in
                 source.restart = nil
@@ -237,6 +410,106 @@ actor EDSSource {
         }
         restart = work
         context.executor.queue.asyncAfter(deadline: .now() + pause, execute: work)
-        pause = min(pause * 2, 60)
+        pause = min(pause * 2, restarts.longest)
+    }
+
+    // MARK: Waiting for a new helper
+
+    /// Watches the helper's folder (inotify: the kernel wakes the daemon only when something there
+    /// changes) until the helper's file is another than `file`: installed again, replaced, touched.
+    private func waitForChange(of file: HelperFile?) {
+        stopWatchingFile()
+        unusableFile = file
+        let folder = URL(fileURLWithPath: helper).deletingLastPathComponent().path
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else {
+            context.logger.warning("contacts: cannot watch \(folder) (\(String(cString: strerror(errno)))): \(helper) is not started again before monkeycalld restarts")
+            return
+        }
+        // Not IN_CREATE: a file being written is not a program yet; its close, or its rename into place, is.
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+        guard inotify_add_watch(fd, folder, mask) >= 0 else {
+            context.logger.warning("contacts: cannot watch \(folder) (\(String(cString: strerror(errno)))): \(helper) is not started again before monkeycalld restarts")
+            close(fd)
+            return
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
+        source.setEventHandler { [weak self] in self?.assumeIsolated { $0.folderChanged(fd) } }
+        source.setCancelHandler { close(fd) }
+        source.resume()
+        fileWatch = source
+        // Changed between its start and now, before the watch could see it: started again at once.
+        startIfChanged()
+    }
+
+    private func stopWatchingFile() {
+        fileWatch?.cancel() // Its cancel handler closes the inotify descriptor.
+        fileWatch = nil
+    }
+
+    private func folderChanged(_ fd: Int32) {
+        let name = helperName
+        var named = false, folderGone = false
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+            while true {
+                let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let event = buffer.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    let nameBytes = UnsafeRawBufferPointer(rebasing: buffer[nameStart..<min(nameStart + Int(event.len), count)]).prefix { $0 != 0 }
+                    offset = nameStart + Int(event.len)
+                    if event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { folderGone = true }
+                    if String(decoding: nameBytes, as: UTF8.self) == name { named = true }
+                }
+            }
+        }
+        if folderGone {
+            stopWatchingFile()
+            context.logger.warning("contacts: the folder of \(helper) went: it is not started again before monkeycalld restarts")
+            return
+        }
+        if named { startIfChanged() }
+    }
+
+    /// Starts the helper again when its file is another than the one that could not run.
+    private func startIfChanged() {
+        guard fileWatch != nil, let now = HelperFile(path: helper), now != unusableFile, access(helper, X_OK) == 0 else { return }
+        stopWatchingFile()
+        unusableFile = nil
+        pause = restarts.first
+        context.logger.notice("contacts: \(helper) changed: starting it again")
+        launch()
+    }
+}
+
+/// Which file a path is, and which version of it: another inode, size, mode, modification or
+/// status-change time is another helper (a package installed again, a file copied over, a
+/// `touch`, a `chmod +x`).
+struct HelperFile: Equatable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let mode: UInt32
+    let modified: timespec
+    let changed: timespec
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        mode = UInt32(info.st_mode)
+        modified = info.st_mtim
+        changed = info.st_ctim
+    }
+
+    static func == (a: HelperFile, b: HelperFile) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size && a.mode == b.mode
+            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
     }
 }

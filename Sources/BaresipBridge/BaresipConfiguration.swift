@@ -95,7 +95,9 @@ public final class BaresipProcess: Sendable {
 
     /// What the thread that waits for baresip shares with the rest.
     private final class State: Sendable {
-        /// Whether baresip still runs: cleared by the thread that waits for it.
+        /// Whether baresip is not yet reaped: cleared by the thread that waits for it, before it
+        /// reaps it. A signal is sent only with this lock held and this true, so it never reaches
+        /// another process that got baresip's pid after it was reaped.
         let running = Mutex(true)
         /// Told when baresip exits by itself (not after `stop()`).
         let exitHandler: Mutex<(@Sendable (Int32) -> Void)?>
@@ -125,8 +127,10 @@ public final class BaresipProcess: Sendable {
             started.withLock { $0 = result }
             ready.signal()
             guard case .success(let child) = result else { return }
-            let code = Spawn.waitForExit(child)
+            // Ended, not yet reaped: no signal is sent after this, then it is reaped.
+            Spawn.waitUntilEnded(child)
             state.running.withLock { $0 = false }
+            let code = Spawn.waitForExit(child)
             state.exitHandler.withLock { $0 }?(code)
         }
         guard threadStarted else { throw ConfigurationError(description: "cannot start \(path): no thread to wait for it") }
@@ -142,11 +146,20 @@ public final class BaresipProcess: Sendable {
     /// Stops baresip (SIGTERM) and waits up to 2 s for it.
     public func stop() {
         state.exitHandler.withLock { $0 = nil }
-        guard isRunning else { return }
-        kill(pid, SIGTERM)
+        guard signal(SIGTERM) else { return }
         let deadline = ContinuousClock.now + .seconds(2)
         while isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if isRunning { kill(pid, SIGKILL) }
+        signal(SIGKILL)
+    }
+
+    /// Sends `number` to baresip unless it has ended; whether it was sent.
+    @discardableResult
+    private func signal(_ number: Int32) -> Bool {
+        state.running.withLock { running in
+            guard running else { return false }
+            kill(pid, number)
+            return true
+        }
     }
 
     /// The executable's path: as given when it has a slash, else the first on PATH; nil when there is none.

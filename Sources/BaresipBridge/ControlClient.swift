@@ -80,16 +80,14 @@ public final class ControlClient: Sendable {
         DetachedThread.start { [self] in run() }
     }
 
-    /// Closes the connection for good.
+    /// Closes the connection for good: shut down here, which ends the reading thread's `recv`;
+    /// closed by that thread, the descriptor's only closer, once it no longer reads it (closed here,
+    /// the thread's next `recv` could read another socket opened under the same number).
     public func stop() {
-        let fd: Int32 = state.withLock { state in
+        state.withLock { state in
             state.stopped = true
-            defer { state.socket = -1 }
-            return state.socket
-        }
-        if fd >= 0 {
-            shutdown(fd, Int32(SHUT_RDWR))
-            close(fd)
+            // Under the lock: the thread clears `socket` under it before closing the descriptor.
+            if state.socket >= 0 { shutdown(state.socket, Int32(SHUT_RDWR)) }
         }
     }
 
@@ -101,7 +99,7 @@ public final class ControlClient: Sendable {
         let bytes = commands.reduce(into: Data()) { $0.append($1.frame) }
         return state.withLock { state in
             let socket = state.socket
-            guard socket >= 0 else { return false }
+            guard socket >= 0, !state.stopped else { return false }
             return bytes.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
@@ -143,12 +141,11 @@ public final class ControlClient: Sendable {
             lastFailure = ""
             queue.async { self.onConnected() }
             let why = read(fd)
-            let closeIt = state.withLock { state -> Bool in
-                guard state.socket == fd else { return false }
-                state.socket = -1
-                return true
+            // No one sends on it after this (`send` takes the socket under the lock); then closed.
+            state.withLock { state in
+                if state.socket == fd { state.socket = -1 }
             }
-            if closeIt { close(fd) }
+            close(fd)
             if isStopped { break }
             queue.async { self.onDisconnected(why) }
             lastFailure = why

@@ -71,6 +71,18 @@ public enum Spawn {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + status & 0x7f
     }
 
+    /// Waits for the child `pid` to end without reaping it: it stays a zombie, its pid taken, until
+    /// `waitForExit` reaps it. So a `kill` sent in between by whoever owns the child reaches the
+    /// child, never another process that got the pid. False when it is not a child of this process.
+    @discardableResult
+    public static func waitUntilEnded(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
+            guard errno == EINTR else { return false }
+        }
+        return true
+    }
+
     /// One pipe: what is written to `write` is read from `read`.
     public struct Pipe: Sendable {
         public let read: Int32

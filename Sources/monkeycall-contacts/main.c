@@ -2,10 +2,12 @@
  * monkeycall-contacts: reads the user's GNOME address books (evolution-data-server,
  * through libebook) and streams their phone numbers and names to monkeycalld.
  *
- * monkeycalld starts it (Sources/AddressBook/EDSSource.swift) with a pipe on stdin
- * and one on stdout. libebook stays in this process: linking it costs 10.5 MiB of
- * RSS before any use and about 16 MiB with 1,000 contacts read (docs/performance.md,
- * "The address book"), and the daemon's idle goal is 24 MiB.
+ * monkeycalld starts it (Sources/AddressBook/EDSSource.swift) with a pipe on stdin,
+ * one on stdout and one on stderr (what it says there goes to the daemon's log; the
+ * loader's "error while loading shared libraries" and exit status 127 make the daemon
+ * say that libebook's package is missing). libebook stays in this process: linking it
+ * costs 10.5 MiB of RSS before any use and about 16 MiB with 1,000 contacts read
+ * (docs/performance.md, "The address book"), and the daemon's idle goal is 24 MiB.
  *
  * Output, one line per change, fields separated by a tab, each field escaped
  * (\\ \t \n \r as two characters):

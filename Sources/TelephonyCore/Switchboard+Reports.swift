@@ -181,7 +181,10 @@ extension CallUpdate {
     /// caller ID the app does not choose, and CallKit rings it whatever the handle holds; cleaned,
     /// it is shown, matched against the block list, kept in Recents and called back as it reads.
     func withCleanHandle() -> CallUpdate {
-        guard let handle, ScreenText.handleHazard(in: handle.value) != nil else { return self }
+        // A handle over the bound is refused as it is (validateHandle): never scanned first, so that
+        // a 64 MiB one costs a length check, not a walk through its characters on the executor.
+        guard let handle, handle.value.utf8.count <= SwitchboardLimits.maximumHandleBytes,
+              ScreenText.handleHazard(in: handle.value) != nil else { return self }
         var update = self
         update.handle = Handle(type: handle.type, value: ScreenText.cleanHandle(handle.value))
         return update

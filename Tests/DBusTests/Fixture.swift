@@ -74,9 +74,9 @@ final class Fixture: @unchecked Sendable {
     @discardableResult
     /// A call with libdbus's reply timeout (25 s), stretched under ThreadSanitizer.
     func callEcho(_ member: String, _ arguments: [DBusValue] = [], path: ObjectPath = Fixture.path,
-                  interface: String = Fixture.interface) async throws -> [DBusValue] {
+                  interface: String = Fixture.interface, timeout: Duration = .seconds(25)) async throws -> [DBusValue] {
         try await client.call(destination: Fixture.name, path: path, interface: interface, member: member, arguments,
-                              timeout: Deadlines.stretched(.seconds(25)))
+                              timeout: Deadlines.stretched(timeout))
     }
 
     @discardableResult

@@ -8,7 +8,7 @@ import Testing
 /// A stand-in for GNOME Shell's extension interface on a test bus: `org.gnome.Shell.Extensions`
 /// at /org/gnome/Shell, owning `org.gnome.Shell`, with MonkeyCall's extension installed and off
 /// (`state` 2) until EnableExtension turns it on. Records what it is asked. (The real GNOME
-/// Shell's EnableExtension is tested in GnomeShellExtensionTests.setupTurnsItOn.)
+/// Shell's EnableExtension is tested in GnomeShellTests.ExtensionTests.setupTurnsItOn.)
 final class ShellExtensionsStandIn: Sendable {
     let connection: Connection
     /// The uuids GetExtensionInfo and EnableExtension were called with.

@@ -130,6 +130,8 @@ struct CallerRegistry {
     static let maximumWaiting = 256
     var waitingCount = 0
     var waitingBytes = 0
+    /// What each account's calls have taken on the wire lately.
+    var argumentBytes = ArgumentBytesBudget()
 }
 
 extension Connection {

@@ -34,6 +34,8 @@ public final class Connection: @unchecked Sendable {
     var maximumVariantDictionaryEntries = Int.max
     /// The most elements an array argument of an incoming call may have (`limitArrays`).
     var maximumArrayElements = Int.max
+    /// The most bytes the arguments of an incoming call may take, unless its method says more (`limitArgumentBytes`).
+    var maximumArgumentBytes = Int.max
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -128,6 +130,20 @@ public final class Connection: @unchecked Sendable {
     /// refused with InvalidArgs as they are read: the work one call can make is bounded.
     public func limitArrays(to elements: Int) {
         onQueueSync { maximumArrayElements = elements }
+    }
+
+    /// Incoming calls whose arguments take more than `bytes` on the wire (unless their method
+    /// declares a bound of its own, `MethodSpec.maximumArgumentBytes`) are refused with
+    /// InvalidArgs from the message's header, before anything is decoded.
+    public func limitArgumentBytes(to bytes: Int) {
+        onQueueSync { maximumArgumentBytes = bytes }
+    }
+
+    /// Under an access policy, each account's calls (`Caller.account`) may take `burst` bytes on
+    /// the wire, then `perSecond`; past that they are refused with LimitsExceeded before anything of
+    /// them is read (`ArgumentBytesBudget`).
+    public func limitArgumentBytesPerAccount(burst: Int, perSecond: Int) {
+        onQueueSync { callers.argumentBytes = ArgumentBytesBudget(burst: burst, perSecond: perSecond) }
     }
 
     // MARK: Queue

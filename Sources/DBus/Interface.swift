@@ -61,6 +61,8 @@ public struct Method {
     public let inputs: [NamedArgument]
     public let outputs: [NamedArgument]
     let handler: (MethodCall) throws -> MethodReply
+    /// The most bytes the arguments may take on the wire; nil: the connection's bound.
+    var maximumArgumentBytes: Int?
 
     public init(_ name: String, in inputs: KeyValuePairs<String, Signature> = [:], out outputs: KeyValuePairs<String, Signature> = [:],
                 handler: @escaping (MethodCall) throws -> MethodReply) {

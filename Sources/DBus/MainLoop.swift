@@ -90,6 +90,8 @@ final class MainLoop: @unchecked Sendable {
     private final class Watch {
         let watch: OpaquePointer
         var sources: [DispatchSourceProtocol] = []
+        /// The descriptor dispatch watches (a duplicate of libdbus's), for asking how much waits unread.
+        var descriptor: WatchedDescriptor?
         var running = false
         var removed = false
         init(watch: OpaquePointer) { self.watch = watch }
@@ -124,6 +126,7 @@ final class MainLoop: @unchecked Sendable {
             let fd = fcntl(dbus_watch_get_unix_fd(raw), F_DUPFD_CLOEXEC, 0)
             guard fd >= 0 else { return false }
             let descriptor = WatchedDescriptor(fd: fd, sources: kinds.count)
+            watch.descriptor = descriptor
             for kind in kinds {
                 let source: DispatchSourceProtocol = kind == DBUS_WATCH_READABLE
                     ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
@@ -163,7 +166,27 @@ final class MainLoop: @unchecked Sendable {
     private func handle(_ watch: Watch, _ flag: UInt32) {
         guard !watch.removed, !released else { return }
         dbus_watch_handle(watch.watch, flag)
+        if flag == DBUS_WATCH_READABLE.rawValue { readOn(watch) }
         dispatchPending()
+    }
+
+    /// At most this many further reads per readable event: 1 MiB.
+    static let readBurst = 256
+
+    /// libdbus reads at most 4 KiB a call (twice its 2 KiB chunk). A big message (33 MB is
+    /// allowed) then took 8,000 events, each a wake-up of dispatch's manager thread and a
+    /// thread hop to the queue, and every message behind it in the socket (another app's call)
+    /// waited for all of them: seconds. While the socket holds more and no message is complete
+    /// yet, read on, up to `readBurst` calls; a complete message is dispatched first, in order.
+    private func readOn(_ watch: Watch) {
+        guard let fd = watch.descriptor?.fd else { return }
+        for _ in 0..<Self.readBurst {
+            guard !watch.removed, !released, dbus_watch_get_enabled(watch.watch) != 0,
+                  dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_DATA_REMAINS else { return }
+            var waiting: Int32 = 0
+            guard ioctl(fd, UInt(FIONREAD), &waiting) == 0, waiting > 0 else { return }
+            dbus_watch_handle(watch.watch, DBUS_WATCH_READABLE.rawValue)
+        }
     }
 
     // MARK: Timeouts

@@ -5,12 +5,25 @@ internal import CDBus
 /// libdbus' iterators (`Marshal`), as does anything libdbus refuses here.
 extension Message {
     /// The arguments read from the message's bytes; nil when the body carries unix fds.
-    func wireArguments(maximumVariantDictionaryEntries: Int = .max, maximumArrayElements: Int = .max) throws(DBusError) -> [DBusValue]? {
+    /// The arguments read from the message's bytes; nil when the body carries unix fds.
+    func wireArguments() throws(DBusError) -> [DBusValue]? {
+        var bodyBytes = 0
+        return try wireArguments(bodyBytes: &bodyBytes)
+    }
+
+    /// `bodyBytes` is set to the body's size on the wire, once known; a body of more than
+    /// `maximumBytes` is refused before it is read.
+    func wireArguments(maximumVariantDictionaryEntries: Int = .max, maximumArrayElements: Int = .max,
+                       maximumBytes: Int = .max, bodyBytes: inout Int) throws(DBusError) -> [DBusValue]? {
         let signature = self.signature.rawValue
         guard !signature.isEmpty else { return [] }
         return try withMarshalled { bytes throws(DBusError) in
             guard let layout = Layout(bytes) else { throw DBusError.invalidArgs("malformed message header") }
             guard layout.bodyStart + layout.bodyLength <= bytes.count else { throw DBusError.invalidArgs("message body is cut short") }
+            bodyBytes = layout.bodyLength
+            guard layout.bodyLength <= maximumBytes else {
+                throw DBusError.invalidArgs("the arguments take \(layout.bodyLength) bytes; this method takes at most \(maximumBytes)")
+            }
             let body = UnsafeRawBufferPointer(rebasing: bytes[layout.bodyStart..<(layout.bodyStart + layout.bodyLength)])
             var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian,
                                     maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements)

@@ -105,9 +105,10 @@ public final class Message: @unchecked Sendable {
 
     /// The arguments of an incoming call, with every `a{sv}` of at most `maximumVariantDictionaryEntries`
     /// and every array of at most `maximumArrayElements`, refused as they are read.
-    func arguments(maximumVariantDictionaryEntries: Int, maximumArrayElements: Int = .max) throws(DBusError) -> [DBusValue] {
+    func arguments(maximumVariantDictionaryEntries: Int, maximumArrayElements: Int = .max, maximumBytes: Int = .max,
+                   bodyBytes: inout Int) throws(DBusError) -> [DBusValue] {
         if let values = try wireArguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
-                                          maximumArrayElements: maximumArrayElements) { return values }
+                                          maximumArrayElements: maximumArrayElements, maximumBytes: maximumBytes, bodyBytes: &bodyBytes) { return values }
         let values = try argumentsWithIterators()
         // Bodies with unix fds (rare): bounded after the fact.
         if values.contains(where: { $0.hasVariantDictionary(over: maximumVariantDictionaryEntries) }) {

@@ -13,8 +13,14 @@ extension Connection {
         if callers.policy != nil {
             guard let admitted = admit(message) else { return }
             caller = admitted
+            if let refusal = callers.argumentBytes.refusal(of: admitted.account, now: .now) {
+                return replyError(to: message, refusal)
+            }
             // Before the object is looked up: a caller the policy refuses cannot tell whether it exists.
-            let arguments = message.interface == StandardInterfaces.properties ? (try? message.arguments()) ?? [] : []
+            var bodyBytes = 0
+            let arguments = message.interface == StandardInterfaces.properties
+                ? (try? message.arguments(maximumVariantDictionaryEntries: 0, maximumArrayElements: 0, maximumBytes: maximumArgumentBytes,
+                                          bodyBytes: &bodyBytes)) ?? [] : []
             if let denial = accessDenial(message, caller: admitted, interface: message.interface ?? "", arguments: arguments) {
                 return replyError(to: message, denial)
             }
@@ -45,12 +51,14 @@ extension Connection {
             return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
         }
         let call: MethodCall
+        var bodyBytes = 0
         do {
-            call = MethodCall(message: message, arguments: try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
-                                                                      maximumArrayElements: maximumArrayElements),
-                              interface: interfaceName, method: method,
-                              caller: caller, connection: self)
+            let arguments = try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements,
+                                                  maximumBytes: method.maximumArgumentBytes ?? maximumArgumentBytes, bodyBytes: &bodyBytes)
+            if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) }
+            call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: self)
         } catch {
+            if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) }
             return replyError(to: message, DBusError(error))
         }
         if let denial = accessDenial(message, caller: caller, interface: interfaceName, arguments: call.arguments) {

@@ -72,6 +72,9 @@ public struct MemberDescription: Sendable {
     public let doc: String
     /// The D-Bus error names a method may return.
     public let errors: [String]
+    /// The most bytes a method's arguments may take on the wire; nil: the connection's bound
+    /// (`Connection.limitArgumentBytes`).
+    public var maximumArgumentBytes: Int? = nil
 }
 
 /// One member, whatever its kind, for listing an interface's members.
@@ -97,10 +100,14 @@ public struct MethodSpec<In: ArgumentTypes, Out: ArgumentTypes>: MemberSpec {
     public let outputNames: [String]
     public let doc: String
     public let errors: [String]
+    /// The most bytes its arguments may take on the wire, for a method that takes more than its
+    /// connection's bound (`Connection.limitArgumentBytes`); nil: that bound.
+    public let maximumArgumentBytes: Int?
 
     public var description: MemberDescription {
         MemberDescription(kind: .method, interface: interface, name: name, inputs: zipped(inputNames, In.signatures),
-                          outputs: zipped(outputNames, Out.signatures), type: nil, access: .read, changeSignal: .none, doc: doc, errors: errors)
+                          outputs: zipped(outputNames, Out.signatures), type: nil, access: .read, changeSignal: .none, doc: doc, errors: errors,
+                          maximumArgumentBytes: maximumArgumentBytes)
     }
 }
 
@@ -108,7 +115,7 @@ extension MethodSpec {
     /// `errors`: the D-Bus names of the errors the method may return, listed in the XML.
     public init<each I: DBusRepresentable, each O: DBusRepresentable>(
         _ interface: String, _ name: String, in inputs: repeat Arg<each I>, out outputs: repeat Arg<each O>,
-        doc: String, errors: [String] = []
+        doc: String, errors: [String] = [], maximumArgumentBytes: Int? = nil
     ) where In == Args<repeat each I>, Out == Args<repeat each O> {
         precondition(Names.isValidMember(name), "invalid method name '\(name)'")
         self.interface = interface
@@ -117,6 +124,7 @@ extension MethodSpec {
         self.outputNames = names(repeat each outputs)
         self.doc = doc
         self.errors = errors
+        self.maximumArgumentBytes = maximumArgumentBytes
     }
 }
 
@@ -194,6 +202,7 @@ public struct InterfaceSpec: Sendable {
 extension Method {
     init(_ description: MemberDescription, handler: @escaping (MethodCall) throws -> MethodReply) {
         self.init(description.name, inputs: description.inputs, outputs: description.outputs, handler: handler)
+        maximumArgumentBytes = description.maximumArgumentBytes
     }
 }
 

@@ -780,7 +780,8 @@ extension Telephony1 {
             process, whatever Names it uses) hold 128 MiB together, and all
             apps' 256 MiB (MaximumEntriesExceeded past any of them: complete
             it and continue in an incremental update).
-            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied],
+            maximumArgumentBytes: Telephony1.maximumDirectoryBatchBytes)
 
         public static let addIdentificationEntries = MethodSpec(interface, "AddIdentificationEntries", in: Arg("numbers", [Int64].self), Arg("labels", [String].self), doc: """
             adds numbers with the caller labels to show
@@ -788,12 +789,14 @@ extension Telephony1 {
             numbers[i]. A label is at most 256 bytes of UTF-8; an open update
             holds at most 64 MiB of labels (MaximumEntriesExceeded past it:
             complete it and add the rest in an incremental update).
-            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+            """, errors: [APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, APIError.maximumEntriesExceeded.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied],
+            maximumArgumentBytes: Telephony1.maximumDirectoryBatchBytes)
 
         public static let removeBlockingEntries = MethodSpec(interface, "RemoveBlockingEntries", in: Arg("numbers", [Int64].self), doc: """
             removes blocked numbers (incremental updates
             only).
-            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied],
+            maximumArgumentBytes: Telephony1.maximumDirectoryBatchBytes)
 
         public static let removeAllBlockingEntries = MethodSpec(interface, "RemoveAllBlockingEntries", doc: """
             removes every blocked number (incremental
@@ -803,7 +806,8 @@ extension Telephony1 {
         public static let removeIdentificationEntries = MethodSpec(interface, "RemoveIdentificationEntries", in: Arg("numbers", [Int64].self), doc: """
             removes identification entries by number
             (incremental updates only).
-            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
+            """, errors: [APIError.unexpectedIncrementalRemoval.rawValue, APIError.entriesOutOfOrder.rawValue, APIError.duplicateEntries.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied],
+            maximumArgumentBytes: Telephony1.maximumDirectoryBatchBytes)
 
         public static let removeAllIdentificationEntries = MethodSpec(interface, "RemoveAllIdentificationEntries", doc: """
             removes every identification entry
@@ -1068,6 +1072,13 @@ extension Telephony1 {
     /// an icon of 256 KiB. More is InvalidArgs before it is decoded, so that no one call (decoded
     /// while every other app waits) costs more than that.
     public static let maximumArrayElements = 262_144
+    /// The most bytes one call's arguments may take on the wire: an icon of 256 KiB and every
+    /// other bounded value beside it. A bigger call is InvalidArgs from its header, before it is
+    /// decoded; only a directory update's batches (`maximumDirectoryBatchBytes`) are bigger.
+    public static let maximumArgumentBytes = 1 << 20
+    /// A directory batch on the wire: 262,144 numbers and as many labels of 256 bytes, with
+    /// their lengths and padding.
+    public static let maximumDirectoryBatchBytes = maximumArrayElements * (8 + 4 + 256 + 1 + 3) + 64
 
     public enum Key {
         public static let name = "Name"

@@ -49,6 +49,10 @@ struct Daemon: ParsableCommand {
                                valueName: "connections"))
     var subscriptionsPerApp: Int = SwitchboardLimits().maximumSubscriptionsPerApp
 
+    @Option(help: ArgumentHelp("Bytes of arguments one app (a sandboxed app, or a host process) may send a second once it has sent 128 MiB; 0: never again until the service restarts (for a test that counts them).",
+                               valueName: "bytes"))
+    var argumentBytesRate: Int = ServiceOptions().argumentBytesPerSecond
+
     @Option(help: "The Recents and Favorites database; settings and call directories go beside it (default: $XDG_DATA_HOME/monkeycall/monkeycall.sqlite, else $HOME/.local/share/monkeycall/monkeycall.sqlite).")
     var database: String?
 
@@ -168,6 +172,7 @@ struct Daemon: ParsableCommand {
         options.limits.registrationsPerMinute = registrationRate
         options.limits.maximumProvidersPerApp = providersPerApp
         options.limits.maximumSubscriptionsPerApp = subscriptionsPerApp
+        options.argumentBytesPerSecond = max(0, argumentBytesRate)
         options.dataDirectory = dataFolder.path
         options.recentsLimit = recentsLimit
         options.pausesMedia = pauseMedia

@@ -16,6 +16,8 @@ public struct ServiceOptions: Sendable {
     public var actionTimeout: Double = 10
     public var ringTimeout: Double = 45
     public var limits = SwitchboardLimits()
+    /// What one app's calls may take on the wire a second, after a burst (`Connection.limitArgumentBytesPerAccount`).
+    public var argumentBytesPerSecond = 32 << 20
     /// Settings (Do Not Disturb, block list) and call directories; nil keeps settings in memory only.
     public var dataDirectory: String?
     /// Media players pause during calls (unless the user's `PausesMediaDuringCalls` says no); false turns it off for good.
@@ -193,6 +195,8 @@ public final class TelephonyService {
         connection.setAccessPolicy(ServiceAccessPolicy(context: context))
         connection.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
         connection.limitArrays(to: Telephony1.maximumArrayElements)
+        connection.limitArgumentBytes(to: Telephony1.maximumArgumentBytes)
+        connection.limitArgumentBytesPerAccount(burst: 128 << 20, perSecond: context.options.argumentBytesPerSecond)
         connection.onSubscriptionDropped { [context] subscriber in
             TelephonyActor.assumeIsolated {
                 context.logger.warning("\(subscriber) stopped reading its signals: its subscription is dropped (it may subscribe again)")

@@ -133,7 +133,9 @@ struct HostileLimitsTests {
                     let fitting = values.value(of: Substring(property.type))
                     guard property.access != "read" else {
                         let refused = await set(interface, name, fitting)
-                        #expect(refused.errorName == DBusError.Name.propertyReadOnly, "\(interface).\(name) at \(kind): \(refused)")
+                        // A value too big for any call is refused from the message's header, before the property is looked at.
+                        let oversized = refused.errorName == DBusError.Name.invalidArgs && "\(refused)".contains("this method takes at most")
+                        #expect(refused.errorName == DBusError.Name.propertyReadOnly || oversized, "\(interface).\(name) at \(kind): \(refused)")
                         continue
                     }
                     writable += 1

@@ -108,14 +108,18 @@ struct StarvationTests {
 
     /// A Python app (python3-dbus, libdbus) that sends the service `count` method calls of its
     /// choosing as the first messages of a new connection, without waiting for replies, then says
-    /// "sent" and keeps the connection open until its stdin closes.
+    /// "sent" and keeps the connection open until its stdin closes. `bytes`: an `ay` of 33 MB (the
+    /// wrong type); `known-name`: a `Name` of 33 MB, once the connection is identified;
+    /// `floor-name`: the same to `org.example.Floor` (`floorService`); a number: an a{sv} of that
+    /// many keys, once identified.
     static let bigSender = """
         import dbus, dbus.lowlevel, dbus.mainloop.glib, sys
         from gi.repository import GLib
         dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
         bus = dbus.bus.BusConnection(sys.argv[1])
         kind, count = sys.argv[2], int(sys.argv[3])
-        if kind != "bytes":
+        destination = "org.example.Floor" if kind.startswith("floor") else "org.monkeycall.Telephony1"
+        if kind not in ("bytes", "floor-name"):
             # Identified first: the big call then reaches the decoder.
             bus.call_blocking("org.monkeycall.Telephony1", "/org/monkeycall/Telephony1", "org.freedesktop.DBus.Properties", "Get", "ss",
                               ("org.monkeycall.Telephony1.Manager", "Version"))
@@ -125,10 +129,12 @@ struct StarvationTests {
             answers.append(reply.get_error_name() or "reply")
             if len(answers) == count: loop.quit()
         for i in range(count):
-            message = dbus.lowlevel.MethodCallMessage("org.monkeycall.Telephony1", "/org/monkeycall/Telephony1",
+            message = dbus.lowlevel.MethodCallMessage(destination, "/org/monkeycall/Telephony1",
                                                       "org.monkeycall.Telephony1.Manager", "RegisterProvider")
             if kind == "bytes":
                 message.append(dbus.ByteArray(b"x" * 33_000_000), signature="ay")
+            elif kind.endswith("name"):
+                message.append(dbus.Dictionary({"Name": "x" * 33_000_000}, signature="sv"), signature="a{sv}")
             else:
                 message.append(dbus.Dictionary({"K%d" % k: dbus.Boolean(True) for k in range(int(kind))}, signature="sv"), signature="a{sv}")
             bus.send_message_with_reply(message, answered, timeout_s=120, require_main_loop=True)
@@ -137,6 +143,24 @@ struct StarvationTests {
         loop.run()
         print("answers", " ".join(answers), flush=True)
         sys.stdin.read()
+        """
+
+    /// What any libdbus service pays for the same calls: `org.example.Floor` (python3-dbus) answers
+    /// every method call with InvalidArgs once libdbus has read it; libdbus answers `Peer.Ping` itself.
+    static let floorService = """
+        import dbus, dbus.lowlevel, dbus.mainloop.glib, sys
+        from gi.repository import GLib
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(sys.argv[1])
+        def refuse(connection, message):
+            if message.get_type() == dbus.lowlevel.MESSAGE_TYPE_METHOD_CALL and message.get_interface() != "org.freedesktop.DBus.Peer":
+                connection.send_message(dbus.lowlevel.ErrorMessage(message, "org.freedesktop.DBus.Error.InvalidArgs", "refused"))
+                return dbus.lowlevel.HANDLER_RESULT_HANDLED
+            return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+        bus.add_message_filter(refuse)
+        bus.request_name("org.example.Floor")
+        print("ready", flush=True)
+        GLib.MainLoop().run()
         """
 
     /// `Properties.Get(Version)` from a connection of its own: how long the service takes to answer anyone.
@@ -164,6 +188,58 @@ struct StarvationTests {
         let app = try await TestProvider(bus: daemon.bus, name: "Other", configuration: [:])
         _ = try await app.reportIncoming("+15550100")
         print("two 33 MB first messages: Get(Version) answered in \(answered)")
+    }
+
+    /// The slowest of the round trips `roundTrip` makes while `sender` sends, until it has its answers.
+    static func slowestWhile(_ sender: ChildProcess, _ roundTrip: () async throws -> Duration) async throws -> Duration {
+        var slowest = Duration.zero
+        while !sender.output.contains("answers") {
+            slowest = max(slowest, try await roundTrip())
+        }
+        return slowest
+    }
+
+    @Test("an identified app's sixteen calls of 33 MB are refused from their headers, and unread once it has sent 128 MiB, and another app's Get waits no longer than a do-nothing libdbus service's Ping behind the same calls (found on main: Get stalled up to 9.3 s and a whole call took 18.3 s)")
+    func bigCallsOfAKnownApp() async throws {
+        // Buckets that never drain: what each call gets does not depend on the machine's speed.
+        let daemon = try await RunningDaemon(["--argument-bytes-rate", "0"])
+        let floor = try ChildProcess("/usr/bin/python3", ["-c", Self.floorService, daemon.bus.address])
+        defer { floor.kill() }
+        #expect(await floor.waitForOutput(containing: "ready", timeout: .seconds(30)), "\(floor.output)")
+        let probe = try Connection(address: daemon.bus.address)
+        defer { probe.close() }
+        func ping(_ destination: String) async throws -> Duration {
+            let start = ContinuousClock.now
+            _ = try await probe.call(destination: destination, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                     timeout: .seconds(60))
+            return ContinuousClock.now - start
+        }
+        // Another app's Get, from a connection the service already knows.
+        func version() async throws -> Duration {
+            let start = ContinuousClock.now
+            _ = try await probe.call(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Properties",
+                                     member: "Get", [.string(Telephony1.Manager.interface), .string("Version")], timeout: .seconds(60))
+            return ContinuousClock.now - start
+        }
+        _ = try await version()
+        // The floor and the service in alternating rounds, so that both see the same machine; a round's figure is its slowest round trip.
+        var floorRounds: [Duration] = [], serviceRounds: [Duration] = []
+        var answers: [String] = []
+        for _ in 0..<3 {
+            let floorSender = try ChildProcess("/usr/bin/python3", ["-c", Self.bigSender, daemon.bus.address, "floor-name", "16"])
+            defer { floorSender.kill() }
+            floorRounds.append(try await Self.slowestWhile(floorSender) { try await ping("org.example.Floor") })
+            // A new app each round (a process of its own): its bucket starts full.
+            let sender = try ChildProcess("/usr/bin/python3", ["-c", Self.bigSender, daemon.bus.address, "known-name", "16"])
+            defer { sender.kill() }
+            serviceRounds.append(try await Self.slowestWhile(sender) { try await version() })
+            answers = (sender.output.split(separator: "\n").first { $0.hasPrefix("answers") }?.split(separator: " ").dropFirst() ?? []).map(String.init)
+            // Five fill the app's bucket of 128 MiB (each refused from its header); the rest are refused unread.
+            #expect(answers == Array(repeating: DBusError.Name.invalidArgs, count: 5) + Array(repeating: DBusError.Name.limitsExceeded, count: 11), "\(answers)")
+        }
+        let (slowest, floorSlowest) = (serviceRounds.sorted()[1], floorRounds.sorted()[1])
+        #expect(slowest <= floorSlowest * 2 + .milliseconds(500), "Get(Version) behind the big calls: \(serviceRounds); a do-nothing service's Ping: \(floorRounds)")
+        print("sixteen 33 MB calls of an identified app: the slowest Get(Version) meanwhile \(serviceRounds) (median \(slowest)); a do-nothing libdbus service's slowest Ping behind the same calls \(floorRounds) (median \(floorSlowest)); answers \(answers)")
     }
 
     @Test("an a{sv} of 1,000,000 keys is InvalidArgs before it is decoded: the daemon's peak memory grows by less than 64 MiB (found on main: 2.7 M keys peaked at 670 MiB and blocked 4.8 s)")

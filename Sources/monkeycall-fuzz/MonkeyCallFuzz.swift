@@ -27,9 +27,12 @@ struct MonkeyCallFuzz: ParsableCommand {
         let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
         FileHandle.standardOutput.write(Data(("MONKEYCALL-FUZZ-RESULT " + String(decoding: json, as: UTF8.self) + "\n").utf8))
         if result["daemonGone"] as? Bool == true { throw ExitCode(2) }
-        if !((result["improper"] as? [String: Any]) ?? [:]).isEmpty { throw ExitCode(1) }
+        if !((result["improper"] as? [String: Any]) ?? [:]).isEmpty || !((result["improperProbes"] as? [String]) ?? []).isEmpty { throw ExitCode(1) }
+        if result["phoneAlive"] as? Bool == false { throw ExitCode(2) }
     }
 }
+
+extension Surface.Name: ExpressibleByArgument {}
 
 /// What a run does, as the command line gives it: the run reads it whole.
 struct FuzzOptions: ParsableArguments {
@@ -63,6 +66,15 @@ struct FuzzOptions: ParsableArguments {
     @Option(name: .customLong("foreign-call"), help: "Another app's call UUID to aim at (repeatable).")
     var foreignCalls: [String] = []
 
+    @Option(name: .customLong("surface"), help: """
+        A part of the surface to fuzz (repeatable): api (the API but AddressBook), addressbook, search (GNOME Shell's \
+        SearchProvider2), runner (KRunner's krunner1), phone (the Phone app's org.freedesktop.Application, \
+        org.monkeycall.Phone: it must be running). Default: api, addressbook, search and runner.
+        """)
+    var surfaces: [Surface.Name] = []
+
+    var surfaceNames: Set<Surface.Name> { surfaces.isEmpty ? Surface.defaultNames : Set(surfaces) }
+
     func validate() throws {
         guard calls > 0, (1...4096).contains(inFlight), (1...8).contains(connections), ring > 0 else {
             throw ValidationError("--calls must be positive, --in-flight 1 to 4096, --connections 1 to 8, --ring positive")
@@ -80,6 +92,8 @@ final class FuzzRun: @unchecked Sendable {
     let links: [Connection]
     private var subscriptions: [Subscription] = []
     private var probes: [String: Int] = [:]
+    /// Probes of the surfaces beyond the API answered improperly.
+    private var improperProbes: [String] = []
     private let lostConnections = NSLock()
     private var lost: [Int] = []
     private var lostPrinted = false
@@ -92,7 +106,7 @@ final class FuzzRun: @unchecked Sendable {
         pool = Pool(foreignPaths: try options.foreignPaths.map { try ObjectPath($0) }, foreignCalls: options.foreignCalls)
         recorder = Recorder(ringSize: options.ring)
         links = try (0..<options.connections).map { _ in try Connection(address: address) }
-        generator = Generator(seed: options.seed, surface: Surface(), pool: pool, connections: options.connections, host: options.caller == "host")
+        generator = Generator(seed: options.seed, surface: Surface(options.surfaceNames), pool: pool, connections: options.connections, host: options.caller == "host")
         generator.timesWithinContract = options.timesWithinContract
         generator.maker.boundedUInt64 = options.timesWithinContract
         try subscribe()
@@ -130,6 +144,12 @@ final class FuzzRun: @unchecked Sendable {
                                                                         member: "NameOwnerChanged", arg0: Telephony1.busName)) { message in
                             if case .string(let owner)? = try? message.arguments().last, owner.isEmpty { recorder.daemonGone() }
                         })
+                        if self.options.surfaceNames.contains(.phone) {
+                            made.append(try await link.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                                            member: "NameOwnerChanged", arg0: PhoneApp.appID)) { message in
+                                if case .string(let owner)? = try? message.arguments().last, owner.isEmpty { recorder.phoneGone() }
+                            })
+                        }
                     }
                     link.onDisconnect { [weak self] _ in self?.connectionLost(index) }
                     self.subscriptions += made
@@ -165,23 +185,30 @@ final class FuzzRun: @unchecked Sendable {
             let number = recorder.sending(call)
             let message: Message
             do {
-                message = try Message.methodCall(destination: Telephony1.busName, path: call.path, interface: call.interface, member: call.member)
+                message = try Message.methodCall(destination: call.destination, path: call.path, interface: call.interface, member: call.member)
                 try message.append(call.arguments)
             } catch {
                 // libdbus would not build it: nothing was sent.
                 refused += 1
-                recorder.answered(number, "not sent: \(DBusError(error).name)", message: DBusError(error).message)
+                recorder.answered(number, call, "not sent: \(DBusError(error).name)", message: DBusError(error).message)
                 slots.signal()
                 continue
             }
+            let sandboxed = options.caller != "host"
             links[call.connection].send(call: message, timeout: Self.replyTimeout) { result in
                 switch result {
                 case .success(let reply):
-                    recorder.answered(number, "reply")
+                    // What the user's address book holds is the host's: a sandboxed app gets none of it.
+                    if sandboxed && call.isHostOnly {
+                        recorder.answered(number, call, Self.sandboxLeak,
+                                          message: "answered " + ((try? reply.arguments()) ?? []).map { Recorder.describe($0) }.joined(separator: ", "))
+                        break
+                    }
+                    recorder.answered(number, call, "reply")
                     Self.apply(call, reply: (try? reply.arguments()) ?? [], to: pool)
                 case .failure(let error):
                     let error = DBusError(error)
-                    recorder.answered(number, error.name, message: error.message)
+                    recorder.answered(number, call, error.name, message: error.message)
                     Self.apply(call, error: error.name, to: pool)
                 }
                 slots.signal()
@@ -193,8 +220,13 @@ final class FuzzRun: @unchecked Sendable {
         for _ in 0..<inFlight { slots.signal() }
         let seconds = Date().timeIntervalSince(started)
         let alive = !recorder.isDaemonGone && ping()
-        return result(sent: sent, refused: refused, seconds: seconds, alive: alive)
+        let phoneAlive = options.surfaceNames.contains(.phone) ? !recorder.isPhoneGone && ping(PhoneApp.appID, PhoneApp.objectPath) : nil
+        return result(sent: sent, refused: refused, seconds: seconds, alive: alive, phoneAlive: phoneAlive)
     }
+
+    /// The outcome of a reply to a sandboxed app on AddressBook, GNOME Shell's or KRunner's
+    /// interface: never proper (the contract answers it AccessDenied).
+    static let sandboxLeak = "reply to a sandboxed app on a host-only surface"
 
     // MARK: The pool from replies
 
@@ -222,6 +254,23 @@ final class FuzzRun: @unchecked Sendable {
             for (key, _) in objects {
                 if case .objectPath(let path) = key { pool.addForeign(path: path) }
             }
+        case .searchResults:
+            guard case .array(_, let ids)? = reply.first else { return }
+            pool.addResultIDs(ids.compactMap { if case .string(let id) = $0 { id } else { nil } })
+        case .runnerMatches:
+            guard case .array(_, let matches)? = reply.first else { return }
+            pool.addResultIDs(matches.compactMap { if case .structure(let fields) = $0, case .string(let id)? = fields.first { id } else { nil } })
+        case .contacts:
+            guard case .array(_, let contacts)? = reply.first else { return }
+            var texts: [String] = []
+            for contact in contacts {
+                guard let entries = contact.vardict else { continue }
+                if case .string(let name)? = entries["Name"]?.unwrappedVariant { texts.append(name) }
+                if case .array(_, let numbers)? = entries["Numbers"]?.unwrappedVariant {
+                    for case .structure(let pair) in numbers { if case .string(let number)? = pair.last { texts.append(number) } }
+                }
+            }
+            pool.addQueries(texts)
         case .none:
             break
         }
@@ -254,9 +303,41 @@ final class FuzzRun: @unchecked Sendable {
 
     // MARK: Probes: messages libdbus will not build
 
+    /// The probes of each part of the surface fuzzed.
+    private func probe() {
+        let surfaces = options.surfaceNames
+        if surfaces.contains(.api) { probeAPI() }
+        if surfaces.contains(where: { $0 != .api }) { probeNewSurfaces(surfaces) }
+    }
+
+    /// Big first messages on connections of their own to AddressBook, GNOME Shell's and KRunner's
+    /// interfaces (a 16 MiB query or term, 200,000 terms), and a 1 MiB number to the Phone app's
+    /// `app.call`: each answered at once, by a proper name (a sandboxed app: never a reply from the
+    /// host-only ones). Outcomes not so go to `improperProbes`.
+    private func probeNewSurfaces(_ surfaces: Set<Surface.Name>) {
+        let huge = String(repeating: "9", count: 16 << 20)
+        var probes: [(Surface.Name, String, String, ObjectPath, String, String, [DBusValue])] = [
+            (.addressbook, "16 MiB query to AddressBook.Search", Telephony1.busName, Telephony1.rootPath, Telephony1.AddressBook.interface, "Search",
+             [.string(huge), .uint32(0)]),
+            (.search, "16 MiB term to GetInitialResultSet", Telephony1.busName, Telephony1.searchPath, Desktop.SearchProvider2.interface,
+             "GetInitialResultSet", [.array(element: "s", [.string(huge)])]),
+            (.search, "200,000 terms to GetInitialResultSet", Telephony1.busName, Telephony1.searchPath, Desktop.SearchProvider2.interface,
+             "GetInitialResultSet", [.array(element: "s", Array(repeating: .string("a"), count: 200_000))]),
+            (.runner, "16 MiB query to Match", Telephony1.busName, Telephony1.runnerPath, Desktop.KRunner1.interface, "Match", [.string(huge)]),
+        ]
+        probes.append((.phone, "1 MiB number to the Phone app's app.call", PhoneApp.appID, PhoneApp.objectPath, Desktop.Application.interface,
+                       "ActivateAction", [.string(PhoneApp.Action.call), .array(element: "v", [.variant(.string(String(huge.prefix(1 << 20))))]), .vardict([:])]))
+        for (surface, name, destination, path, interface, member, arguments) in probes where surfaces.contains(surface) {
+            let outcome = callOutcome(on: nil, interface, member, arguments, destination: destination, path: path)
+            self.probes["\(name): \(outcome)", default: 0] += 1
+            let leak = options.caller != "host" && surface.isHostOnly && outcome == "reply"
+            if !Recorder.isProper(outcome) || leak { improperProbes.append("\(name) as \(options.caller): \(outcome)") }
+        }
+    }
+
     /// A string that is not UTF-8, through a socket of our own; a message nested past the bus's
     /// limit, on a connection of its own. Either way the sender is dropped, never the service.
-    private func probe() {
+    private func probeAPI() {
         let invalid: [[UInt8]] = [[0x41, 0xFF, 0xFE], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], Array(repeating: 0xFF, count: 4096)]
         let bytes = invalid[probes.values.reduce(0, +) % invalid.count]
         let (outcome, detail) = RawWire.sendString(bytes: bytes, address: address, destination: Telephony1.busName, path: Telephony1.rootPath.rawValue,
@@ -293,11 +374,12 @@ final class FuzzRun: @unchecked Sendable {
 
     /// Sends one call on `connection` (a new one when nil) and waits for its outcome: "reply",
     /// the error's name, "dropped by the bus", or why it could not be built.
-    private func callOutcome(on given: Connection?, _ interface: String, _ member: String, _ arguments: [DBusValue]) -> String {
+    private func callOutcome(on given: Connection?, _ interface: String, _ member: String, _ arguments: [DBusValue],
+                             destination: String = Telephony1.busName, path: ObjectPath = Telephony1.rootPath) -> String {
         guard let connection = given ?? (try? Connection(address: address)) else { return "could not connect" }
         defer { if given == nil { connection.close() } }
         do {
-            let message = try Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: interface, member: member)
+            let message = try Message.methodCall(destination: destination, path: path, interface: interface, member: member)
             try message.append(arguments)
             let semaphore = DispatchSemaphore(value: 0)
             let box = LockedBox("")
@@ -315,11 +397,11 @@ final class FuzzRun: @unchecked Sendable {
         }
     }
 
-    /// The service answers Ping.
-    private func ping() -> Bool {
+    /// The service (or `destination`) answers Ping.
+    private func ping(_ destination: String = Telephony1.busName, _ path: ObjectPath = Telephony1.rootPath) -> Bool {
         let semaphore = DispatchSemaphore(value: 0)
         let box = LockedBox(false)
-        guard let message = try? Message.methodCall(destination: Telephony1.busName, path: Telephony1.rootPath, interface: "org.freedesktop.DBus.Peer",
+        guard let message = try? Message.methodCall(destination: destination, path: path, interface: "org.freedesktop.DBus.Peer",
                                                     member: "Ping"), let link = links.first(where: { $0.isConnected }) ?? (try? Connection(address: address)) else { return false }
         link.send(call: message, timeout: .seconds(20)) { result in
             if case .success = result { box.value = true }
@@ -331,16 +413,23 @@ final class FuzzRun: @unchecked Sendable {
 
     // MARK: Results
 
-    private func result(sent: Int, refused: Int, seconds: Double, alive: Bool) -> [String: Any] {
+    private func result(sent: Int, refused: Int, seconds: Double, alive: Bool, phoneAlive: Bool?) -> [String: Any] {
         let byName = recorder.byName
-        let improper = byName.filter { !Recorder.isProper($0.key) && !$0.key.hasPrefix("not sent") }
+        let improper = recorder.improper
         var result: [String: Any] = [
+            "surfaces": options.surfaceNames.sorted().map(\.rawValue), "bySurface": recorder.bySurface, "improperProbes": improperProbes,
             "caller": options.caller, "calls": sent, "answered": recorder.total, "notSent": refused, "seconds": (seconds * 100).rounded() / 100,
             "callsPerSecond": Int(Double(sent) / max(seconds, 0.001)), "outcomes": byName, "improper": improper,
             "improperExamples": recorder.improperExamples, "daemonGone": recorder.daemonGoneAfter != nil, "alive": alive,
             "probes": probes, "slowest": recorder.slowest(8), "lostConnections": lostConnections.withLock { lost },
             "pool": ["providers": pool.counts.providers, "calls": pool.counts.calls, "actions": pool.counts.actions, "updates": pool.counts.updates],
         ]
+        if let phoneAlive { result["phoneAlive"] = phoneAlive }
+        if let after = recorder.phoneGoneAfter {
+            result["phoneGoneAfterCalls"] = after
+            result["phoneLastCalls"] = recorder.lastCalls.filter { $0.call.destination == PhoneApp.appID }.suffix(32)
+                .map { "#\($0.number) \(Recorder.describe($0.call)) → \($0.outcome ?? "no answer")" }
+        }
         if let after = recorder.daemonGoneAfter {
             result["daemonGoneAfterCalls"] = after
             let last = recorder.lastCalls
@@ -360,6 +449,15 @@ final class FuzzRun: @unchecked Sendable {
         var lines = ["monkeycall-fuzz (\(options.caller)): \(result["calls"]!) calls in \(result["seconds"]!) s (\(result["callsPerSecond"]!)/s), daemon \(result["daemonGone"] as? Bool == true ? "GONE" : "alive")"]
         let outcomes = (result["outcomes"] as? [String: Int] ?? [:]).sorted { ($1.value, $0.key) < ($0.value, $1.key) }
         lines += outcomes.map { "  \($0.value)\t\($0.key)" }
+        let bySurface = result["bySurface"] as? [String: [String: Int]] ?? [:]
+        if bySurface.count > 1 || options.surfaceNames != Surface.defaultNames {
+            for (surface, counts) in bySurface.sorted(by: { $0.key < $1.key }) {
+                let said = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { "\($0.value) \($0.key.replacing("org.freedesktop.DBus.Error.", with: ""))" }
+                lines.append("  \(surface): \(counts.values.reduce(0, +)) calls: \(said.joined(separator: ", "))")
+            }
+        }
+        if let phoneAlive = result["phoneAlive"] as? Bool { lines.append("  the Phone app \(phoneAlive ? "alive" : "GONE")") }
+        lines += (result["improperProbes"] as? [String] ?? []).map { "  improper probe: \($0)" }
         lines += (result["slowest"] as? [String] ?? []).map { "  slow: \($0)" }
         lines += (result["probes"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "  probe \($0.value)\t\($0.key)" }
         if let suspects = result["suspects"] as? [String] {

@@ -36,6 +36,9 @@ final class Pool: @unchecked Sendable {
     private var foreignPaths: Set<ObjectPath> = []
     private var foreignCalls: Set<String> = []
     private var highestProvider: UInt64 = 0
+    /// Ids the search providers answered, and names and numbers AddressBook answered: to use again.
+    private var resultIDs: [String] = []
+    private var queries: [String] = []
 
     static let maximumCalls = 256
     static let maximumActions = 256
@@ -53,7 +56,7 @@ final class Pool: @unchecked Sendable {
                      calls: callOrder.compactMap { calls[$0] }, actions: actionOrder.compactMap { actions[$0] },
                      spentActions: spentActions, endedCalls: endedCalls, updates: updates.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                      favorites: favorites, recents: recents, foreignPaths: foreignPaths.sorted(), foreignCalls: foreignCalls.sorted(),
-                     highestProvider: highestProvider)
+                     highestProvider: highestProvider, resultIDs: resultIDs, queries: queries)
         }
     }
 
@@ -69,6 +72,8 @@ final class Pool: @unchecked Sendable {
         var foreignPaths: [ObjectPath]
         var foreignCalls: [String]
         var highestProvider: UInt64
+        var resultIDs: [String]
+        var queries: [String]
     }
 
     // MARK: Writing (from replies and signals)
@@ -145,6 +150,16 @@ final class Pool: @unchecked Sendable {
     func addFavorite(_ id: UInt64) { lock.withLock { favorites.append(id); if favorites.count > 64 { favorites.removeFirst() } } }
     func removeFavorite(_ id: UInt64) { lock.withLock { favorites.removeAll { $0 == id } } }
     func setRecents(_ ids: [UInt64]) { lock.withLock { recents = Array(ids.prefix(64)) } }
+
+    /// Result ids from GNOME Shell's or KRunner's answers (the last 64 different ones).
+    func addResultIDs(_ ids: [String]) { lock.withLock { Self.remember(ids, in: &resultIDs) } }
+    /// Names and numbers from AddressBook's answers (the last 64 different ones).
+    func addQueries(_ texts: [String]) { lock.withLock { Self.remember(texts, in: &queries) } }
+
+    private static func remember(_ new: [String], in list: inout [String]) {
+        for text in new.prefix(16) where text.utf8.count <= 1_024 && !list.contains(text) { list.append(text) }
+        if list.count > 64 { list.removeFirst(list.count - 64) }
+    }
 
     func addForeign(path: ObjectPath) {
         lock.withLock {

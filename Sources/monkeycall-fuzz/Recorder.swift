@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import MonkeyCallAPI
 
 /// The outcomes by name, the last calls sent (a ring buffer, with their outcomes), and the
 /// first example of each error that a well-behaved service never answers.
@@ -15,6 +16,10 @@ final class Recorder: @unchecked Sendable {
     private let lock = NSLock()
     private var ring: [Entry?]
     private var counts: [String: Int] = [:]
+    /// The outcomes by part of the surface (`Surface.Name`).
+    private var surfaceCounts: [String: [String: Int]] = [:]
+    /// The answers no well-behaved service gives, by name: the call's own documented errors are proper.
+    private var improperCounts: [String: Int] = [:]
     private var examples: [String: String] = [:]
     /// Seconds from sending to the answer, by member (of the calls still in the ring when answered).
     private var latency: [String: (count: Int, total: Double, maximum: Double)] = [:]
@@ -35,10 +40,16 @@ final class Recorder: @unchecked Sendable {
     }
 
     /// How call `number` came back: "reply" or the error's name.
-    func answered(_ number: Int, _ outcome: String, message: String? = nil) {
+    func answered(_ number: Int, _ call: FuzzCall, _ outcome: String, message: String? = nil) {
         lock.withLock {
             answered += 1
             counts[outcome, default: 0] += 1
+            surfaceCounts[call.surface.rawValue, default: [:]][outcome, default: 0] += 1
+            let proper = Self.isProper(outcome) || call.documentedErrors.contains(outcome) || outcome.hasPrefix("not sent")
+            if !proper {
+                improperCounts[outcome, default: 0] += 1
+                if examples[outcome] == nil { examples[outcome] = "\(Self.describe(call)) → \(message ?? "")" }
+            }
             let slot = number % ring.count
             if ring[slot]?.number == number {
                 let label = ring[slot]!.call.label
@@ -48,17 +59,20 @@ final class Recorder: @unchecked Sendable {
                 latency[label, default: (0, 0, 0)].maximum = max(latency[label]!.maximum, seconds)
                 ring[slot]?.outcome = outcome
                 ring[slot]?.message = message
-                if examples[outcome] == nil, outcome != "reply", !Self.isProper(outcome) {
-                    examples[outcome] = "\(Self.describe(ring[slot]!.call)) → \(message ?? "")"
-                }
             }
         }
     }
 
     func daemonGone() { lock.withLock { if daemonGoneAfter == nil { daemonGoneAfter = sent } } }
     var isDaemonGone: Bool { lock.withLock { daemonGoneAfter != nil } }
+    /// Set when the Phone app's bus name loses its owner (a run with `--surface phone`).
+    private(set) var phoneGoneAfter: Int?
+    func phoneGone() { lock.withLock { if phoneGoneAfter == nil { phoneGoneAfter = sent } } }
+    var isPhoneGone: Bool { lock.withLock { phoneGoneAfter != nil } }
 
     var byName: [String: Int] { lock.withLock { counts } }
+    var bySurface: [String: [String: Int]] { lock.withLock { surfaceCounts } }
+    var improper: [String: Int] { lock.withLock { improperCounts } }
 
     /// The members slowest to answer on average: "Member: mean ms (max ms)".
     func slowest(_ count: Int) -> [String] {
@@ -102,7 +116,8 @@ final class Recorder: @unchecked Sendable {
     // MARK: Describing calls, briefly
 
     static func describe(_ call: FuzzCall) -> String {
-        "\(call.label)(\(call.arguments.map { describe($0) }.joined(separator: ", "))) on \(call.path) from connection \(call.connection) [\(call.note)]"
+        let at = call.destination == Telephony1.busName ? "" : " of \(call.destination)"
+        return "\(call.label)(\(call.arguments.map { describe($0) }.joined(separator: ", "))) on \(call.path)\(at) from connection \(call.connection) [\(call.note)]"
     }
 
     static func describe(_ value: DBusValue, depth: Int = 0) -> String {

@@ -5,9 +5,24 @@ import MonkeyCallAPI
 
 /// The D-Bus surface to fuzz, read from the typed specs (`Telephony1.interfaces`, and the
 /// desktop's interfaces the service serves, `Desktop.served`: GNOME Shell's search provider and
-/// KRunner's runner): every method of every interface, every property (Get, Set, GetAll), and
-/// the standard interfaces every object serves. Nothing here lists the API's members by hand.
+/// KRunner's runner), and the Phone app's (`PhoneSurface`, when asked for): every method of
+/// every interface, every property (Get, Set, GetAll), and the standard interfaces every object
+/// serves. Nothing here lists the API's members by hand.
 struct Surface {
+    /// The parts of the surface a run may be given (`--surface`): the API but its address book
+    /// (`api`), `AddressBook`, GNOME Shell's search provider, KRunner's runner, and the Phone
+    /// app's `org.freedesktop.Application` (which needs the app running: not in the default).
+    enum Name: String, CaseIterable, Sendable, Comparable {
+        case api, addressbook, search, runner, phone
+
+        static func < (lhs: Name, rhs: Name) -> Bool { allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)! }
+        /// What a sandboxed app may not use at all: every member answers it AccessDenied.
+        var isHostOnly: Bool { self == .addressbook || self == .search || self == .runner }
+    }
+
+    /// The daemon's whole surface.
+    static let defaultNames: Set<Name> = [.api, .addressbook, .search, .runner]
+
     enum Operation {
         case method(MemberDescription)
         case property(MemberDescription)
@@ -16,20 +31,24 @@ struct Surface {
     }
 
     /// Which object serves an API interface: by the interface's last name component.
-    enum ObjectKind: String { case root, provider, call, directoryUpdate, search, runner }
+    enum ObjectKind: String { case root, provider, call, directoryUpdate, search, runner, phone }
 
     let operations: [(operation: Operation, weight: Int)]
     let methods: [String: MemberDescription]
+    let names: Set<Name>
+    /// The objects the standard operations aim at: those of the surfaces fuzzed.
+    let standardKinds: [ObjectKind]
 
-    init() {
+    init(_ names: Set<Name> = Surface.defaultNames) {
         var operations: [(Operation, Int)] = []
         var methods: [String: MemberDescription] = [:]
-        for interface in Telephony1.interfaces + Desktop.served.map(\.interface) {
+        for interface in Telephony1.interfaces + Desktop.served.map(\.interface) + PhoneSurface.interfaces {
             for member in interface.members {
+                if member.kind == .method { methods["\(Self.shortName(member.interface)).\(member.name)"] = member }
+                guard names.contains(Self.name(of: interface.name)) else { continue }
                 switch member.kind {
                 case .method:
-                    operations.append((.method(member), 3))
-                    methods["\(Self.shortName(member.interface)).\(member.name)"] = member
+                    operations.append((.method(member), PhoneSurface.weight(of: member) ?? 3))
                 case .property:
                     operations.append((.property(member), 1))
                 case .signal:
@@ -41,22 +60,71 @@ struct Surface {
                                     ("org.freedesktop.DBus.Peer", "GetMachineId"), ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects")] {
             operations.append((.standard(interface: interface, member: member), 1))
         }
+        // A run of some parts only: each part as likely as the others, however many members it has
+        // (AddressBook has one method, KRunner's runner six), the standard operations a quarter of one.
+        if names != Self.defaultNames {
+            var totals: [Name: Int] = [:]
+            for (operation, weight) in operations { if let name = Self.name(of: operation) { totals[name, default: 0] += weight } }
+            let standard = operations.filter { Self.name(of: $0.0) == nil }.reduce(0) { $0 + $1.1 }
+            operations = operations.map { operation, weight in
+                let total = Self.name(of: operation).map { totals[$0]! } ?? standard * 4
+                return (operation, max(1, weight * 1_000 / total))
+            }
+        }
         self.operations = operations
         self.methods = methods
+        self.names = names
+        var kinds: [ObjectKind] = []
+        for (kind, surfaces) in [(ObjectKind.root, [Name.api, .addressbook]), (.provider, [.api]), (.call, [.api]), (.directoryUpdate, [.api]),
+                                 (.search, [.search]), (.runner, [.runner]), (.phone, [.phone])] where !names.isDisjoint(with: surfaces) {
+            kinds.append(kind)
+        }
+        standardKinds = kinds
+    }
+
+    /// The part of the surface a method or property belongs to; nil for the standard operations (any part's objects).
+    static func name(of operation: Operation) -> Name? {
+        switch operation {
+        case .method(let member), .property(let member): name(of: member.interface)
+        case .standard: nil
+        }
     }
 
     /// `Provider` for `org.monkeycall.Telephony1.Provider`.
     static func shortName(_ interface: String) -> String { String(interface.split(separator: ".").last ?? "") }
 
+    /// The part of the surface an interface belongs to.
+    static func name(of interface: String) -> Name {
+        switch interface {
+        case Telephony1.AddressBook.interface: .addressbook
+        case Desktop.SearchProvider2.interface: .search
+        case Desktop.KRunner1.interface: .runner
+        case _ where PhoneSurface.interfaces.contains(where: { $0.name == interface }): .phone
+        default: .api
+        }
+    }
+
     static func objectKind(of interface: String) -> ObjectKind {
         if let served = Desktop.served.first(where: { $0.interface.name == interface }) {
             return served.path == Telephony1.searchPath ? .search : .runner
         }
+        if name(of: interface) == .phone { return .phone }
         return switch shortName(interface) {
         case "Provider": .provider
         case "Call": .call
         case "CallDirectoryUpdate": .directoryUpdate
         default: .root
+        }
+    }
+
+    /// The part of the surface a standard call on an object of `kind` counts for.
+    func name(of kind: ObjectKind) -> Name {
+        switch kind {
+        case .root: names.contains(.api) ? .api : .addressbook
+        case .provider, .call, .directoryUpdate: .api
+        case .search: .search
+        case .runner: .runner
+        case .phone: .phone
         }
     }
 
@@ -83,6 +151,10 @@ struct FuzzCall: Sendable {
         case removedFavorite(id: UInt64)
         case listedRecents
         case listedObjects
+        /// GNOME Shell's result ids, KRunner's matches, AddressBook's contacts: ids and queries to use again.
+        case searchResults
+        case runnerMatches
+        case contacts
     }
 
     var connection: Int
@@ -93,8 +165,22 @@ struct FuzzCall: Sendable {
     /// What the arguments aim at: "own live call", "foreign provider", …
     var note: String
     var effect: Effect = .none
+    /// The bus name called: the service, or the Phone app.
+    var destination: String = Telephony1.busName
+    /// The part of the surface the call counts for.
+    var surface: Surface.Name = .api
+    /// Errors documented for this call beyond the standard ones and the API's (GLib's NotSupported for Open).
+    var documentedErrors: Set<String> = []
 
     var label: String { "\(Surface.shortName(interface)).\(member)" }
+
+    /// A call a sandboxed app must be refused: a member of AddressBook, GNOME Shell's or KRunner's
+    /// interface, or one of their properties through org.freedesktop.DBus.Properties.
+    var isHostOnly: Bool {
+        if Surface.name(of: interface).isHostOnly { return true }
+        guard interface == "org.freedesktop.DBus.Properties", case .string(let named)? = arguments.first else { return false }
+        return Surface.name(of: named).isHostOnly
+    }
 }
 
 /// Makes the calls: picks an operation, a target object and arguments, from the pool of
@@ -109,6 +195,8 @@ struct Generator {
     var timesWithinContract = false
     private var snapshot: Pool.Snapshot
     private var made = 0
+    /// The Phone app action the call being made names: its parameter follows it.
+    private var actionName = ""
     private let weightTotal: Int
 
     init(seed: UInt64, surface: Surface, pool: Pool, connections: Int, host: Bool) {
@@ -129,7 +217,8 @@ struct Generator {
     mutating func next() -> FuzzCall {
         made += 1
         snapshot = pool.snapshot()
-        if let step = lifecycleStep() { return step }
+        // Own providers and calls, driven: the API's (a run of other surfaces only has none).
+        if surface.names.contains(.api), let step = lifecycleStep() { return step }
         var roll = maker.random.int(0...(weightTotal - 1))
         var chosen = surface.operations[0].operation
         for (operation, weight) in surface.operations {
@@ -140,10 +229,13 @@ struct Generator {
         case .method(let member): return call(member, good: 0.6)
         case .property(let member): return property(member)
         case .standard(let interface, let member):
-            let kind = pick([Surface.ObjectKind.root, .provider, .call, .directoryUpdate, .search, .runner])!
+            let kind = pick(surface.standardKinds)!
             let (path, connection, note) = target(kind)
-            return FuzzCall(connection: connection, path: path, interface: interface, member: member, arguments: [], note: note,
-                            effect: member == "GetManagedObjects" ? .listedObjects : .none)
+            var call = FuzzCall(connection: connection, path: path, interface: interface, member: member, arguments: [], note: note,
+                                effect: member == "GetManagedObjects" && kind != .phone ? .listedObjects : .none)
+            call.surface = surface.name(of: kind)
+            if kind == .phone { call.destination = PhoneApp.appID }
+            return call
         }
     }
 
@@ -218,6 +310,9 @@ struct Generator {
         case ("Favorites", "Remove"):
             if case .uint64(let id)? = arguments.first { effect = .removedFavorite(id: id) }
         case ("Recents", "List"): effect = .listedRecents
+        case ("SearchProvider2", "GetInitialResultSet"), ("SearchProvider2", "GetSubsearchResultSet"): effect = .searchResults
+        case ("krunner1", "Match"): effect = .runnerMatches
+        case ("AddressBook", "Search"): effect = .contacts
         default: break
         }
         // The connection that owns the provider acts for it, mostly.
@@ -225,7 +320,13 @@ struct Generator {
            chance(0.9) {
             connection = owner.connection
         }
-        return FuzzCall(connection: connection, path: path, interface: member.interface, member: member.name, arguments: arguments, note: note, effect: effect)
+        var made = FuzzCall(connection: connection, path: path, interface: member.interface, member: member.name, arguments: arguments, note: note, effect: effect)
+        made.surface = Surface.name(of: member.interface)
+        if kind == .phone {
+            made.destination = PhoneApp.appID
+            made.documentedErrors = PhoneSurface.documentedErrors(interface: member.interface, member: member.name)
+        }
+        return made
     }
 
     /// An object of `kind` to call: own and live mostly, else another app's, a stale one or a made-up path.
@@ -251,6 +352,9 @@ struct Generator {
             if roll < 92 { return (Telephony1.searchPath, connection, "GNOME Shell's search provider") }
         case .runner:
             if roll < 92 { return (Telephony1.runnerPath, connection, "KRunner's runner") }
+        case .phone:
+            if roll < 92 { return (PhoneApp.objectPath, connection, "the Phone app") }
+            if roll < 96 { return (pick(PhoneSurface.otherPaths)!, connection, "another object of the Phone app") }
         case .directoryUpdate:
             if roll < 70, let update = pick(snapshot.updates) {
                 let owner = snapshot.providers.first { $0.path == update.provider }?.connection ?? connection
@@ -299,15 +403,39 @@ struct Generator {
         case ("app", "s"), ("provider_name", "s"), ("name", "s"):
             return (.string(isGood ? pick(["Fuzz", "Fuzz host", "org.example.Fuzzer", "Victim", ""])! : maker.string()), nil)
         case ("query", "s"):
-            return (.string(isGood ? pick(["ada", "Zoë", "+44 20 7946", "020 7946", "fuzz", "7946 0001", "", "a"])! : maker.string()), nil)
+            if isGood, chance(0.3), let seen = pick(snapshot.queries) { return (.string(seen), "a name or number the address book gave") }
+            return (.string(isGood ? pick(["ada", "Zoë", "+44 20 7946", "020 7946", "fuzz", "7946 0001", "", "a", "grace hop", "0161 496"])! : maker.string()), nil)
+        case ("limit", "u"):
+            let limits: [UInt32] = isGood ? [0, 1, 5, 50, 1_000] : [1_001, UInt32.max, UInt32.max - 1, maker.integer(UInt32.self)]
+            return (.uint32(pick(limits)!), nil)
         case ("terms", "as"), ("previous_results", "as"), ("identifiers", "as"):
-            let count = isGood ? maker.random.int(0...4) : pick([0, 1, 65, 300, 1000])!
-            let goodTerm = { (maker: inout ValueMaker) -> String in
-                argument.name == "terms" ? maker.random.pick(["ada", "+1", "408", "555", "fuzz", "zoë", "0161"])! : maker.random.pick(Self.resultIDs)!
+            let count = isGood ? maker.random.int(0...4) : pick([0, 1, 65, 257, 300, 1000])!
+            let goodTerm = { (generator: inout Generator) -> String in
+                argument.name == "terms" ? generator.pick(["ada", "+1", "408", "555", "fuzz", "zoë", "0161", "lovelace", "+44"])! : generator.resultID()
             }
-            return (.array(element: "s", (0..<count).map { _ in .string(isGood ? goodTerm(&maker) : maker.string()) }), nil)
+            // Bad: hostile strings, or ids of this provider's form with a field made hostile.
+            let badID = argument.name != "terms" && chance(0.5)
+            return (.array(element: "s", (0..<count).map { _ in .string(isGood ? goodTerm(&self) : badID ? mutatedResultID() : maker.string()) }), nil)
         case ("identifier", "s"), ("matchId", "s"):
-            return (.string(isGood ? pick(Self.resultIDs)! : maker.string()), nil)
+            if isGood { return (.string(resultID()), nil) }
+            return chance(0.5) ? (.string(mutatedResultID()), "a result id made hostile") : (.string(maker.string()), nil)
+        case ("token", "s"):
+            return (.string(isGood ? "fuzz-token-\(maker.random.int(0...999))" : maker.string()), nil)
+        // The Phone app's org.freedesktop.Application and org.gtk.Actions.
+        case ("action_name", "s"):
+            let name = isGood ? pick([PhoneApp.Action.call, PhoneApp.Action.showCall, PhoneApp.Action.search])!
+                : chance(0.5) ? pick(["", "app.call", "CALL", "call ", "quit", "about", "show_call", "search\n"])! : maker.string()
+            actionName = name
+            return (.string(name), nil)
+        case ("parameter", "av"):
+            return actionParameter(good: isGood)
+        case ("platform_data", "a{sv}"):
+            return (.vardict(platformData(good: isGood)), nil)
+        case ("uris", "as"):
+            let count = isGood ? maker.random.int(1...2) : pick([0, 1, 3, 100])!
+            return (.array(element: "s", (0..<count).map { _ in .string(isGood ? pick(PhoneSurface.uris)! : maker.string()) }), nil)
+        case ("hint", "s"):
+            return (.string(isGood ? pick(["", "view", "edit"])! : maker.string()), nil)
         case ("actionId", "s"):
             return (.string(isGood ? pick(["", "app:Fuzz", "app:Fuzz host 1", "app:Victim"])! : maker.string()), nil)
         case ("digits", "s"):
@@ -345,6 +473,82 @@ struct Generator {
         default:
             return (maker.value(of: Substring(signature)), nil)
         }
+    }
+
+    /// A result id: one the search providers gave this run (half the time, when there are some),
+    /// else one of the fixed ones.
+    mutating func resultID() -> String {
+        if chance(0.5), let seen = pick(snapshot.resultIDs) { return seen }
+        return pick(Self.resultIDs)!
+    }
+
+    /// A result id of the providers' form (`source:type:app:handle:name:shown:label`, `%`-escaped)
+    /// with one field made hostile: a hostile string raw or escaped, broken escapes, a field
+    /// missing or one too many, an unknown source or handle type.
+    mutating func mutatedResultID() -> String {
+        var fields = resultID().split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let index = maker.random.int(0...(fields.count - 1))
+        switch maker.random.int(0...5) {
+        case 0: fields[index] = maker.string()
+        case 1: fields[index] = Self.escaped(maker.string())
+        case 2: fields[index] = pick(["%", "%G0", "%00", "%2", "%%", "%3A%3A", "%0A", "%E2%80%AE", "%FF%FE", ""])!
+        case 3: fields.remove(at: index)
+        case 4: fields.insert(pick(["", "x", "%3A"])!, at: index)
+        default: fields[pick([0, 1])!] = pick(["", "NUMBER", "contact ", "phone", "sip", maker.string()])!
+        }
+        return fields.joined(separator: ":")
+    }
+
+    /// `%XX` for `%`, `:` and control characters, as the providers escape a field.
+    static func escaped(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "%") || byte == UInt8(ascii: ":") || byte < 0x20 || byte == 0x7F {
+                bytes += Array(String(format: "%%%02X", byte).utf8)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The parameter of a Phone app action (`av`): one string fitting the action named just before
+    /// (a handle, a call's UUID, a query), else none, two, another type, a hostile string or variants nested deep.
+    private mutating func actionParameter(good: Bool) -> (DBusValue, String?) {
+        if good {
+            let value: String
+            switch actionName {
+            case PhoneApp.Action.showCall:
+                value = pick(snapshot.calls.map(\.uuid) + snapshot.foreignCalls).map { chance(0.8) ? $0 : $0.uppercased() } ?? UUID().uuidString.lowercased()
+            case PhoneApp.Action.search:
+                value = chance(0.3) ? pick(snapshot.queries) ?? "ada" : pick(PhoneSurface.queries)!
+            default:
+                value = chance(0.7) ? pick(PhoneSurface.handles)! : goodHandle()
+            }
+            return (.array(element: "v", [.variant(.string(value))]), nil)
+        }
+        switch maker.random.int(0...9) {
+        case 0: return (.array(element: "v", []), "no parameter")
+        case 1: return (.array(element: "v", [.variant(.string(maker.string())), .variant(.string(maker.string()))]), "two parameters")
+        case 2: return (.array(element: "v", [.variant(pick(Hostile.wrongValues(for: "s"))!)]), "a parameter of another type")
+        case 3: return (.array(element: "v", [Hostile.nestedVariants(maker.random.int(2...40), around: .string("+14085550142"))]), "variants nested")
+        default: return (.array(element: "v", [.variant(.string(maker.string()))]), "a hostile string")
+        }
+    }
+
+    /// `platform_data`: an activation token and an X11 startup id (`_TIME` and a time), good or hostile, and other keys.
+    private mutating func platformData(good: Bool) -> [String: DBusValue] {
+        let keys = [Desktop.Application.activationToken: "s", Desktop.Application.desktopStartupID: "s"]
+        var entries = maker.vardict(keys: keys, depth: 2, good: nil)
+        if good {
+            for key in keys.keys.sorted() where chance(0.5) {
+                entries[key] = .string(key == Desktop.Application.desktopStartupID ? "fuzz_TIME\(maker.random.int(0...Int(UInt32.max)))" : "fuzz-\(maker.random.int(0...9999))")
+            }
+        } else if chance(0.5) {
+            let value = pick(["_TIME", "_TIME18446744073709551616", "_TIME-1", "x_TIME4294967295", "_TIME" + String(repeating: "9", count: 400), maker.string()])!
+            entries[pick(keys.keys.sorted())!] = chance(0.8) ? .string(value) : pick(Hostile.wrongValues(for: "s"))!
+        }
+        return entries
     }
 
     /// Ids of results as the search providers give them: a typed number, a contact, a favorite of
@@ -454,6 +658,13 @@ struct Generator {
 
     /// Get, Set (of the right type, mostly, writable or not) or GetAll, on the property's object.
     mutating func property(_ member: MemberDescription) -> FuzzCall {
+        var call = propertyCall(member)
+        call.surface = Surface.name(of: member.interface)
+        if Surface.objectKind(of: member.interface) == .phone { call.destination = PhoneApp.appID }
+        return call
+    }
+
+    private mutating func propertyCall(_ member: MemberDescription) -> FuzzCall {
         let kind = Surface.objectKind(of: member.interface)
         let (path, connection, note) = target(kind)
         let properties = "org.freedesktop.DBus.Properties"

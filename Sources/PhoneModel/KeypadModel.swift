@@ -61,6 +61,12 @@ public final class KeypadModel {
     /// characters is not: the keypad shows it cleaned, and the user calls it if it is what they
     /// meant (a host tool could otherwise dial `+1900…` dressed as another number, at once).
     public func take(_ handle: String) -> Bool {
+        // Longer than any handle the service takes (1 KiB, TelephonyCore's Limits): not put in the
+        // entry at all, where GTK would lay it out for seconds (100,000 combining accents: 4.6 s).
+        guard handle.utf8.count <= Self.maximumHandleBytes else {
+            report.say(tr("The number was too long to be a phone number or address, and was not called"))
+            return false
+        }
         setText(handle)
         guard ScreenText.handleHazard(in: Self.decoded(handle)) == nil else {
             report.say(tr("The number held hidden characters and was not called: check it, then call"))
@@ -68,6 +74,9 @@ public final class KeypadModel {
         }
         return true
     }
+
+    /// The service's bound on a handle, in bytes of UTF-8.
+    public nonisolated static let maximumHandleBytes = 1_024
 
     /// `tel:+1-408-555-0142;ext=2` → `+1-408-555-0142`; other text as it is, trimmed, with no
     /// control or bidi characters (`ScreenText.cleanHandle`: what is shown is what is called).

@@ -10,6 +10,20 @@
 /// Works per Unicode scalar, not per Character: a control fused with a combining mark into one
 /// grapheme cluster is still a control.
 public enum ScreenText {
+    /// The longest start of `text` of at most `maximumBytes` bytes of UTF-8, cut between Unicode
+    /// scalars (a character of 100,000 combining marks is cut too).
+    public static func prefix(_ text: String, maximumBytes: Int) -> String {
+        guard text.utf8.count > maximumBytes else { return text }
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            guard bytes <= maximumBytes else { break }
+            kept.append(scalar)
+        }
+        return String(kept)
+    }
+
     public static func clean(_ text: String) -> String {
         clean(text, keeping: nil)
     }

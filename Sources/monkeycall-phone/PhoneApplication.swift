@@ -1,6 +1,7 @@
 import CGtk
 import FoundationEssentials
 import GObjectBoundary
+import MonkeyCallAPI
 import Localization
 import MonkeyCallClient
 import PhoneModel
@@ -85,7 +86,8 @@ final class PhoneApplication {
 
     private func search(_ query: String) {
         showMain()
-        mainWindow?.search(query)
+        // No search is longer (the address book's bound); GTK would lay a longer text out for seconds.
+        mainWindow?.search(ScreenText.prefix(query, maximumBytes: Telephony1.AddressBook.maximumQueryBytes))
     }
 
     func presentCallWindow() {

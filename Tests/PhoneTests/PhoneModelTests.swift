@@ -33,6 +33,21 @@ struct PhoneModelTests {
         #expect(KeypadModel.number(fromText: "+1 408\n555 0142") == "+1 408 555 0142")
     }
 
+    @Test("The call action with a handle over 1 KiB (100,000 combining accents: the window froze 4.6 s laying it out): not put on the keypad, not called, the user told; a search over 1 KiB is cut between scalars")
+    @MainActor func callActionRefusesHugeHandles() {
+        let model = PhoneModel(backend: FakeBackend())
+        var told: [String] = []
+        model.keypad.report.toast = { told.append($0) }
+        #expect(model.keypad.take("+14085550142"))
+        let huge = "e" + String(repeating: "\u{301}", count: 100_000)
+        #expect(!model.keypad.take(huge))
+        #expect(model.keypad.number == "+14085550142", "the keypad took \(model.keypad.number.utf8.count) bytes")
+        #expect(told.count == 1 && told.first?.contains("too long") == true, "\(told)")
+        let cut = ScreenText.prefix(huge, maximumBytes: 1_024)
+        #expect(cut.utf8.count == 1_023 && huge.unicodeScalars.starts(with: cut.unicodeScalars), "\(cut.utf8.count)")
+        #expect(ScreenText.prefix("+1 408", maximumBytes: 1_024) == "+1 408")
+    }
+
     @Test("A recent row: name or number, app and status, duration and end reason; caller text cleaned")
     @MainActor func recentRow() {
         var entry = Telephony1.RecentEntry()

@@ -12,58 +12,49 @@ extension Connection {
         var caller: Caller?
         if callers.policy != nil {
             guard let admitted = admit(message) else { return }
-            caller = admitted
             if let refusal = callers.argumentBytes.refusal(of: admitted.account, now: .now) {
                 return replyError(to: message, refusal)
             }
-            // Before the object is looked up: a caller the policy refuses cannot tell whether it exists.
-            var bodyBytes = 0
-            let arguments = message.interface == StandardInterfaces.properties
-                ? (try? message.arguments(maximumVariantDictionaryEntries: 0, maximumArrayElements: 0, maximumBytes: maximumArgumentBytes,
-                                          bodyBytes: &bodyBytes)) ?? [] : []
-            if let denial = accessDenial(message, caller: admitted, interface: message.interface ?? "", arguments: arguments) {
+            caller = admitted
+        }
+        // Found first, answered only after the policy's check: a caller the policy refuses cannot
+        // tell whether an object, interface or method exists.
+        let target = Self.target(of: member, requested: message.interface, among: interfacesServed(at: path), at: path)
+        let interfaceName = message.interface ?? (try? target.get())?.interface ?? ""
+        var decoded: [DBusValue]?
+        if let caller {
+            // Properties calls are checked with the property they name: their arguments are read
+            // first (bounded as any call's), once.
+            if interfaceName == StandardInterfaces.properties, case .success(let found) = target, message.signature == found.method.inputSignature {
+                switch decode(message, for: found.method, caller: caller) {
+                case .success(let values): decoded = values
+                case .failure(let error): return replyError(to: message, error)
+                }
+            }
+            if let denial = accessDenial(message, caller: caller, interface: interfaceName, arguments: decoded ?? []) {
                 return replyError(to: message, denial)
             }
         }
-        let interfaces = interfacesServed(at: path)
-        guard !interfaces.isEmpty else {
-            return replyError(to: message, DBusError.unknownObject("no object at path \(path)"))
-        }
         let method: Method
-        let interfaceName: String
-        if let requested = message.interface {
-            guard let interface = interfaces.first(where: { $0.name == requested }) else {
-                return replyError(to: message, DBusError.unknownInterface("object \(path) has no interface '\(requested)'"))
-            }
-            guard let found = interface.method(member) else {
-                return replyError(to: message, DBusError.unknownMethod("interface \(requested) has no method '\(member)'"))
-            }
-            (method, interfaceName) = (found, requested)
-        } else {
-            guard let interface = interfaces.first(where: { $0.method(member) != nil }), let found = interface.method(member) else {
-                return replyError(to: message, DBusError.unknownMethod("object \(path) has no method '\(member)'"))
-            }
-            (method, interfaceName) = (found, interface.name)
+        switch target {
+        case .success(let found): method = found.method
+        case .failure(let error): return replyError(to: message, error)
         }
         let signature = message.signature
         if signature != method.inputSignature {
             let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
             return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
         }
-        let call: MethodCall
-        var bodyBytes = 0
-        do {
-            let arguments = try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements,
-                                                  maximumBytes: method.maximumArgumentBytes ?? maximumArgumentBytes, bodyBytes: &bodyBytes)
-            if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) }
-            call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: self)
-        } catch {
-            if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) }
-            return replyError(to: message, DBusError(error))
+        let arguments: [DBusValue]
+        if let decoded {
+            arguments = decoded
+        } else {
+            switch decode(message, for: method, caller: caller) {
+            case .success(let values): arguments = values
+            case .failure(let error): return replyError(to: message, error)
+            }
         }
-        if let denial = accessDenial(message, caller: caller, interface: interfaceName, arguments: call.arguments) {
-            return call.fail(denial)
-        }
+        let call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: self)
         do {
             switch try method.handler(call) {
             case .values(let values): call.reply(values)
@@ -71,6 +62,39 @@ extension Connection {
             }
         } catch {
             call.fail(error)
+        }
+    }
+
+    /// The method `member` names at `path`, in the interface requested (or the first that has it);
+    /// else the error that says what is missing.
+    private static func target(of member: String, requested: String?, among interfaces: [Interface], at path: ObjectPath)
+    -> Result<(method: Method, interface: String), DBusError> {
+        guard !interfaces.isEmpty else { return .failure(DBusError.unknownObject("no object at path \(path)")) }
+        if let requested {
+            guard let interface = interfaces.first(where: { $0.name == requested }) else {
+                return .failure(DBusError.unknownInterface("object \(path) has no interface '\(requested)'"))
+            }
+            guard let found = interface.method(member) else {
+                return .failure(DBusError.unknownMethod("interface \(requested) has no method '\(member)'"))
+            }
+            return .success((found, requested))
+        }
+        guard let interface = interfaces.first(where: { $0.method(member) != nil }), let found = interface.method(member) else {
+            return .failure(DBusError.unknownMethod("object \(path) has no method '\(member)'"))
+        }
+        return .success((found, interface.name))
+    }
+
+    /// The arguments of `message` for `method`, within the connection's bounds (and the method's
+    /// own bound on bytes), refused from the header when too big; charged to the caller's account.
+    private func decode(_ message: Message, for method: Method, caller: Caller?) -> Result<[DBusValue], DBusError> {
+        var bodyBytes = 0
+        defer { if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) } }
+        do {
+            return .success(try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements,
+                                                  maximumBytes: method.maximumArgumentBytes ?? maximumArgumentBytes, bodyBytes: &bodyBytes))
+        } catch {
+            return .failure(DBusError(error))
         }
     }
 

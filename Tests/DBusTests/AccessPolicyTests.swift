@@ -21,6 +21,36 @@ struct AccessPolicyTests {
         func reveals(_ path: ObjectPath, to caller: Caller) -> Bool { path.rawValue.hasSuffix("Hidden") == false }
     }
 
+    @Test("the policy is asked once per message, whatever the message: a method, one without an interface, a wrong signature, a property read or write, an unknown object, interface or method, introspection (issue 54: twice for every call)")
+    func oneCheckPerMessage() async throws {
+        let fixture = try await Fixture()
+        let policy = Policy()
+        fixture.server.setAccessPolicy(policy)
+        var sent = 0
+        func send(_ interface: String?, _ member: String, _ arguments: [DBusValue] = [], at path: ObjectPath = Fixture.path) async {
+            sent += 1
+            let message = try! Message.methodCall(destination: Fixture.name, path: path, interface: interface, member: member)
+            try! message.append(arguments)
+            _ = try? await fixture.client.send(call: message, timeout: .seconds(25))
+        }
+        await send(Fixture.interface, "Echo", [.variant(.string("hello"))])
+        await send(nil, "Echo", [.variant(.string("no interface"))])
+        await send(Fixture.interface, "Concat", [.int32(1)])
+        await send(Fixture.interface, "Hold")
+        await send("org.freedesktop.DBus.Properties", "Get", [.string(Fixture.interface), .string("Volume")])
+        await send("org.freedesktop.DBus.Properties", "GetAll", [.string(Fixture.interface)])
+        await send("org.freedesktop.DBus.Properties", "Set", [.string(Fixture.interface), .string("Volume"), .variant(.int32(9))])
+        await send(Fixture.interface, "Echo", [.variant(.string("lost"))], at: "/org/example/Nowhere")
+        await send(Fixture.interface + "Missing", "Echo")
+        await send(Fixture.interface, "Missing")
+        await send(nil, "Missing")
+        await send("org.freedesktop.DBus.Introspectable", "Introspect")
+        let checks = policy.requests.withLock { $0.count }
+        #expect(checks == sent, "\(checks) checks for \(sent) messages")
+        // The one without an interface is checked as the method found for it.
+        #expect(policy.requests.withLock { $0[1].interface } == Fixture.interface)
+    }
+
     @Test func denialsAreTheReplyAndTheHandlerNeverRuns() async throws {
         let fixture = try await Fixture()
         let policy = Policy()

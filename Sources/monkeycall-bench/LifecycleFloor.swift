@@ -17,6 +17,9 @@ struct LifecycleScript: Sendable {
     struct Step: Sendable {
         let reply: [DBusValue]
         let signals: [Emitted]
+        /// The copies a connection that only called `Manager.Subscribe` got (an observer such as
+        /// `monkeycall watch`): each subscriber gets one of each.
+        let subscriberSignals: [Emitted]
     }
 
     let report: Step
@@ -26,11 +29,13 @@ struct LifecycleScript: Sendable {
     let fulfilEnd: Step
     var steps: [Step] { [report, answer, fulfilAnswer, end, fulfilEnd] }
     var signalCount: Int { steps.reduce(0) { $0 + $1.signals.count } }
-    var signalNames: [String] {
+    var subscriberSignalCount: Int { steps.reduce(0) { $0 + $1.subscriberSignals.count } }
+    var signalNames: [String] { Self.names(steps.flatMap(\.signals)) }
+    var subscriberSignalNames: [String] { Self.names(steps.flatMap(\.subscriberSignals)) }
+
+    private static func names(_ signals: [Emitted]) -> [String] {
         var counts: [String: Int] = [:]
-        for step in steps {
-            for signal in step.signals { counts[signal.member, default: 0] += 1 }
-        }
+        for signal in signals { counts[signal.member, default: 0] += 1 }
         return counts.sorted { $0.key < $1.key }.map { $0.value == 1 ? $0.key : "\($0.key) × \($0.value)" }
     }
 }
@@ -51,7 +56,8 @@ enum LifecycleFloor {
     /// One lifecycle against the daemon on a connection that is both the app and the
     /// controller, recording what the daemon sends for each step. After each
     /// request a Ping to the daemon comes back behind every signal it sent
-    /// while handling it (one sender, one receiver: the bus keeps the order).
+    /// while handling it (one sender, one receiver: the bus keeps the order). A second connection,
+    /// subscribed and nothing else, records the copies every subscriber gets, the same way.
     static func record(address: String) async throws -> LifecycleScript {
         let connection = try Connection(address: address)
         defer { connection.close() }
@@ -62,6 +68,13 @@ enum LifecycleFloor {
         defer { subscription.cancel() }
         // As app, controller and observer at once: everything the daemon sends for a lifecycle.
         try await connection.subscribeToTelephony()
+        // A subscriber and nothing else: what each of the subscribers of SubscriberCost gets.
+        let observer = try Connection(address: address)
+        defer { observer.close() }
+        let copies = SignalLog()
+        let observed = try await observer.subscribe(MatchRule(sender: daemon)) { copies.append($0) }
+        defer { observed.cancel() }
+        try await observer.subscribeToTelephony()
 
         let uuid = UUID().uuidString.lowercased()
         // What names this call: signals of the calls before it (Recents entries written late) are not its own.
@@ -77,7 +90,10 @@ enum LifecycleFloor {
             let reply = try await request()
             names += reply.compactMap { if case .string(let transaction) = $0 { transaction } else { nil } }
             try await connection.ping(Telephony1.busName)
-            return LifecycleScript.Step(reply: reply, signals: received.take().compactMap(ours))
+            // The copies went out with the signals above, before their reply: behind them on the observer's stream too.
+            try await observer.ping(Telephony1.busName)
+            return LifecycleScript.Step(reply: reply, signals: received.take().compactMap(ours),
+                                        subscriberSignals: copies.take().filter { $0.destination != nil }.compactMap(ours))
         }
         func action(_ kind: String, in step: LifecycleScript.Step) throws -> String {
             for signal in step.signals where signal.interface == Telephony1.Provider.performAction.interface
@@ -103,12 +119,15 @@ enum LifecycleFloor {
         // The call's Recents entry is announced once it is written, off the service's queue: wait for it (5 s at most).
         let entryAdded = Telephony1.Recents.entryAdded
         let deadline = ContinuousClock.now + .seconds(5)
-        var late: [LifecycleScript.Emitted] = []
-        while !late.contains(where: { $0.member == entryAdded.name }) && ContinuousClock.now < deadline {
+        var late: [LifecycleScript.Emitted] = [], lateCopies: [LifecycleScript.Emitted] = []
+        func announced(_ signals: [LifecycleScript.Emitted]) -> Bool { signals.contains { $0.member == entryAdded.name } }
+        while !(announced(fulfilEnd.signals + late) && announced(fulfilEnd.subscriberSignals + lateCopies)) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
             late += received.take().compactMap(ours)
+            lateCopies += copies.take().filter { $0.destination != nil }.compactMap(ours)
         }
-        fulfilEnd = LifecycleScript.Step(reply: fulfilEnd.reply, signals: fulfilEnd.signals + late)
+        fulfilEnd = LifecycleScript.Step(reply: fulfilEnd.reply, signals: fulfilEnd.signals + late,
+                                         subscriberSignals: fulfilEnd.subscriberSignals + lateCopies)
         return LifecycleScript(report: report, answer: answer, fulfilAnswer: fulfilAnswer, end: end, fulfilEnd: fulfilEnd)
     }
 
@@ -132,10 +151,15 @@ enum LifecycleFloor {
     }
 
     /// `count` lifecycles one after another (as the one-provider run does), after a warm-up,
-    /// against a peer that replays `script`.
-    static func measure(address: String, script: LifecycleScript, count: Int) async throws -> FloorResult {
+    /// against a peer that replays `script`. With `subscribers`, that many more connections are on
+    /// the bus, doing nothing, and the peer sends each of them the copies a subscriber got
+    /// (`Step.subscriberSignals`), as the daemon does for its subscribers (`SubscriberCost`).
+    static func measure(address: String, script: LifecycleScript, count: Int, subscribers: Int = 0) async throws -> FloorResult {
         let peer = try NoOpPeer(address: address, script: script)
         defer { peer.close() }
+        let observers = try (0..<subscribers).map { _ in try Connection(address: address) }
+        defer { observers.forEach { $0.close() } }
+        peer.observers = observers.map(\.uniqueName)
         let rendezvous = Rendezvous()
         let app = try Connection(address: address)
         defer { app.close() }
@@ -189,6 +213,8 @@ private final class NoOpPeer: @unchecked Sendable {
     /// Where the unicast signals go: the app's and the controller's connections. Set before the first request.
     var app = ""
     var controller = ""
+    /// Subscribers, each sent a copy of every signal a subscriber gets. Set before the first request.
+    var observers: [String] = []
     /// The fulfilments alternate answer, end (one lifecycle at a time).
     private var fulfilled = 0
 
@@ -219,7 +245,16 @@ private final class NoOpPeer: @unchecked Sendable {
     }
 
     /// The step's signals as the daemon sent them; a unicast one to the app or the controller, by its interface.
+    /// The subscribers' copies first (the daemon sends each signal to the call's app, then to its
+    /// subscribers in no fixed order, the controller one of them). Each copy is marshalled again (the
+    /// daemon marshals once and copies the bytes, `Message.copy`, which DBus keeps to itself): if
+    /// anything, a floor higher than it could be.
     private func send(_ step: LifecycleScript.Step) throws {
+        for observer in observers {
+            for signal in step.subscriberSignals {
+                try connection.emit(path: signal.path, interface: signal.interface, member: signal.member, signal.arguments, destination: observer)
+            }
+        }
         for signal in step.signals {
             let destination = signal.unicast ? (signal.interface == Telephony1.Provider.interface ? app : controller) : nil
             try connection.emit(path: signal.path, interface: signal.interface, member: signal.member, signal.arguments, destination: destination)

@@ -28,7 +28,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Flag(help: "Instead of the figures: only whether the service queue waits on a disk (Get during a large directory Complete, calls while Recents is locked).")
     var queue = false
 
-    @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, and ReportNewIncomingCall → Notify against Ping, to compare builds.")
+    @Flag(help: "Instead of the figures: only the 1-provider call lifecycles against their floor, in many short alternating rounds, and ReportNewIncomingCall → Notify against Ping and against a no-op peer that calls Notify itself, to compare builds.")
     var floor = false
 
     @Flag(help: "Instead of the figures: only the address book's (10,000 contacts indexed at start, incoming calls from contacts against a daemon without, idle RSS with 1,000).")
@@ -46,7 +46,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
     @Option(name: .customLong("readme-table"), help: ArgumentHelp("Also writes the README's table of figures to this file (scripts/bench-table).", valueName: "path"))
     var readmeTable: String?
 
-    @Option(help: "The build the README's table names (a commit).")
+    @Flag(help: ArgumentHelp("Prints issue 55's figures as JSON, one a line ({\"figure\": \"lifecycle/floor\", \"value\": …, \"goal\": …, \"met\": …, …}), the report going to stderr: for a history (also with --quick, --floor, --contacts)."))
+    var json = false
+
+    @Option(help: "The build the README's table (and --json) names (a commit).")
     var build = "unnamed build"
 
     @Option(help: "Call lifecycles in the soak (default: 1000000), or of each kind with --floor (default: 2000).")
@@ -61,6 +64,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
             throw ValidationError("--soak, --queue, --floor, --contacts, --search, --ring and --phone are separate runs")
         }
         guard readmeTable == nil || ![soak, queue, floor, contacts, search, ring, phone].contains(true) else { throw ValidationError("--readme-table comes from the default run") }
+        guard !json || ![soak, queue, search, ring, phone].contains(true) else { throw ValidationError("--json comes from the default run, --floor or --contacts") }
         guard (lifecycles ?? 1) > 0, (1...10_000).contains(providers) else { throw ValidationError("--lifecycles must be positive, --providers 1 to 10000") }
     }
 
@@ -111,7 +115,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
             progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
             let result = try await ContactsPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                          contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
-            printReport("address book", daemon: path, ContactsPhase.render(result))
+            printReport("address book", daemon: path, ContactsPhase.render(result), figures: [Figure.contactsRing(result)])
             return
         }
         if search {
@@ -140,11 +144,12 @@ struct MonkeyCallBench: AsyncParsableCommand {
                 progress("call lifecycles: \(count) over 1 provider, and \(count) of the same messages with a no-op peer, in \(count / 25) rounds")
                 let script = try await LifecycleFloor.record(address: service.address)
                 let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: count, rounds: max(2, count / 25))
-                progress("notification latency: 500 incoming calls")
-                let notifications = try await NotificationLatency.measure(address: service.address, count: 500)
-                return (["MonkeyCall call lifecycles against their floor: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                         "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)
-                        + [""] + Report.renderNotifications(notifications)).joined(separator: "\n")
+                progress("notification latency: 500 incoming calls, and 500 to a no-op peer that calls Notify itself, alternating")
+                let notifications = try await NotificationLatency.measure(address: service.address, count: 500, floor: true)
+                return output((["MonkeyCall call lifecycles against their floor: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                                "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)
+                               + [""] + Report.renderNotifications(notifications)).joined(separator: "\n"),
+                              figures: [Figure.lifecycle(single, floor)] + [Figure.notify(notifications)].compactMap { $0 })
             }
             return
         }
@@ -159,14 +164,23 @@ struct MonkeyCallBench: AsyncParsableCommand {
         try await withFullRunDaemon(path, counts) { service in
             let report = try await measure(service, counts, path: path)
             if let readmeTable { try Data((report.readmeTable(build: build) + "\n").utf8).write(to: URL(fileURLWithPath: readmeTable)) }
-            return report.render()
+            return output(report.render(), figures: report.figures)
         }
     }
 
     /// A separate run's report: what it measured, on which machine and daemon, then its lines.
-    private func printReport(_ title: String, daemon path: String, _ lines: [String]) {
-        print((["MonkeyCall \(title): \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + lines).joined(separator: "\n"))
+    private func printReport(_ title: String, daemon path: String, _ lines: [String], figures: [Figure] = []) {
+        print(output((["MonkeyCall \(title): \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
+                       "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + lines).joined(separator: "\n"), figures: figures))
+    }
+
+    /// What goes to stdout: the report, or with `--json` the figures, one JSON object a line (the
+    /// report then goes to stderr, with the progress).
+    private func output(_ report: String, figures: [Figure]) -> String {
+        guard json else { return report }
+        FileHandle.standardError.write(Data((report + "\n").utf8))
+        let date = Date().ISO8601Format()
+        return figures.map { $0.json(quick: quick, build: build, at: date) }.joined(separator: "\n")
     }
 
     /// The bench plays many apps from one process (which the daemon counts as one app): it may
@@ -236,12 +250,13 @@ struct MonkeyCallBench: AsyncParsableCommand {
             lifecycles.append(try await Lifecycles.measure(address: service.address, providerCount: providers, count: count))
         }
 
-        progress("call lifecycles: \(oneByOne) over 1 provider with 16 subscribers, and \(oneByOne) with none, in alternating rounds")
+        progress("call lifecycles: \(oneByOne) over 1 provider with 16 subscribers, \(oneByOne) with none, and \(oneByOne) from a no-op peer with the same copies to 16, in alternating rounds")
         // 16: the most subscribed connections one app may have.
-        let subscribers = try await SubscriberCost.measure(address: service.address, count: oneByOne, subscribers: 16)
+        let subscribers = try await SubscriberCost.measure(address: service.address, script: script, count: oneByOne, subscribers: 16,
+                                                           rounds: max(4, oneByOne / 25))
 
-        progress("notification latency: \(counts.notifications) incoming calls")
-        let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications)
+        progress("notification latency: \(counts.notifications) incoming calls, and \(counts.notifications) to a no-op peer that calls Notify itself, alternating")
+        let notifications = try await NotificationLatency.measure(address: service.address, count: counts.notifications, floor: true)
 
         progress("recents: List(50) over \(counts.historyRows) rows; \(counts.recordings) calls recorded")
         let recents = try await RecentsPhase.measure(address: service.address, rows: counts.historyRows, iterations: min(counts.roundTrips, 1000),

@@ -7,6 +7,12 @@ import TelephonyCore
 /// `Provider.BeginCallDirectoryUpdate` and the `CallDirectoryUpdate` object it
 /// opens at `/Provider/<n>/DirectoryUpdate`: the provider's blocking and
 /// identification entries, applied atomically at `Complete`.
+///
+/// What runs here, on the service queue, is bounded by one batch (262,144 entries) and does no
+/// copy of its labels: each call is checked and answered at once; the labels are copied out of
+/// it and staged in a file on the store's lane (`DirectoryLane`), which every app's batches and
+/// completions share, one at a time in the order they came, giving way as they go. The queue
+/// never waits for the lane, nor for the disk.
 extension DirectoryInterfaces {
     static func updatePath(_ provider: ProviderID) -> ObjectPath {
         Telephony1.directoryUpdatePath(Telephony1.providerPath(provider.rawValue))
@@ -71,7 +77,8 @@ extension DirectoryInterfaces {
             method(API.removeAllIdentificationEntries) { owner, call in
                 try step(owner, call) { update throws(DirectoryError) in try update.removeAllIdentification() }
             }
-            // Applied and saved off the service queue (20,000,000 entries take about a second); answered when done.
+            // Applied and saved off the service queue, on the store's lane after every batch taken before and one
+            // update at a time whichever app's (20,000,000 entries take about a second); answered when done.
             methodReplyingLater(API.complete) { owner, reply in
                 try step(owner, reply.call) { _ throws(DirectoryError) in }
                 owner.context.connection.unexport(Self.updatePath(provider.id))

@@ -81,13 +81,13 @@ struct NamesWrittenOnceTests {
     /// Literals that are the same word but not the API's name, with the reason.
     static let elsewhere: [String: String] = [
         // The ringing notification's button label, text for a person.
-        "Sources/TelephonyService/CallNotification.swift Answer": "a button label",
-        "Sources/TelephonyService/CallNotification.swift Silence": "a button label",
+        "Sources/TelephonyService/Presenter/CallNotification.swift Answer": "a button label",
+        "Sources/TelephonyService/Presenter/CallNotification.swift Silence": "a button label",
         // The link question's buttons, text for a person.
-        "Sources/TelephonyService/LinkConfirmation.swift Call": "a button label",
-        "Sources/TelephonyService/LinkConfirmation.swift Cancel": "a button label",
+        "Sources/TelephonyService/Links/LinkConfirmation.swift Call": "a button label",
+        "Sources/TelephonyService/Links/LinkConfirmation.swift Cancel": "a button label",
         // A desktop file's key, not the API's Name.
-        "Sources/TelephonyService/AppNames.swift Name": "a desktop file key",
+        "Sources/TelephonyService/Presenter/AppNames.swift Name": "a desktop file key",
         // The pure layers cannot see the specs (no D-Bus there): their messages name the key or method.
         "Sources/TelephonyCore/Switchboard+Reports.swift Handle": "an error message's key name",
         "Sources/TelephonyCore/TransactionPlan.swift Handle": "an error message's key name",
@@ -103,7 +103,7 @@ struct NamesWrittenOnceTests {
         "Sources/PhoneModel/Format.swift Outgoing": "a translated word on screen",
         "Sources/PhoneModel/Format.swift Silenced": "a translated word on screen",
         "Sources/monkeycall-phone/MainWindow.swift Cancel": "a translated button",
-        "Sources/MonkeyCallClient/TelephonyClient.swift Name": "an AddressBook.Search key, read before that interface's spec lands",
+        "Sources/MonkeyCallClient/Contact.swift Name": "an AddressBook.Search key, read before that interface's spec lands",
     ]
 
     @Test func memberAndErrorNamesAppearInTheSpecsOnly() throws {

@@ -75,10 +75,13 @@ let package = Package(
         // Debian's libsqlite3, for CallHistory.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Recents and Favorites in SQLite, knowing nothing of D-Bus.
-        .target(name: "CallHistory", dependencies: ["CSQLite", "QueueExecutor"]),
+        .target(name: "CallHistory", dependencies: ["TelephonyVocabulary", "CSQLite", "QueueExecutor"]),
 
         // The telephony model in pure Swift: no D-Bus, takes a clock.
-        .target(name: "TelephonyCore", dependencies: ["ScreenText", heap]),
+        .target(name: "TelephonyCore", dependencies: ["TelephonyVocabulary", "ScreenText", heap]),
+        // The words every layer shares, each once with its wire name: call states, end reasons,
+        // handle types, DTMF types, Recents statuses, action kinds. No dependencies.
+        .target(name: "TelephonyVocabulary"),
 
         // Call directories: blocking and identification entries per provider,
         // memory-mapped files, the block list. Pure Swift, no D-Bus.
@@ -90,13 +93,13 @@ let package = Package(
         .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", "ScreenText", logging]),
         // The system's search (GNOME Shell, KRunner) over favorites, contacts and Recents: matching
         // and ranking as plain Swift over immutable indexes made from snapshots. No D-Bus.
-        .target(name: "PeopleSearch", dependencies: ["AddressBook", "CGLib"]),
+        .target(name: "PeopleSearch", dependencies: ["AddressBook", "TelephonyVocabulary", "CGLib"]),
         // Reads evolution-data-server's address books through libebook and streams numbers and
         // names to the daemon over a pipe: libebook's 10–16 MiB stay out of monkeycalld.
         .executableTarget(name: "monkeycall-contacts", dependencies: ["CEBook"]),
 
         // The names of the D-Bus API, shared by the service and its clients.
-        .target(name: "MonkeyCallAPI", dependencies: ["DBus"]),
+        .target(name: "MonkeyCallAPI", dependencies: ["DBus", "TelephonyVocabulary"]),
 
         // The service: the telephony core published on D-Bus.
         .target(name: "TelephonyService", dependencies: ["BoundedFile", "CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
@@ -138,7 +141,7 @@ let package = Package(
         // Fuzzes the whole D-Bus surface from one app, on the host or in a sandbox (FuzzTests runs it both ways).
         .executableTarget(name: "monkeycall-fuzz", dependencies: ["FuzzSupport", "DBus", "MonkeyCallAPI", argumentParser]),
         // The seeded generator and hostile values that monkeycall-fuzz and FuzzTests share.
-        .target(name: "FuzzSupport", dependencies: ["DBus"]),
+        .target(name: "FuzzSupport", dependencies: ["DBus", "TelephonyVocabulary"]),
         .executableTarget(name: "monkeycall-bench", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "CallHistory", "CallDirectory", "AddressBook", argumentParser]),
 
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "PeerIdentity", "BoundedFile"]),

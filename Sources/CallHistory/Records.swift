@@ -1,8 +1,8 @@
+@_exported import TelephonyVocabulary
+
 /// One call in Recents.
 public struct RecentCall: Codable, Equatable, Sendable {
-    public enum Status: String, Codable, Sendable, CaseIterable {
-        case answered, missed, declined, blocked, filtered, failed, cancelled
-    }
+    public typealias Status = RecentStatus
 
     public var id: Int64?
     public var callUUID: String

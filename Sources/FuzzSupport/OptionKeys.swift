@@ -1,3 +1,5 @@
+import TelephonyVocabulary
+
 /// The keys of the API's option dictionaries with their types, by the argument that takes
 /// them (the method specs name the arguments; the documentation gives the keys).
 public enum OptionKeys {
@@ -12,10 +14,10 @@ public enum OptionKeys {
     public static let actionInfo: [String: String] = ["Date": "t"]
     public static let startOptions: [String: String] = ["HandleType": "s", "Video": "b", "Provider": "o", "CallUUID": "s"]
     public static let actions: [String: [String: String]] = [
-        "start": ["CallUUID": "s", "Handle": "s", "HandleType": "s", "Video": "b", "ContactIdentifier": "s", "Provider": "o"],
-        "answer": ["CallUUID": "s"], "end": ["CallUUID": "s"],
-        "set-held": ["CallUUID": "s", "OnHold": "b"], "set-muted": ["CallUUID": "s", "Muted": "b"],
-        "set-group": ["CallUUID": "s", "GroupWith": "s"], "play-dtmf": ["CallUUID": "s", "Digits": "s", "Type": "s"],
+        ActionName.start.rawValue: ["CallUUID": "s", "Handle": "s", "HandleType": "s", "Video": "b", "ContactIdentifier": "s", "Provider": "o"],
+        ActionName.answer.rawValue: ["CallUUID": "s"], ActionName.end.rawValue: ["CallUUID": "s"],
+        ActionName.setHeld.rawValue: ["CallUUID": "s", "OnHold": "b"], ActionName.setMuted.rawValue: ["CallUUID": "s", "Muted": "b"],
+        ActionName.setGroup.rawValue: ["CallUUID": "s", "GroupWith": "s"], ActionName.playDTMF.rawValue: ["CallUUID": "s", "Digits": "s", "Type": "s"],
     ]
 
     /// Which keys an `a{sv}` argument takes, by the argument's name in the spec.

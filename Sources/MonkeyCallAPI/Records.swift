@@ -1,4 +1,5 @@
 import DBus
+@_exported import TelephonyVocabulary
 
 /// The API's `a{sv}` records, each declared once (`VarDictRecord`): the service, MonkeyCallKit, the
 /// CLI and the bridge read and write them through these types, never key by key. Values are as
@@ -35,7 +36,8 @@ extension Telephony1 {
 
     /// The handle types' names.
     public enum HandleTypes {
-        public static let generic = "generic", phoneNumber = "phone-number", emailAddress = "email-address"
+        public static let generic = HandleType.generic.rawValue, phoneNumber = HandleType.phoneNumber.rawValue,
+                          emailAddress = HandleType.emailAddress.rawValue
         public static let all = [emailAddress, generic, phoneNumber]
     }
 
@@ -156,11 +158,8 @@ extension Telephony1 {
             /// `type`: `single-tone`, `soft-pause` or `hard-pause`.
             case playDTMF(digits: String, type: String)
 
-            /// The kinds' names on the bus, spelled once.
-            public enum Name: String, CaseIterable, Sendable {
-                case start, answer, end
-                case setHeld = "set-held", setMuted = "set-muted", setGroup = "set-group", playDTMF = "play-dtmf"
-            }
+            /// The kinds' names on the bus (the shared vocabulary's).
+            public typealias Name = ActionName
 
             public var kindName: Name {
                 switch self {
@@ -211,7 +210,7 @@ extension Telephony1 {
             case .setHeld: kind = .setHeld(try required(args.onHold, Key.onHold))
             case .setMuted: kind = .setMuted(try required(args.muted, Key.muted))
             case .setGroup: kind = .setGroup(with: try required(args.groupWith, Key.groupWith))
-            case .playDTMF: kind = .playDTMF(digits: try required(args.digits, Key.digits), type: args.type ?? "single-tone")
+            case .playDTMF: kind = .playDTMF(digits: try required(args.digits, Key.digits), type: args.type ?? DTMFType.singleTone.rawValue)
             }
             self.init(callUUID: try required(args.callUUID, Key.callUUID), kind: kind, transactionUUID: args.transactionUUID)
         }

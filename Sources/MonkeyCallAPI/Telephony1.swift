@@ -76,7 +76,7 @@ extension Telephony1 {
             CallDirectoryUpdate, only while an update is open.
           /org/monkeycall/Telephony1/Call/HEX (the call UUID as 32 lower-case hex
             digits) serves Call while the call lives; when it ends it first emits
-            PropertiesChanged with State "ended" and HasEnded true, then is removed.
+            PropertiesChanged with State \(CallState.ended.quoted) and HasEnded true, then is removed.
         Every object also has Introspectable, Peer and Properties, and emits
         PropertiesChanged on every property change.
 
@@ -91,7 +91,7 @@ extension Telephony1 {
           most 64 characters and 256 bytes, handles and caller names 1 KiB,
           directory labels 256 bytes; IconData a PNG of at most 256 KiB and
           512x512 pixels (read from its header). Over a bound: InvalidArgs.
-          Handle types are "generic", "phone-number" and "email-address".
+          Handle types are \(HandleType.generic.quoted), \(HandleType.phoneNumber.quoted) and \(HandleType.emailAddress.quoted).
           In option dictionaries (a{sv}) unknown keys are ignored; a known key with
           the wrong type is org.freedesktop.DBus.Error.InvalidArgs naming the key.
         """
@@ -111,7 +111,7 @@ extension Telephony1 {
               MaximumCallsPerCallGroup u: default 5.
               SupportsVideo b: default false.
               SupportedHandleTypes as: default all three
-                ("generic", "phone-number", "email-address").
+                (\(HandleType.generic.quoted), \(HandleType.phoneNumber.quoted), \(HandleType.emailAddress.quoted)).
               IncludesCallsInRecents b: default true.
               RingtoneSound s: default "" (a sound file path or an XDG sound name;
                 empty means "phone-incoming-call"). A sandboxed app gives a name
@@ -326,29 +326,29 @@ extension Telephony1 {
             once it is accepted (as in CallKit, the reply means "accepted", not
             "done"; the outcome comes in TransactionCompleted).
             actions: a list of (kind, args). Kinds and their args keys:
-              "start": CallUUID s (a new UUID), Handle s, HandleType s (default
-                "generic"), Video b (default false), ContactIdentifier s,
+              \(ActionName.start.quoted): CallUUID s (a new UUID), Handle s, HandleType s (default
+                \(HandleType.generic.quoted)), Video b (default false), ContactIdentifier s,
                 Provider o (default: the caller's own provider when it owns exactly
                 one, else the one provider that fits; ambiguous is
                 org.monkeycall.Telephony1.Error.UnknownCallProvider).
-              "answer": CallUUID s.
-              "end": CallUUID s.
-              "set-held": CallUUID s, OnHold b.
-              "set-muted": CallUUID s, Muted b.
-              "set-group": CallUUID s, GroupWith s ("" means leave the group).
-              "play-dtmf": CallUUID s, Digits s, Type s ("single-tone",
-                "soft-pause" or "hard-pause").
-            When an "answer" or "start" would leave two calls active, the service
-            adds actions for the other active calls, of any provider: "set-held"
-            where the call supports holding, else "end".
+              \(ActionName.answer.quoted): CallUUID s.
+              \(ActionName.end.quoted): CallUUID s.
+              \(ActionName.setHeld.quoted): CallUUID s, OnHold b.
+              \(ActionName.setMuted.quoted): CallUUID s, Muted b.
+              \(ActionName.setGroup.quoted): CallUUID s, GroupWith s ("" means leave the group).
+              \(ActionName.playDTMF.quoted): CallUUID s, Digits s, Type s (\(DTMFType.singleTone.quoted),
+                \(DTMFType.softPause.quoted) or \(DTMFType.hardPause.quoted)).
+            When an \(ActionName.answer.quoted) or \(ActionName.start.quoted) would leave two calls active, the service
+            adds actions for the other active calls, of any provider: \(ActionName.setHeld.quoted)
+            where the call supports holding, else \(ActionName.end.quoted).
             transaction_uuid: identifies the transaction in TransactionCompleted.
             """, errors: transactionErrors)
 
         public static let startCall = MethodSpec(interface, "StartCall", in: Arg("handle", String.self), Arg("options", [String: DBusValue].self), out: Arg("call_uuid", String.self), Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "start" transaction.
+            convenience for a one-action \(ActionName.start.quoted) transaction.
             handle: the remote party's handle.
             options keys:
-              HandleType s: default "generic".
+              HandleType s: default \(HandleType.generic.quoted).
               Video b: default false.
               Provider o: default the caller's own provider when it owns exactly
                 one, else the one provider that fits.
@@ -358,34 +358,34 @@ extension Telephony1 {
             """, errors: CallController.transactionErrors)
 
         public static let answerCall = MethodSpec(interface, "AnswerCall", in: Arg("call_uuid", String.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "answer" transaction on the
+            convenience for a one-action \(ActionName.answer.quoted) transaction on the
             call call_uuid.
             """, errors: CallController.transactionErrors)
 
         public static let endCall = MethodSpec(interface, "EndCall", in: Arg("call_uuid", String.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "end" transaction on the call
+            convenience for a one-action \(ActionName.end.quoted) transaction on the call
             call_uuid (declining a ringing call is an end).
             """, errors: CallController.transactionErrors)
 
         public static let setHeld = MethodSpec(interface, "SetHeld", in: Arg("call_uuid", String.self), Arg("on_hold", Bool.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "set-held" transaction.
+            convenience for a one-action \(ActionName.setHeld.quoted) transaction.
             on_hold: true to hold the call, false to resume it.
             """, errors: CallController.transactionErrors)
 
         public static let setMuted = MethodSpec(interface, "SetMuted", in: Arg("call_uuid", String.self), Arg("muted", Bool.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "set-muted" transaction.
+            convenience for a one-action \(ActionName.setMuted.quoted) transaction.
             muted: true to mute the call, false to unmute it.
             """, errors: CallController.transactionErrors)
 
         public static let setGroup = MethodSpec(interface, "SetGroup", in: Arg("call_uuid", String.self), Arg("group_with", String.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "set-group" transaction.
+            convenience for a one-action \(ActionName.setGroup.quoted) transaction.
             group_with: UUID of the call to group with; "" means leave the group.
             """, errors: CallController.transactionErrors)
 
         public static let playDTMF = MethodSpec(interface, "PlayDTMF", in: Arg("call_uuid", String.self), Arg("digits", String.self), Arg("type", String.self), out: Arg("transaction_uuid", String.self), doc: """
-            convenience for a one-action "play-dtmf" transaction.
-            digits: the digits to play; type: "single-tone", "soft-pause" or
-            "hard-pause".
+            convenience for a one-action \(ActionName.playDTMF.quoted) transaction.
+            digits: the digits to play; type: \(DTMFType.singleTone.quoted), \(DTMFType.softPause.quoted) or
+            \(DTMFType.hardPause.quoted).
             """, errors: CallController.transactionErrors)
 
         public static let transactionCompleted = SignalSpec(interface, "TransactionCompleted", Arg("transaction_uuid", String.self), Arg("success", Bool.self), Arg("error_name", String.self), Arg("error_message", String.self), doc: """
@@ -443,8 +443,8 @@ extension Telephony1 {
         public static let reportCallEnded = MethodSpec(interface, "ReportCallEnded", in: Arg("call_uuid", String.self), Arg("reason", String.self), Arg("ended_at", UInt64.self), doc: """
             reports that a call ended for a reason the user did
             not cause here.
-            reason: "failed", "remote-ended", "unanswered", "answered-elsewhere" or
-            "declined-elsewhere". ended_at: when it ended (0 means now), between the
+            reason: \(EndReason.failed.quoted), \(EndReason.remoteEnded.quoted), \(EndReason.unanswered.quoted), \(EndReason.answeredElsewhere.quoted) or
+            \(EndReason.declinedElsewhere.quoted). ended_at: when it ended (0 means now), between the
             call's start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
@@ -474,7 +474,7 @@ extension Telephony1 {
             """, errors: [APIError.unknownAction.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
         public static let invalidate = MethodSpec(interface, "Invalidate", doc: """
-            ends all the provider's calls as "failed" and removes the
+            ends all the provider's calls as \(EndReason.failed.quoted) and removes the
             provider.
             """, errors: [DBusError.Name.accessDenied])
 
@@ -495,8 +495,8 @@ extension Telephony1 {
             with FulfillAction or FailAction within the action timeout. Sent to the
             owner only.
             action_uuid: identifies this action; kind and args: as in
-            CallController.RequestTransaction ("start", "answer", "end",
-            "set-held", "set-muted", "set-group", "play-dtmf"), with args also
+            CallController.RequestTransaction (\(ActionName.start.quoted), \(ActionName.answer.quoted), \(ActionName.end.quoted),
+            \(ActionName.setHeld.quoted), \(ActionName.setMuted.quoted), \(ActionName.setGroup.quoted), \(ActionName.playDTMF.quoted)), with args also
             carrying TransactionUUID s; call_uuid: the call acted on.
             """)
 
@@ -575,9 +575,9 @@ extension Telephony1 {
             Timing: an action not fulfilled or failed within the action timeout
             (default 10 s, a daemon option) fails, and the provider gets
             TimedOutPerformingAction. An incoming call not answered within the ring
-            timeout (default 45 s, a daemon option) gets an "end" action and ends as
-            "unanswered" (a missed call). When the provider's connection vanishes,
-            its calls end as "failed".
+            timeout (default 45 s, a daemon option) gets an \(ActionName.end.quoted) action and ends as
+            \(EndReason.unanswered.quoted) (a missed call). When the provider's connection vanishes,
+            its calls end as \(RecentStatus.failed.quoted).
             """, members: [
             reportNewIncomingCall,
             reportCallUpdated,
@@ -628,7 +628,7 @@ extension Telephony1 {
 
         public static let playDTMF = MethodSpec(interface, "PlayDTMF", in: Arg("digits", String.self), doc: """
             plays digits on the call as single tones (a shortcut for
-            CallController.PlayDTMF with type "single-tone").
+            CallController.PlayDTMF with type \(DTMFType.singleTone.quoted)).
             """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
         public static let uuid = PropertySpec(interface, "UUID", String.self, doc: """
@@ -648,7 +648,7 @@ extension Telephony1 {
             """)
 
         public static let handleType = PropertySpec(interface, "HandleType", String.self, doc: """
-            "generic", "phone-number" or "email-address".
+            \(HandleType.generic.quoted), \(HandleType.phoneNumber.quoted) or \(HandleType.emailAddress.quoted).
             """)
 
         public static let callerName = PropertySpec(interface, "CallerName", String.self, doc: """
@@ -664,7 +664,7 @@ extension Telephony1 {
             """)
 
         public static let state = PropertySpec(interface, "State", String.self, doc: """
-            "ringing", "dialing", "connecting", "active", "held" or "ended".
+            \(CallState.ringing.quoted), \(CallState.dialing.quoted), \(CallState.connecting.quoted), \(CallState.active.quoted), \(CallState.held.quoted) or \(CallState.ended.quoted).
             """)
 
         public static let onHold = PropertySpec(interface, "OnHold", Bool.self, doc: """
@@ -734,7 +734,7 @@ extension Telephony1 {
         public static let spec = InterfaceSpec(interface, doc: """
             org.monkeycall.Telephony1.Call (/org/monkeycall/Telephony1/Call/HEX):
             one live call. When it ends it first emits PropertiesChanged with State
-            "ended" and HasEnded true, then the object is removed.
+            \(CallState.ended.quoted) and HasEnded true, then the object is removed.
             """, members: [
             answer,
             end,
@@ -921,8 +921,8 @@ extension Telephony1 {
             limit: the most entries to return; offset: how many newest entries to
             skip.
             entries: each with keys Id t, CallUUID s, ProviderName s, Handle s,
-            HandleType s, CallerName s, Outgoing b, Status s ("answered", "missed",
-            "declined", "blocked", "filtered", "failed" or "cancelled"),
+            HandleType s, CallerName s, Outgoing b, Status s (\(RecentStatus.answered.quoted), \(RecentStatus.missed.quoted),
+            \(RecentStatus.declined.quoted), \(RecentStatus.blocked.quoted), \(RecentStatus.filtered.quoted), \(RecentStatus.failed.quoted) or \(RecentStatus.cancelled.quoted)),
             EndReason s, StartedAt t, ConnectedAt t, EndedAt t, HasVideo b, Seen b.
             """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 
@@ -972,8 +972,8 @@ extension Telephony1 {
 
         public static let add = MethodSpec(interface, "Add", in: Arg("handle", String.self), Arg("handle_type", String.self), Arg("name", String.self), Arg("provider_name", String.self), out: Arg("id", UInt64.self), doc: """
             adds a favorite and returns its id.
-            handle: the contact's handle; handle_type: "generic", "phone-number" or
-            "email-address"; name: the name to show; provider_name: Name of the
+            handle: the contact's handle; handle_type: \(HandleType.generic.quoted), \(HandleType.phoneNumber.quoted) or
+            \(HandleType.emailAddress.quoted); name: the name to show; provider_name: Name of the
             provider to call through.
             """, errors: [DBusError.Name.accessDenied, APIError.recentsUnavailable.rawValue, DBusError.Name.invalidArgs])
 

@@ -31,7 +31,7 @@ struct Calls: AsyncParsableCommand {
                                                                         trc("column", "NAME"), trc("column", "MUTED"), trc("column", "ON HOLD")],
                      orWhenEmpty: tr("no calls"), json: { Output.jsonObject($0.properties) }) { call in
             func flag(_ property: PropertySpec<Bool>) -> String { call.properties[property] == true ? "yes" : "no" }
-            return [call.uuid, call.state, call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
+            return [call.uuid, call.state?.rawValue ?? "", call.properties[Telephony1.Call.outgoing] == true ? "outgoing" : "incoming",
                     call.string(Telephony1.Call.providerName), call.string(Telephony1.Call.handle), call.name,
                     flag(Telephony1.Call.muted), flag(Telephony1.Call.onHold)]
         }
@@ -95,10 +95,8 @@ struct Dial: AsyncParsableCommand {
     }
 }
 
-/// `--handle-type`: the kinds of handle the API knows.
-enum HandleType: String, ExpressibleByArgument, CaseIterable {
-    case generic, phoneNumber = "phone-number", emailAddress = "email-address"
-}
+/// `--handle-type`: the kinds of handle the API knows, by their wire names.
+extension HandleType: ExpressibleByArgument {}
 
 /// What the commands that act on one call do: `monkeycall answer`, `decline`, `end`, `hold`,
 /// `resume`, `mute` and `unmute`.
@@ -119,11 +117,11 @@ enum CallAction: String {
 
     /// The state of the calls the action is for (nil: any call): with the UUID left out, it acts on
     /// the one call in that state.
-    var state: String? {
+    var state: CallState? {
         switch self {
-        case .answer, .decline: "ringing"
-        case .hold: "active"
-        case .resume: "held"
+        case .answer, .decline: .ringing
+        case .hold: .active
+        case .resume: .held
         case .end, .mute, .unmute: nil
         }
     }
@@ -131,8 +129,8 @@ enum CallAction: String {
     /// The help of the `<uuid>` argument: when it may be left out.
     var uuidHelp: String {
         let when = switch state {
-        case "ringing": "one call rings"
-        case let state?: "one call is \(state)"
+        case .ringing?: "one call rings"
+        case let state?: "one call is \(state.rawValue)"
         case nil: "there is one"
         }
         return "The call; may be left out when \(when)."
@@ -206,6 +204,6 @@ struct DTMF: AsyncParsableCommand {
     @Argument(help: "Digits: 0-9 * # A-D, and , or ; for pauses.") var digits: String
 
     func run() async throws {
-        try await ServiceClient(bus).call(Telephony1.CallController.playDTMF, uuid, digits, "single-tone")
+        try await ServiceClient(bus).call(Telephony1.CallController.playDTMF, uuid, digits, DTMFType.singleTone.rawValue)
     }
 }

@@ -27,7 +27,7 @@ struct Recents: AsyncParsableCommand {
             // The service pages; missed calls are picked here from a longer page.
             let page = try await client.call(Telephony1.Recents.list, missed ? max(10_000, UInt32(limit)) : UInt32(limit), 0)
             let entries = page.map { ($0, (try? Telephony1.RecentEntry(entries: $0)) ?? Telephony1.RecentEntry()) }
-                .filter { !missed || $0.1.status == "missed" }.prefix(limit)
+                .filter { !missed || RecentStatus(rawValue: $0.1.status) == .missed }.prefix(limit)
             format.print(Array(entries), columns: [trc("column", "ID"), trc("column", "ENDED"), trc("column", "STATUS"), trc("column", "DIRECTION"),
                                                       trc("column", "APP"), trc("column", "HANDLE"), trc("column", "NAME"), trc("column", "DURATION")],
                          orWhenEmpty: missed ? tr("no missed calls") : tr("no recent calls"), json: { Output.jsonObject($0.0) }) { _, entry in

@@ -16,7 +16,8 @@ public struct CallSnapshot: Sendable, Equatable {
     }
 
     public var uuid: String { self[Telephony1.Call.uuid] ?? "" }
-    public var state: String { self[Telephony1.Call.state] ?? "" }
+    /// nil for a state this client does not know (a newer service's).
+    public var state: CallState? { self[Telephony1.Call.state].flatMap(CallState.init(rawValue:)) }
     public var handle: String { self[Telephony1.Call.handle] ?? "" }
     public var callerName: String { self[Telephony1.Call.callerName] ?? "" }
     public var providerName: String { self[Telephony1.Call.providerName] ?? "" }

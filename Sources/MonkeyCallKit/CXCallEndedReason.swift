@@ -1,5 +1,5 @@
 /// Why a call ended, when the provider reports it (CallKit's `CXCallEndedReason`).
-public enum CXCallEndedReason: Int, Sendable, CaseIterable, APINamed {
+public enum CXCallEndedReason: Int, Sendable, CaseIterable {
     case failed = 1
     case remoteEnded = 2
     case unanswered = 3

@@ -2,7 +2,7 @@
 /// identifier the app understands (CallKit's `CXHandle`).
 public struct CXHandle: Hashable, Sendable, CustomStringConvertible {
     /// The kinds of handle the service knows.
-    public enum HandleType: Int, Hashable, Sendable, CaseIterable, APINamed {
+    public enum HandleType: Int, Hashable, Sendable, CaseIterable {
         case generic = 1
         case phoneNumber = 2
         case emailAddress = 3

@@ -1,3 +1,4 @@
+import TelephonyVocabulary
 /// An app that can place calls now, as routing sees it: one per app key, newest first.
 public struct CallingApp: Sendable, Hashable {
     /// The app key (a sandboxed app's id, a host app's Name): what favorites and Recents keep.
@@ -15,7 +16,7 @@ public struct CallingApp: Sendable, Hashable {
 
     /// Whether it can call a handle of this type.
     public func calls(_ handleType: String) -> Bool {
-        handleTypes.contains(handleType) || (handleType == "phone-number" && takesTelLinks)
+        handleTypes.contains(handleType) || (handleType == HandleType.phoneNumber.rawValue && takesTelLinks)
     }
 }
 
@@ -35,7 +36,7 @@ public enum CallRoute: Sendable, Equatable {
         let able = apps.filter { $0.calls(handleType) }
         if !preferred.isEmpty, let app = able.first(where: { $0.appKey == preferred }) {
             self = .app(app)
-        } else if handleType == "phone-number", let telChoice, let app = able.first(where: { $0.appKey == telChoice }) {
+        } else if handleType == HandleType.phoneNumber.rawValue, let telChoice, let app = able.first(where: { $0.appKey == telChoice }) {
             self = .app(app)
         } else if able.count == 1 {
             self = .app(able[0])

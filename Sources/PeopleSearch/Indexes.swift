@@ -1,4 +1,5 @@
 import AddressBook
+import TelephonyVocabulary
 
 /// Who a result is, for telling two results of the same person apart: a number in E.164, or
 /// any other handle in lower case.
@@ -9,7 +10,7 @@ public enum PersonKey: Hashable, Sendable {
     /// The key of a handle as a favorite or Recents keeps it: its E.164 form when it is a phone
     /// number (an email address never is).
     public init(handle: String, type: String, numbering: ContactNumbering) {
-        if type != "email-address", let number = numbering.e164(handle) {
+        if type != HandleType.emailAddress.rawValue, let number = numbering.e164(handle) {
             self = .number(number)
         } else {
             self = .handle(handle.lowercased())
@@ -104,7 +105,7 @@ public final class PeopleIndex: Sendable {
             keys.append(key)
             // A phone number's E.164 digits, else a handle's own ("sip:1234@pbx").
             let digits: String
-            if case .number(let e164) = key { digits = String(e164) } else { digits = person.handleType == "email-address" ? "" : SearchText.digits(person.handle) }
+            if case .number(let e164) = key { digits = String(e164) } else { digits = person.handleType == HandleType.emailAddress.rawValue ? "" : SearchText.digits(person.handle) }
             index.append(foldedName: SearchText.fold(person.name), numbers: [digits])
         }
         self.keys = keys

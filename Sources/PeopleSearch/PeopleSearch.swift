@@ -1,4 +1,5 @@
 import AddressBook
+import TelephonyVocabulary
 
 /// One result of the system's search: someone to call, and how.
 public struct SearchHit: Sendable, Hashable {
@@ -44,7 +45,7 @@ public struct SearchHit: Sendable, Hashable {
             guard let value = Self.unescape(field) else { return nil }
             values.append(value)
         }
-        guard !values[2].isEmpty, ["phone-number", "generic", "email-address"].contains(values[0]) else { return nil }
+        guard !values[2].isEmpty, HandleType(rawValue: values[0]) != nil else { return nil }
         self.init(source: source, name: values[3], handle: values[2], handleType: values[0], shown: values[4], label: values[5], appKey: values[1])
     }
 
@@ -122,7 +123,7 @@ public enum PeopleSearch {
             guard let phone = hit.number.map({ contact.phones[$0] }) ?? preferred(contact.phones) else { continue }
             // A contact whose number is a favorite is that favorite.
             if hit.number == nil, contact.phones.contains(where: { listed.contains(.number($0.e164)) }) { continue }
-            var result = SearchHit(source: .contact, name: contact.name, handle: "+\(phone.e164)", handleType: "phone-number",
+            var result = SearchHit(source: .contact, name: contact.name, handle: "+\(phone.e164)", handleType: HandleType.phoneNumber.rawValue,
                                    shown: phone.number, label: phone.label)
             result.isExact = hit.quality == .exact
             take(result, key: .number(phone.e164))
@@ -132,7 +133,7 @@ public enum PeopleSearch {
             let dial = query.dialString
             let key = numbering.e164(query.text).map(PersonKey.number) ?? .handle(dial)
             if !listed.contains(key) {
-                var typed = SearchHit(source: .number, name: "", handle: dial, handleType: "phone-number", shown: query.text)
+                var typed = SearchHit(source: .number, name: "", handle: dial, handleType: HandleType.phoneNumber.rawValue, shown: query.text)
                 typed.isExact = true
                 results.insert(typed, at: 0)
             }

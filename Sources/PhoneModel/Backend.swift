@@ -114,7 +114,7 @@ public final class ClientBackend: PhoneBackend {
     public func setGroup(_ uuid: String, with other: String) async throws { try await client.call(Telephony1.CallController.setGroup, uuid, other) }
     public func setMuted(_ uuid: String, _ muted: Bool) async throws { try await client.call(Telephony1.CallController.setMuted, uuid, muted) }
     public func playDTMF(_ uuid: String, _ digits: String) async throws {
-        try await client.call(Telephony1.CallController.playDTMF, uuid, digits, "single-tone")
+        try await client.call(Telephony1.CallController.playDTMF, uuid, digits, DTMFType.singleTone.rawValue)
     }
     public func silence(_ uuid: String) async throws { try await client.call(Telephony1.Call.silence, at: Telephony1.callPath(uuid)) }
 

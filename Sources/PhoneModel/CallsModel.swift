@@ -6,7 +6,8 @@ import MonkeyCallClient
 
 /// What the call window shows for one call.
 public struct CallView: Equatable, Sendable {
-    public enum Phase: Equatable, Sendable { case ringing, ongoing, ended }
+    /// Its raw value names the call window's page for it (call-window.ui).
+    public enum Phase: String, Equatable, Sendable { case ringing, ongoing, ended }
     public let uuid: String
     public let phase: Phase
     /// The caller's name large, else the number.
@@ -114,7 +115,7 @@ public final class CallsModel {
         let title = name.isEmpty || name == handle ? handle : name
         let app = Format.clean(call.providerName)
         let subtitle = title == handle ? app : tr("%1$s · %2$s", handle, app)
-        let phase: CallView.Phase = ended ? .ended : call.state == "ringing" ? .ringing : .ongoing
+        let phase: CallView.Phase = ended ? .ended : call.state == .ringing ? .ringing : .ongoing
         let nowMicros = UInt64(now.timeIntervalSince1970 * 1_000_000)
         let connected = call.connectedAt
         let elapsed: UInt64 = connected > 0 ? ((ended && call.endedAt > 0 ? call.endedAt : max(nowMicros, connected)) - connected) / 1_000_000 : 0
@@ -122,11 +123,11 @@ public final class CallsModel {
         switch (phase, call.state) {
         case (.ended, _): status = connected > 0 ? tr("Call ended · %1$s", Format.duration(seconds: elapsed)) : tr("Call ended")
         case (.ringing, _): status = call.outgoing ? tr("Calling…") : tr("Incoming call")
-        case (_, "held"): status = tr("On hold")
-        case (_, "dialing"), (_, "connecting"): status = tr("Calling…")
+        case (_, .held?): status = tr("On hold")
+        case (_, .dialing?), (_, .connecting?): status = tr("Calling…")
         default: status = Format.duration(seconds: elapsed)
         }
-        let otherUp = calls.values.contains { $0.uuid != uuid && !$0.hasEnded && $0.state != "ringing" }
+        let otherUp = calls.values.contains { $0.uuid != uuid && !$0.hasEnded && $0.state != .ringing }
         return CallView(uuid: uuid, phase: phase, title: title, subtitle: subtitle, status: status, muted: call.muted, onHold: call.onHold,
                         canHold: call.supportsHolding, canSendDigits: call.supportsDTMF, silenced: call.silenced, otherCallUp: otherUp,
                         other: phase == .ongoing ? otherCall(than: call) : nil)
@@ -134,7 +135,7 @@ public final class CallsModel {
 
     /// The other call that is up beside `call` (the oldest, when there are several).
     private func otherCall(than call: CallSnapshot) -> OtherCall? {
-        let others = calls.values.filter { $0.uuid != call.uuid && !$0.hasEnded && $0.state != "ringing" }
+        let others = calls.values.filter { $0.uuid != call.uuid && !$0.hasEnded && $0.state != .ringing }
         guard let other = others.min(by: { ($0.startedAt, $0.uuid) < ($1.startedAt, $1.uuid) }) else { return nil }
         let handle = Format.clean(other.handle), name = Format.clean(other.callerName)
         let who = name.isEmpty ? handle : name
@@ -191,7 +192,7 @@ public final class CallsModel {
 
     /// The other calls that are up (answered or dialled, not on hold, not ended).
     private var callsUp: [CallSnapshot] {
-        calls.values.filter { $0.uuid != shownUUID && !$0.hasEnded && $0.state != "ringing" && !$0.onHold }
+        calls.values.filter { $0.uuid != shownUUID && !$0.hasEnded && $0.state != .ringing && !$0.onHold }
     }
 
     public func toggleMute() async {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Localization
+import MonkeyCallAPI
 import ScreenText
 
 /// Texts made from the service's data, as the window shows them.
@@ -20,28 +21,29 @@ public enum Format {
 
     /// A recent call's status as the user reads it.
     public static func status(_ status: String, outgoing: Bool) -> String {
-        switch status {
-        case "answered": outgoing ? tr("Outgoing") : tr("Incoming")
-        case "missed": tr("Missed")
-        case "declined": tr("Declined")
-        case "blocked": tr("Blocked")
-        case "filtered": tr("Silenced")
-        case "failed": tr("Failed")
-        case "cancelled": outgoing ? tr("Cancelled") : tr("Missed")
-        default: status
+        switch RecentStatus(rawValue: status) {
+        case .answered?: outgoing ? tr("Outgoing") : tr("Incoming")
+        case .missed?: tr("Missed")
+        case .declined?: tr("Declined")
+        case .blocked?: tr("Blocked")
+        case .filtered?: tr("Silenced")
+        case .failed?: tr("Failed")
+        case .cancelled?: outgoing ? tr("Cancelled") : tr("Missed")
+        case nil: status
         }
     }
 
     /// Why a call ended, in plain words.
     public static func endReason(_ reason: String) -> String {
-        switch reason {
-        case "remote-ended": tr("The other side hung up")
-        case "unanswered": tr("Nobody answered")
-        case "answered-elsewhere": tr("Answered elsewhere")
-        case "declined-elsewhere": tr("Declined elsewhere")
-        case "failed": tr("The call failed")
-        case "", "local-ended", "ended": tr("Hung up")
-        default: reason
+        switch EndReason(rawValue: reason) {
+        case .remoteEnded?: tr("The other side hung up")
+        case .unanswered?: tr("Nobody answered")
+        case .answeredElsewhere?: tr("Answered elsewhere")
+        case .declinedElsewhere?: tr("Declined elsewhere")
+        case .failed?: tr("The call failed")
+        // No reason: the user (or this side) ended it. "local-ended" and "ended" are older rows' words for it.
+        case nil where ["", "local-ended", "ended"].contains(reason): tr("Hung up")
+        case nil: reason
         }
     }
 }

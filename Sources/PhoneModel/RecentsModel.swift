@@ -36,7 +36,7 @@ public final class RecentsModel {
     init(backend: PhoneBackend) { self.backend = backend }
 
     public var rows: [RecentRow] {
-        entries.filter { filter == .all || $0.status == "missed" }.map(Self.row)
+        entries.filter { filter == .all || RecentStatus(rawValue: $0.status) == .missed }.map(Self.row)
     }
 
     public func load() async {
@@ -146,7 +146,7 @@ public final class RecentsModel {
         details.append(Format.endReason(entry.endReason))
         if title != handle { details.append(handle) }
         let time = Format.time(micros: entry.endedAt > 0 ? entry.endedAt : entry.startedAt)
-        return RecentRow(id: entry.id, title: title, subtitle: subtitle, time: time, missed: entry.status == "missed",
+        return RecentRow(id: entry.id, title: title, subtitle: subtitle, time: time, missed: RecentStatus(rawValue: entry.status) == .missed,
                          details: details.joined(separator: " · "),
                          accessibleLabel: tr("%1$s, %2$s, %3$s", title, subtitle, time))
     }

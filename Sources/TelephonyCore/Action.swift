@@ -1,11 +1,5 @@
 import FoundationEssentials
 
-public enum DTMFType: String, CaseIterable, Hashable, Sendable {
-    case singleTone = "single-tone"
-    case softPause = "soft-pause"
-    case hardPause = "hard-pause"
-}
-
 /// What an action does.
 public enum ActionKind: Hashable, Sendable {
     case start(handle: Handle, video: Bool, contactIdentifier: String)
@@ -17,18 +11,21 @@ public enum ActionKind: Hashable, Sendable {
     case setGroup(UUID?)
     case playDTMF(digits: String, type: DTMFType)
 
-    /// The API's name of the kind.
-    public var name: String {
+    /// The kind's name.
+    public var kindName: ActionName {
         switch self {
-        case .start: "start"
-        case .answer: "answer"
-        case .end: "end"
-        case .setHeld: "set-held"
-        case .setMuted: "set-muted"
-        case .setGroup: "set-group"
-        case .playDTMF: "play-dtmf"
+        case .start: .start
+        case .answer: .answer
+        case .end: .end
+        case .setHeld: .setHeld
+        case .setMuted: .setMuted
+        case .setGroup: .setGroup
+        case .playDTMF: .playDTMF
         }
     }
+
+    /// The API's name of the kind.
+    public var name: String { kindName.rawValue }
 
     /// The kinds that bring a call to life and so call for arbitration.
     var bringsCallUp: Bool {

@@ -1,4 +1,6 @@
 import FoundationEssentials
+// The shared words (call states, end reasons, handle and DTMF types, action names) are the core's too.
+@_exported import TelephonyVocabulary
 
 /// A provider's report about a call. Every field is optional: an absent field
 /// leaves the call as it is.
@@ -28,18 +30,6 @@ public struct CallUpdate: Hashable, Sendable {
         self.supportsDTMF = supportsDTMF
         self.hasVideo = hasVideo
     }
-}
-
-public enum CallState: String, CaseIterable, Hashable, Sendable {
-    case ringing, dialing, connecting, active, held, ended
-}
-
-public enum EndReason: String, CaseIterable, Hashable, Sendable {
-    case failed
-    case remoteEnded = "remote-ended"
-    case unanswered
-    case answeredElsewhere = "answered-elsewhere"
-    case declinedElsewhere = "declined-elsewhere"
 }
 
 /// A call as the system sees it.

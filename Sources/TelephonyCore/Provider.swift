@@ -12,12 +12,6 @@ public struct ProviderID: RawRepresentable, Hashable, Comparable, Sendable, Cust
     public var description: String { String(rawValue) }
 }
 
-public enum HandleType: String, CaseIterable, Hashable, Sendable {
-    case generic
-    case phoneNumber = "phone-number"
-    case emailAddress = "email-address"
-}
-
 /// Who is on the other end of a call.
 public struct Handle: Hashable, Sendable {
     public var type: HandleType

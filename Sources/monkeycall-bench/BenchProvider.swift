@@ -29,7 +29,7 @@ final class BenchProvider: Sendable {
                 else { continue }
                 do {
                     try await connection.telephony(Telephony1.Provider.fulfillAction, action, [:], at: path)
-                    if kind == "answer" || kind == "end" { rendezvous.signal(Lifecycles.fulfilledKey(kind, call)) }
+                    if kind == ActionName.answer.rawValue || kind == ActionName.end.rawValue { rendezvous.signal(Lifecycles.fulfilledKey(kind, call)) }
                 } catch {
                     rendezvous.fail(BenchError("provider \(path) could not fulfil its \(kind) action on call \(call): \(error)"))
                 }

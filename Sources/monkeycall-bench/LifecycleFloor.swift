@@ -108,7 +108,7 @@ enum LifecycleFloor {
         }
         let answer = try await step { [try await connection.telephony(Telephony1.CallController.answerCall, uuid).dbusValue] }
         let fulfilAnswer = try await step {
-            try await connection.telephony(Telephony1.Provider.fulfillAction, try action("answer", in: answer), [:], at: provider)
+            try await connection.telephony(Telephony1.Provider.fulfillAction, try action(ActionName.answer.rawValue, in: answer), [:], at: provider)
             return []
         }
         let end = try await step { [try await connection.telephony(Telephony1.CallController.endCall, uuid).dbusValue] }
@@ -192,7 +192,7 @@ enum LifecycleFloor {
             _ = try await app.call(Telephony1.Provider.reportNewIncomingCall, destination: peer.uniqueName, path: NoOpPeer.path,
                                    uuid, [Telephony1.Key.handle: .string("caller-\(index)")])
             _ = try await controller.call(Telephony1.CallController.answerCall, destination: peer.uniqueName, path: NoOpPeer.path, uuid)
-            try await rendezvous.wait("answer")
+            try await rendezvous.wait(ActionName.answer.rawValue)
             _ = try await controller.call(Telephony1.CallController.endCall, destination: peer.uniqueName, path: NoOpPeer.path, uuid)
             try await rendezvous.wait("removed")
             try await rendezvous.wait("end")

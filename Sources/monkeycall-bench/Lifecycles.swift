@@ -100,7 +100,7 @@ enum Lifecycles {
             let uuid = UUID().uuidString.lowercased()
             try await retryingWhenLimited { try await provider.reportIncoming(uuid, handle: "caller-\(index)") }
             try await retryingWhenLimited { try await controller.telephony(Telephony1.CallController.answerCall, uuid) }
-            try await rendezvous.wait(fulfilledKey("answer", uuid))
+            try await rendezvous.wait(fulfilledKey(ActionName.answer.rawValue, uuid))
             try await controller.telephony(Telephony1.CallController.endCall, uuid)
             try await rendezvous.wait(removedKey(Telephony1.callPath(uuid)))
             // The removal may overtake the reply to FulfillAction(end); waiting

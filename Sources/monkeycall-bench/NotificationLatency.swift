@@ -58,7 +58,7 @@ enum NotificationLatency {
                 throw BenchError("the no-op peer's Notify did not reach the notification server within 10 s")
             }
             let elapsed = (shown.receivedAt - start).microseconds
-            try await app.call(Telephony1.Provider.reportCallEnded, destination: peer.uniqueName, path: NotifyingPeer.path, uuid, "remote-ended", 0)
+            try await app.call(Telephony1.Provider.reportCallEnded, destination: peer.uniqueName, path: NotifyingPeer.path, uuid, EndReason.remoteEnded.rawValue, 0)
             guard await server.closed.next(timeout: .seconds(10), where: { $0 == shown.id }) != nil else {
                 throw BenchError("the no-op peer's notification was not closed")
             }
@@ -87,7 +87,7 @@ enum NotificationLatency {
             }
             if index >= warmUp { samples.append((shown.receivedAt - start).microseconds) }
             if index == 0 { peer?.template = shown }
-            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, EndReason.remoteEnded.rawValue, 0, at: path)
             // One notification at a time: wait for this one to close.
             guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
             guard await entries.next(timeout: .seconds(10)) != nil else { throw BenchError("the call was not recorded in Recents") }

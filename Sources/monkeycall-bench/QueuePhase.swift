@@ -116,7 +116,7 @@ enum QueuePhase {
 
         let probe = UUID().uuidString.lowercased()
         _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, probe, [Telephony1.Key.handle: .string("probe")], at: path)
-        try await app.telephony(Telephony1.Provider.reportCallEnded, probe, "remote-ended", 0, at: path)
+        try await app.telephony(Telephony1.Provider.reportCallEnded, probe, EndReason.remoteEnded.rawValue, 0, at: path)
 
         let tally = LifecycleTally()
         let unlocked = Latch()

@@ -28,7 +28,7 @@ enum RecentsPhase {
         try history.recordAll((0..<rows).map { index in
             let ended = now - UInt64(rows - index) * 60_000_000
             return RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "History", handle: "+1555\(1_000_000 + index)",
-                              handleType: "phone-number", callerName: "", outgoing: index % 3 == 0, status: statuses[index % 4],
+                              handleType: HandleType.phoneNumber.rawValue, callerName: "", outgoing: index % 3 == 0, status: statuses[index % 4],
                               endReason: "", startedAt: ended - 30_000_000, connectedAt: 0, endedAt: ended, hasVideo: false, seen: true)
         })
     }
@@ -58,7 +58,7 @@ enum RecentsPhase {
         for index in 0..<recordings {
             let uuid = UUID().uuidString.lowercased()
             _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("r\(index)")], at: path)
-            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, "remote-ended", 0, at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, EndReason.remoteEnded.rawValue, 0, at: path)
         }
         var seen = 0
         for await _ in added {

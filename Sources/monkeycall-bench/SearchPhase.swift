@@ -51,11 +51,11 @@ enum SearchPhase {
             try history.recordAll((0..<recents).map { index in
                 let ended = now - UInt64(recents - index) * 60_000_000
                 return RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "Bench", handle: "+1555\(1_000_000 + index)",
-                                  handleType: "phone-number", callerName: index % 2 == 0 ? "Caller \(index)" : "", outgoing: index % 3 == 0,
+                                  handleType: HandleType.phoneNumber.rawValue, callerName: index % 2 == 0 ? "Caller \(index)" : "", outgoing: index % 3 == 0,
                                   status: .answered, endReason: "", startedAt: ended - 30_000_000, connectedAt: 0, endedAt: ended, hasVideo: false, seen: true)
             })
             for index in 0..<favorites {
-                try history.addFavorite(Favorite(handle: "+1555\(2_000_000 + index)", handleType: "phone-number", name: "Favorite \(index)", providerName: "Bench"))
+                try history.addFavorite(Favorite(handle: "+1555\(2_000_000 + index)", handleType: HandleType.phoneNumber.rawValue, name: "Favorite \(index)", providerName: "Bench"))
             }
         }
         do {
@@ -81,7 +81,7 @@ enum SearchPhase {
         let app = try Connection(address: daemon.address)
         defer { app.close() }
         _ = try await app.telephony(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string("Bench"),
-                                                                           Telephony1.Key.supportedHandleTypes: ["phone-number"].dbusValue])
+                                                                           Telephony1.Key.supportedHandleTypes: [HandleType.phoneNumber.rawValue].dbusValue])
         try await Task.sleep(for: .seconds(3)) // The index settles; libdispatch lets its start-up threads go.
         let idleBefore = try daemon.residentBytes()
 

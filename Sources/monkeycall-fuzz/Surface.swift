@@ -391,11 +391,11 @@ struct Generator {
             let time = self.time()
             return (.uint64(time.value), time.name)
         case ("reason", "s"):
-            return (.string(isGood ? pick(["failed", "remote-ended", "unanswered", "answered-elsewhere", "declined-elsewhere"])! : maker.string()), nil)
+            return (.string(isGood ? pick(EndReason.allCases.map(\.rawValue))! : maker.string()), nil)
         case ("handle", "s"), ("pattern", "s"):
             return (.string(isGood ? goodHandle() : maker.string()), nil)
         case ("handle_type", "s"):
-            return (.string(isGood ? pick(["generic", "phone-number", "email-address"])! : maker.string()), nil)
+            return (.string(isGood ? pick(HandleType.allCases.map(\.rawValue))! : maker.string()), nil)
         case ("url", "s"):
             return (.string(isGood ? pick(["fuzz:alice", "fuzz://bob?video=1", "monkeycall:carol", "tel:+14085555555", "tel:911"])! : maker.string()), nil)
         case ("scheme", "s"):
@@ -441,7 +441,7 @@ struct Generator {
         case ("digits", "s"):
             return (.string(isGood ? pick(["1", "123#*", "0w9p", ""])! : maker.string()), nil)
         case ("type", "s"):
-            return (.string(isGood ? pick(["single-tone", "soft-pause", "hard-pause"])! : maker.string()), nil)
+            return (.string(isGood ? pick(DTMFType.allCases.map(\.rawValue))! : maker.string()), nil)
         case ("numbers", "ax"):
             return numbers(good: isGood)
         case ("labels", "as"):
@@ -633,7 +633,7 @@ struct Generator {
         switch key {
         case "Name": return .string(host ? "Fuzz host \(maker.random.int(0...9))" : "Fuzz")
         case "Handle": return .string(goodHandle())
-        case "HandleType": return .string(pick(["generic", "phone-number", "email-address"])!)
+        case "HandleType": return .string(pick(HandleType.allCases.map(\.rawValue))!)
         case "LocalizedCallerName": return .string(pick(["Alice", "Bob <b>", "Carol \u{202E}x"])!)
         case "CallUUID":
             if kind == "start" || (kind == nil && chance(0.5)) { return .string(UUID().uuidString.lowercased()) }
@@ -641,10 +641,10 @@ struct Generator {
         case "GroupWith": return pick(snapshot.calls).map { .string($0.uuid) } ?? .string("")
         case "Provider": return pick(snapshot.providers).map { .objectPath($0.path) }
         case "Digits": return .string("12#")
-        case "Type": return .string("single-tone")
+        case "Type": return .string(DTMFType.singleTone.rawValue)
         case "Date": return .uint64(time().value)
         case "URLSchemes": return .array(element: "s", [.string("fuzz")])
-        case "SupportedHandleTypes": return .array(element: "s", ["generic", "phone-number", "email-address"].map { .string($0) })
+        case "SupportedHandleTypes": return .array(element: "s", HandleType.allCases.map(\.rawValue).map { .string($0) })
         case "IconData": return .array(element: "y", (chance(0.8) ? Hostile.tinyPNG : Hostile.hugePNGHeader).map { .byte($0) })
         case "IconName", "RingtoneSound": return .string("phone-incoming-call")
         case "DesktopEntry": return .string("org.example.Fuzzer")

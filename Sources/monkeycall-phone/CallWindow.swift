@@ -84,13 +84,7 @@ final class CallWindow {
         Widget.setText(ui["call_subtitle"], view.subtitle)
         Widget.setText(ui["call_status"], view.status)
         adw_avatar_set_text(cast(ui["call_avatar"]), view.title)
-        let page: String
-        switch view.phase {
-        case .ringing: page = "ringing"
-        case .ongoing: page = "ongoing"
-        case .ended: page = "ended"
-        }
-        gtk_stack_set_visible_child_name(cast(ui["call_controls"]), page)
+        gtk_stack_set_visible_child_name(cast(ui["call_controls"]), view.phase.rawValue)
         Widget.setVisible(ui["call_waiting_box"], view.phase == .ringing && view.otherCallUp)
         Widget.setVisible(ui["call_other_box"], view.other != nil)
         Widget.setText(ui["call_other"], view.other?.summary ?? "")

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Play touch tones on a call (CallKit's `CXPlayDTMFCallAction`).
 public final class CXPlayDTMFCallAction: CXCallAction {
-    public enum ActionType: Int, Sendable, CaseIterable, APINamed {
+    public enum ActionType: Int, Sendable, CaseIterable {
         case singleTone = 1
         case softPause = 2
         case hardPause = 3

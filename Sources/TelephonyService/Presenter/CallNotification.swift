@@ -178,7 +178,7 @@ extension CallNotification {
         /// The notification action's id: unique in a phase (both bodies are the server's "default").
         var id: String {
             switch self {
-            case .answer: "answer"
+            case .answer: ActionName.answer.rawValue
             case .decline: "decline"
             case .holdAndAnswer: "hold-and-answer"
             case .endAndAnswer: "end-and-answer"

@@ -1,0 +1,48 @@
+/// The words of telephony that every layer shares, each spelled once with its name on the wire
+/// (`../../dbus/org.monkeycall.Telephony1.xml` documents them): the core, the service, the client
+/// library, MonkeyCallKit, the CLI and the Phone app all use these types, never the strings.
+/// A raw value is a wire name: renaming a case changes nothing on the bus.
+
+/// Where a call is in its life.
+public enum CallState: String, CaseIterable, Hashable, Sendable, Codable {
+    case ringing, dialing, connecting, active, held, ended
+}
+
+/// Why a call ended, as its provider reports it (CallKit's `CXCallEndedReason`).
+public enum EndReason: String, CaseIterable, Hashable, Sendable, Codable {
+    case failed
+    case remoteEnded = "remote-ended"
+    case unanswered
+    case answeredElsewhere = "answered-elsewhere"
+    case declinedElsewhere = "declined-elsewhere"
+}
+
+/// What a handle is (CallKit's `CXHandle.HandleType`).
+public enum HandleType: String, CaseIterable, Hashable, Sendable, Codable {
+    case generic
+    case phoneNumber = "phone-number"
+    case emailAddress = "email-address"
+}
+
+/// How DTMF digits are played (CallKit's `CXPlayDTMFCallAction.ActionType`).
+public enum DTMFType: String, CaseIterable, Hashable, Sendable, Codable {
+    case singleTone = "single-tone"
+    case softPause = "soft-pause"
+    case hardPause = "hard-pause"
+}
+
+/// How a call in Recents went.
+public enum RecentStatus: String, CaseIterable, Hashable, Sendable, Codable {
+    case answered, missed, declined, blocked, filtered, failed, cancelled
+}
+
+/// The kinds of action a provider performs for the user (CallKit's `CXAction` subclasses).
+public enum ActionName: String, CaseIterable, Hashable, Sendable, Codable {
+    case start, answer, end
+    case setHeld = "set-held", setMuted = "set-muted", setGroup = "set-group", playDTMF = "play-dtmf"
+}
+
+extension RawRepresentable where RawValue == String {
+    /// The wire name in double quotes, as the contract's documentation writes it.
+    public var quoted: String { "\"\(rawValue)\"" }
+}

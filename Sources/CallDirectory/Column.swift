@@ -51,11 +51,24 @@ final class Column<Element: BitwiseCopyable> {
         count += added
     }
 
+    /// Forgets the elements, keeping the memory for new ones.
+    func clear() { count = 0 }
+
     func removeAll() {
         releaseGently(base, count: capacity)
         base = nil
         count = 0
         capacity = 0
+    }
+
+    /// Gives up the memory as it is, with its size in bytes (to be freed with `releaseGently`),
+    /// leaving the column empty.
+    func takeMemory() -> (UnsafeMutableRawPointer?, Int) {
+        let memory = (UnsafeMutableRawPointer(base), capacity * MemoryLayout<Element>.stride)
+        base = nil
+        count = 0
+        capacity = 0
+        return memory
     }
 
     /// Gives up the memory (to be freed with `free`), leaving the column empty.
@@ -75,6 +88,15 @@ final class Column<Element: BitwiseCopyable> {
         }
         base = memory.bindMemory(to: Element.self, capacity: newCapacity)
         capacity = newCapacity
+    }
+}
+
+/// Memory given up by columns (`takeMemory`), to be freed on another thread.
+struct DiscardedMemory: @unchecked Sendable {
+    let blocks: [(UnsafeMutableRawPointer?, Int)]
+
+    func free() {
+        for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
     }
 }
 

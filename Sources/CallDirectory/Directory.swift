@@ -6,8 +6,8 @@ import Glibc
 final class DirectoryStorage: @unchecked Sendable {
     enum Owner {
         case none
-        /// malloc'd blocks and their sizes in bytes.
-        case heap([(UnsafeMutableRawPointer?, Int)])
+        /// malloc'd blocks and their sizes in bytes, and mappings (an update's staged labels).
+        case heap([(UnsafeMutableRawPointer?, Int)], mapped: [(UnsafeMutableRawPointer, Int)])
         case mapping(UnsafeMutableRawPointer, Int)
     }
 
@@ -47,13 +47,21 @@ final class DirectoryStorage: @unchecked Sendable {
     deinit {
         switch owner {
         case .none: break
-        case .heap(let blocks): for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
+        case .heap(let blocks, let mapped):
+            for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
+            for (base, length) in mapped { unmapGently(base, length) }
         case .mapping(let base, let length): unmapGently(base, length)
         }
     }
 
     var isMapped: Bool {
         if case .mapping = owner { return true }
+        return false
+    }
+
+    /// The label bytes are an update's, still mapped from the file they were staged in.
+    var labelsAreStaged: Bool {
+        if case .heap(_, let mapped) = owner { return !mapped.isEmpty }
         return false
     }
 
@@ -153,8 +161,21 @@ public struct Directory: Sendable {
     }
 
     /// `wideOffsets` forces 8-byte label offsets (otherwise used only past 4 GiB of labels), for tests.
+    ///
+    /// An update of a store is applied on the store's lane, after the label bytes of every batch
+    /// taken before (the caller waits: never the service's executor).
     func applying(_ update: DirectoryUpdate, wideOffsets: Bool) throws(DirectoryError) -> Directory {
+        if let lane = update.lane, !lane.isCurrent {
+            return try lane.sync { () throws(DirectoryError) in try applying(update, wideOffsets: wideOffsets) }
+        }
         try update.checkOpen()
+        let addedLabels: UnsafeBufferPointer<UInt8>
+        do {
+            addedLabels = try update.labels.bytes()
+        } catch {
+            update.finish()
+            throw error
+        }
         let replacesAll = update.kind == .complete
         let old = storage
         let blocking = Self.mergeBlocking(
@@ -162,10 +183,10 @@ public struct Directory: Sendable {
             update: update)
         let oldIdentification = replacesAll || update.removesAllIdentification ? DirectoryStorage.empty : old
         let identification: BuiltIdentification
-        if !wideOffsets, oldIdentification.labelBytes.count + update.labelBytes.count < Int(UInt32.max) {
-            identification = Self.mergeIdentification(UInt32.self, old: oldIdentification, update: update)
+        if !wideOffsets, oldIdentification.labelBytes.count + addedLabels.count < Int(UInt32.max) {
+            identification = Self.mergeIdentification(UInt32.self, old: oldIdentification, update: update, addedBytes: addedLabels)
         } else {
-            identification = Self.mergeIdentification(UInt64.self, old: oldIdentification, update: update)
+            identification = Self.mergeIdentification(UInt64.self, old: oldIdentification, update: update, addedBytes: addedLabels)
         }
         let total = blocking.count + identification.count
         // Checked on the merged result: an update that removes labels while it adds is not refused
@@ -190,8 +211,8 @@ public struct Directory: Sendable {
                 (UnsafeMutableRawPointer(blocking.numbers), blocking.count * 8),
                 (UnsafeMutableRawPointer(identification.numbers), identification.count * 8),
                 (identification.offsets, (identification.count + 1) * identification.offsetWidth),
-                (UnsafeMutableRawPointer(identification.bytes), identification.byteCount),
-            ])))
+            ] + (identification.bytesMapped ? [] : [(UnsafeMutableRawPointer(identification.bytes), identification.byteCount)]),
+            mapped: identification.bytesMapped ? [(UnsafeMutableRawPointer(identification.bytes!), identification.byteCount)] : [])))
     }
 
     private static func mergeBlocking(
@@ -224,20 +245,25 @@ public struct Directory: Sendable {
         var offsetWidth: Int
         var bytes: UnsafeMutablePointer<UInt8>?
         var byteCount: Int
+        /// `bytes` are an update's staged labels, mapped (unmapped, not freed).
+        var bytesMapped = false
 
         func free() {
             releaseGently(numbers, count: count)
             releaseGently(offsets, bytes: (count + 1) * offsetWidth)
-            releaseGently(bytes, count: byteCount)
+            if bytesMapped, let bytes {
+                unmapGently(UnsafeMutableRawPointer(bytes), byteCount)
+            } else {
+                releaseGently(bytes, count: byteCount)
+            }
         }
     }
 
     private static func mergeIdentification<Offset: FixedWidthInteger & UnsignedInteger & BitwiseCopyable>(
-        _: Offset.Type, old: DirectoryStorage, update: DirectoryUpdate
+        _: Offset.Type, old: DirectoryStorage, update: DirectoryUpdate, addedBytes: UnsafeBufferPointer<UInt8>
     ) -> BuiltIdentification {
         let adds = update.identificationAdditions.buffer
         let lengths = update.labelLengths.buffer
-        let addedBytes = update.labelBytes.buffer
         if old.identification.isEmpty, update.cancelledIdentification.count == 0 {
             // Nothing to merge: the update's numbers and label bytes become the directory's.
             let offsets = allocate(Offset.self, adds.count + 1)
@@ -250,11 +276,12 @@ public struct Directory: Sendable {
                 pacer.step()
             }
             let count = adds.count
-            let byteCount = addedBytes.count
+            // `bytes()` succeeded for these very bytes: taking them cannot fail.
+            let taken = (try? update.labels.take()) ?? (pointer: nil, count: 0, mapped: false)
             return BuiltIdentification(
                 numbers: update.identificationAdditions.take(), count: count,
                 offsets: UnsafeMutableRawPointer(offsets), offsetWidth: MemoryLayout<Offset>.size,
-                bytes: update.labelBytes.take(), byteCount: byteCount)
+                bytes: taken.pointer, byteCount: taken.count, bytesMapped: taken.mapped)
         }
         let oldNumbers = old.identification
         let oldBytes = old.labelBytes

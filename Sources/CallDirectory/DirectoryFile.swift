@@ -121,8 +121,9 @@ enum DirectoryFile {
         return h
     }
 
-    /// A fast word-wise hash: detects corruption, not tampering.
-    static func checksum(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xCBF2_9CE4_8422_2325) -> UInt64 {
+    /// A fast word-wise hash: detects corruption, not tampering. `droppingPages`: `bytes` are a file
+    /// mapping whose pages are taken out of memory again as soon as they are read (`dropMappedPages`).
+    static func checksum(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xCBF2_9CE4_8422_2325, droppingPages: Bool = false) -> UInt64 {
         var h = seed
         guard let base = bytes.baseAddress else { return mix(h) }
         let words = bytes.count / 8
@@ -130,10 +131,12 @@ enum DirectoryFile {
         while index < words {
             // In slices, giving way between them (`Pacer`): a large directory is hundreds of MB.
             let end = Swift.min(words, index + Pacer.stepsBetweenYields)
+            let start = index
             while index < end {
                 h = mix(h ^ UInt64(littleEndian: base.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
                 index += 1
             }
+            if droppingPages { dropMappedPages(base + start * 8, (end - start) * 8) }
             if end < words { sched_yield() }
         }
         var tail: UInt64 = 0
@@ -153,7 +156,8 @@ enum DirectoryFile {
         } else {
             h = checksum(UnsafeRawBufferPointer(start: nil, count: 0), seed: h)
         }
-        return checksum(UnsafeRawBufferPointer(storage.labelBytes), seed: h)
+        // An update's staged labels are read from their file a slice at a time, never all in memory.
+        return checksum(UnsafeRawBufferPointer(storage.labelBytes), seed: h, droppingPages: storage.labelsAreStaged)
     }
 
     // MARK: - Saving
@@ -190,7 +194,7 @@ enum DirectoryFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageFailed("Cannot create \(temporary): \(errorText())") }
         var written = 0
-        func put(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
+        func put(_ bytes: UnsafeRawBufferPointer, droppingPages: Bool = false) throws(DirectoryError) {
             guard var pointer = bytes.baseAddress else { return }
             var remaining = bytes.count
             while remaining > 0 {
@@ -201,6 +205,7 @@ enum DirectoryFile {
                     if errno == EINTR { continue }
                     throw .storageFailed("Cannot write \(temporary): \(errorText())")
                 }
+                if droppingPages { dropMappedPages(pointer, n) }
                 pointer += n
                 remaining -= n
                 written += n
@@ -228,7 +233,7 @@ enum DirectoryFile {
                 try pad(to: written + storage.offsetWidth)
             }
             try pad(to: layout.labelBytesOffset)
-            try put(UnsafeRawBufferPointer(storage.labelBytes))
+            try put(UnsafeRawBufferPointer(storage.labelBytes), droppingPages: storage.labelsAreStaged)
             guard written == layout.fileSize else { throw DirectoryError.storageFailed("Wrote \(written) bytes of \(layout.fileSize) to \(temporary).") }
             guard fsync(fd) == 0 else { throw DirectoryError.storageFailed("Cannot fsync \(temporary): \(errorText())") }
             guard close(fd) == 0 else {

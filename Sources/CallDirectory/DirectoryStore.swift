@@ -26,6 +26,9 @@ public final class DirectoryStore {
     public let maximumEntries: Int
     /// What all open updates hold together, bounded.
     public let updateBudget: DirectoryUpdateBudget
+    /// Where the open updates' label bytes are copied and staged, and completions applied and
+    /// saved: one at a time, in order, whichever app they are for.
+    public let lane: DirectoryLane
 
     private var directories: [String: Directory] = [:]
     private var enabledFlags: [String: Bool] = [:]
@@ -46,6 +49,7 @@ public final class DirectoryStore {
         self.enabledByDefault = enabledByDefault
         self.maximumEntries = maximumEntries
         self.updateBudget = updateBudget
+        lane = DirectoryLane()
         do {
             // The user's directories are theirs alone: the folder 0700, files 0600.
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -299,7 +303,9 @@ public final class DirectoryStore {
         guard !completing.contains(providerName) else {
             throw .currentlyLoading("The last directory update of \(providerName) is still being applied.")
         }
-        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries, budget: updateBudget, account: account.isEmpty ? providerName : account)
+        // Its labels are staged in the folder: an open update keeps no copy of them in memory.
+        let update = DirectoryUpdate(kind: kind, maximumEntries: maximumEntries, budget: updateBudget, account: account.isEmpty ? providerName : account,
+                                     lane: lane, stagingFolder: folder)
         openUpdates[providerName] = update
         return update
     }
@@ -317,9 +323,10 @@ public final class DirectoryStore {
 
     /// `completeUpdate` in three steps, for an owner that must not wait for the work: this one,
     /// on the owner's executor, closes the open update; `DirectoryCompletion.run()` applies and
-    /// saves it on any thread (the store's state is not touched); `finishCompletion`, on the
-    /// owner's executor again, makes the result the provider's directory. Until then the
-    /// directory answers as it was, and a new update of the provider is `currentlyLoading`.
+    /// saves it, called from any other thread, on the store's lane (the store's state is not
+    /// touched); `finishCompletion`, on the owner's executor again, makes the result the
+    /// provider's directory. Until then the directory answers as it was, and a new update of the
+    /// provider is `currentlyLoading`.
     ///
     /// An app's first directory, when directories start disabled, is saved with its "off" flag:
     /// the flags are written first, then the directory, in the same `run()`, so that no crash or
@@ -418,7 +425,12 @@ public final class DirectoryCompletion: @unchecked Sendable {
 
     /// Applies the update and saves the result (temporary file, fsync, rename); returns it
     /// mapped from its new file. The update is finished either way, its memory freed here.
+    /// On the store's lane: one completion at a time, whichever app's, each after the label bytes
+    /// of every batch taken before it; the caller waits (never the service's executor).
     public func run() throws(DirectoryError) -> Directory {
+        if let lane = update.lane, !lane.isCurrent {
+            return try lane.sync { () throws(DirectoryError) in try run() }
+        }
         defer {
             update.cancel()
             current = nil

@@ -22,7 +22,10 @@ import Synchronization
 ///   checked on each call against the additions so far (an update can never
 ///   hold more) and at `Directory.applying(_:)` against the result.
 ///
-/// Not thread-safe: its owner uses it from one serial executor.
+/// Not thread-safe: its owner uses it from one serial executor. Each call is checked there and
+/// answered at once; the label bytes an update of a store takes are then copied out of the call on
+/// the store's lane, one batch after another whoever sent it, and staged in a file
+/// (`StagedLabels`), so that its owner never spends a batch's copy, nor waits for the lane.
 public final class DirectoryUpdate {
     public enum Kind: String, Sendable {
         /// Replaces the whole directory.
@@ -39,11 +42,17 @@ public final class DirectoryUpdate {
     /// Applied or cancelled: every further call is `invalidArguments`.
     public private(set) var isFinished = false
 
-    // Additions, ascending. Labels: UTF-8 bytes one after another, with each label's length.
+    // Additions, ascending. Labels: UTF-8 bytes one after another (`labels`, on the lane), with
+    // each label's length (here).
     let blockingAdditions = Column<Int64>()
     let identificationAdditions = Column<Int64>()
     let labelLengths = Column<UInt16>()
-    let labelBytes = Column<UInt8>()
+    /// The label bytes: used on `lane` (or here, when there is none).
+    let labels: StagedLabels
+    /// The label bytes taken so far (those of `labels` once the lane has caught up).
+    private(set) var labelByteCount = 0
+    /// Where the label bytes are copied and the update applied; nil: by its owner, at once.
+    let lane: DirectoryLane?
     // Removals from the directory as it was, ascending.
     let blockingRemovals = Column<Int64>()
     let identificationRemovals = Column<Int64>()
@@ -67,23 +76,33 @@ public final class DirectoryUpdate {
     /// Who pays for this update's memory (an app): its open updates together are bounded like one.
     private let account: String
 
+    /// `lane`: where the label bytes are copied, and the update applied (a store's); nil: here, at
+    /// once. `stagingFolder`: where they are staged in a file meanwhile; nil: in memory.
     public init(kind: Kind, maximumEntries: Int = DirectoryLimits.maximumEntries,
                 maximumDirectoryLabelBytes: Int = DirectoryLimits.maximumDirectoryLabelBytes,
-                budget: DirectoryUpdateBudget = DirectoryUpdateBudget(), account: String = "") {
+                budget: DirectoryUpdateBudget = DirectoryUpdateBudget(), account: String = "",
+                lane: DirectoryLane? = nil, stagingFolder: String? = nil) {
         self.kind = kind
         self.maximumEntries = maximumEntries
         self.maximumDirectoryLabelBytes = maximumDirectoryLabelBytes
         self.budget = budget
         self.account = account
+        self.lane = lane
+        labels = StagedLabels(folder: stagingFolder)
     }
 
-    deinit { budget.release(reserved, of: account) }
+    deinit {
+        budget.release(reserved, of: account)
+        // Its file closed (and its blocks freed) on the lane, after any batch still on its way.
+        if let lane, !lane.isCurrent { lane.async { [labels] in labels.close() } }
+    }
 
-    /// The bytes the update holds in memory: its numbers, label lengths, label bytes and
-    /// cancellations. Removals count as much as additions: removing an addition frees no room.
+    /// The bytes the update holds: its numbers, label lengths, label bytes (staged in a file or
+    /// not: they count all the same) and cancellations. Removals count as much as additions:
+    /// removing an addition frees no room.
     public var heldBytes: Int {
         (blockingAdditions.count + identificationAdditions.count + blockingRemovals.count + identificationRemovals.count
-            + cancelledBlocking.count + cancelledIdentification.count) * 8 + labelLengths.count * 2 + labelBytes.count
+            + cancelledBlocking.count + cancelledIdentification.count) * 8 + labelLengths.count * 2 + labelByteCount
     }
 
     public var isIncremental: Bool { kind == .incremental }
@@ -112,39 +131,32 @@ public final class DirectoryUpdate {
             throw .invalidArguments("\(numbers.count) numbers but \(labels.count) labels; each identification entry needs one label.")
         }
         try checkAscending(numbers, after: lastIdentificationAddition, kind: "identification")
+        guard !numbers.isEmpty else { return }
+        // The lengths go straight into memory past the column's end, kept only once the batch is taken.
+        labelLengths.reserveMore(labels.count)
+        let lengthBase = labelLengths.base! + labelLengths.count
         var bytes = 0
         for (index, label) in labels.enumerated() {
             let length = label.utf8.count
             guard length <= DirectoryLimits.maximumLabelBytes else {
                 throw .invalidArguments("The label of \(numbers[index]) has \(length) bytes of UTF-8; at most \(DirectoryLimits.maximumLabelBytes) are allowed.")
             }
+            lengthBase[index] = UInt16(length)
             bytes += length
         }
         try checkRoom(for: numbers.count)
-        let held = labelBytes.count + bytes
+        let held = labelByteCount + bytes
         guard held <= DirectoryLimits.maximumUpdateLabelBytes else {
             throw .maximumEntriesExceeded("The update would hold \(held) bytes of labels; an update may hold at most "
                 + "\(DirectoryLimits.maximumUpdateLabelBytes >> 20) MiB of labels (complete it and continue in an incremental update).")
         }
-        guard !numbers.isEmpty else { return }
         try reserve(numbers.count * 10 + bytes)
         numbers.withUnsafeBufferPointer { identificationAdditions.append(contentsOf: $0) }
-        labelLengths.reserveMore(labels.count)
-        labelBytes.reserveMore(Swift.max(bytes, 1))
-        // Straight into the reserved memory: no per-label call on the columns.
-        let lengthBase = labelLengths.base! + labelLengths.count
-        var byteBase = labelBytes.base! + labelBytes.count
-        for (index, label) in labels.enumerated() {
-            var label = label
-            label.withUTF8 { utf8 in
-                if let source = utf8.baseAddress, utf8.count > 0 { byteBase.update(from: source, count: utf8.count) }
-                byteBase += utf8.count
-                lengthBase[index] = UInt16(utf8.count)
-            }
-        }
         labelLengths.didAppend(labels.count)
-        labelBytes.didAppend(bytes)
+        labelByteCount += bytes
         if let last = numbers.last { lastIdentificationAddition = last }
+        // The bytes themselves are copied on the lane, after every batch taken before this one.
+        onLane { $0.append(labels) }
     }
 
     // MARK: - Removals (incremental only)
@@ -162,20 +174,17 @@ public final class DirectoryUpdate {
     public func removeAllBlocking() throws(DirectoryError) {
         try checkIncremental("RemoveAllBlockingEntries")
         removesAllBlocking = true
-        blockingAdditions.removeAll()
-        blockingRemovals.removeAll()
-        cancelledBlocking.removeAll()
+        discard([blockingAdditions.takeMemory(), blockingRemovals.takeMemory(), cancelledBlocking.takeMemory()])
         settleReservation()
     }
 
     public func removeAllIdentification() throws(DirectoryError) {
         try checkIncremental("RemoveAllIdentificationEntries")
         removesAllIdentification = true
-        identificationAdditions.removeAll()
-        labelLengths.removeAll()
-        labelBytes.removeAll()
-        identificationRemovals.removeAll()
-        cancelledIdentification.removeAll()
+        discard([identificationAdditions.takeMemory(), labelLengths.takeMemory(), identificationRemovals.takeMemory(),
+                 cancelledIdentification.takeMemory()])
+        labelByteCount = 0
+        onLane { $0.removeAll() }
         settleReservation()
     }
 
@@ -203,15 +212,33 @@ public final class DirectoryUpdate {
 
     func finish() {
         isFinished = true
-        blockingAdditions.removeAll()
-        identificationAdditions.removeAll()
-        labelLengths.removeAll()
-        labelBytes.removeAll()
-        blockingRemovals.removeAll()
-        identificationRemovals.removeAll()
-        cancelledBlocking.removeAll()
-        cancelledIdentification.removeAll()
+        discard([blockingAdditions.takeMemory(), identificationAdditions.takeMemory(), labelLengths.takeMemory(),
+                 blockingRemovals.takeMemory(), identificationRemovals.takeMemory(), cancelledBlocking.takeMemory(),
+                 cancelledIdentification.takeMemory()])
+        labelByteCount = 0
+        onLane { $0.close() }
         settleReservation()
+    }
+
+    /// Frees columns' memory (up to 128 MiB) on the lane, after what is there already; at once on
+    /// the lane itself or without one.
+    private func discard(_ blocks: [(UnsafeMutableRawPointer?, Int)]) {
+        let memory = DiscardedMemory(blocks: blocks)
+        if let lane, !lane.isCurrent {
+            lane.async { memory.free() }
+        } else {
+            memory.free()
+        }
+    }
+
+    /// Runs `work` on the label bytes where they live: queued on the lane behind what is there
+    /// already, or at once on the lane itself or without one.
+    private func onLane(_ work: @escaping @Sendable (StagedLabels) -> Void) {
+        if let lane, !lane.isCurrent {
+            lane.async { [labels] in work(labels) }
+        } else {
+            work(labels)
+        }
     }
 
     func checkOpen() throws(DirectoryError) {

@@ -48,6 +48,14 @@ func unmapGently(_ base: UnsafeMutableRawPointer, _ length: Int) {
     munmap(base, length)
 }
 
+/// Takes the pages of a file mapping inside `[start, start + length)` out of the process's memory
+/// once they have been read: they stay in the page cache, and a later read maps them again.
+/// Never for anonymous memory, whose pages it would zero.
+func dropMappedPages(_ start: UnsafeRawPointer, _ length: Int) {
+    guard length > 0 else { return }
+    discardPages(UnsafeMutableRawPointer(mutating: start), length)
+}
+
 /// `MADV_DONTNEED` over the whole pages inside `[start, start + length)`, a chunk at a time.
 private func discardPages(_ start: UnsafeMutableRawPointer, _ length: Int) {
     let page = Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -87,10 +87,8 @@ public final class TelephonyService {
     private let desktopDoNotDisturb: DesktopDoNotDisturb?
     /// Media players paused during calls.
     private let mediaPause: MediaPause
-    /// Told of every switchboard event, in this order: the D-Bus objects first (a call's object
-    /// exists before its provider's `Calls` names it), then Recents, the call notifications, the
-    /// sleep inhibitor and media pause.
-    private let observers: [any SwitchboardObserver]
+    /// Where the switchboard's events go: the bus publisher, the session effects, the presenter.
+    private let sinks: EventSinks
 
     /// `connection`: driven on `TelephonyActor.queue` (`Connection(address:queue:)`).
     /// `clock`: the switchboard's time and timers (ring and action timeouts); nil is the real clock on the
@@ -162,11 +160,9 @@ public final class TelephonyService {
             return options.pausesMedia && context.screening.settings.pausesMediaDuringCalls
         }
         let calls = CallObjects(context: context, controller: controller)
-        var observers: [any SwitchboardObserver] = [directories, calls, providers, controller, recents]
-        if let callNotifications { observers.append(callNotifications) }
-        if let sleepInhibitor { observers.append(sleepInhibitor) }
-        observers.append(mediaPause)
-        self.observers = observers
+        sinks = EventSinks(bus: BusPublisher(directories: directories, calls: calls, providers: providers, controller: controller),
+                           session: SessionEffects(recents: recents, sleepInhibitor: sleepInhibitor, mediaPause: mediaPause),
+                           presenter: callNotifications)
         contactsFollower.service = self
     }
 
@@ -287,9 +283,8 @@ public final class TelephonyService {
         finder.peopleChanged()
     }
 
-    /// Every event of the switchboard goes to every observer.
     private func notify(_ event: SwitchboardEvent) {
-        for observer in observers { observer.observe(event) }
+        sinks.deliver(event)
     }
 }
 

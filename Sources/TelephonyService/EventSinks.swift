@@ -1,0 +1,74 @@
+import TelephonyCore
+
+/// Where the switchboard's events go: three sinks, in this order, each handing an event only to
+/// what needs it (an event a part does not need costs it nothing):
+/// - the **bus publisher**: the call and provider objects, the provider's and the controller's
+///   signals, open directory updates;
+/// - the **session effects**: Recents kept, the machine kept awake, media paused;
+/// - the **presenter**: the call's card and its ringtone.
+/// A call's object exists before its provider's `Calls` names it, and before anything shows it.
+@TelephonyActor
+struct EventSinks {
+    let bus: BusPublisher
+    let session: SessionEffects
+    /// nil without notifications (`--no-notifications`).
+    let presenter: CallNotifications?
+
+    func deliver(_ event: SwitchboardEvent) {
+        bus.publish(event)
+        session.apply(event)
+        switch event {
+        case .callAdded, .callChanged, .callRemoved: presenter?.observe(event)
+        default: break
+        }
+    }
+}
+
+/// The service's D-Bus objects, told of the events that change what they publish.
+@TelephonyActor
+struct BusPublisher {
+    let directories: DirectoryInterfaces
+    let calls: CallObjects
+    let providers: ProviderObjects
+    let controller: CallControllerInterface
+
+    func publish(_ event: SwitchboardEvent) {
+        switch event {
+        case .providerRegistered, .performAction, .actionTimedOut, .audioSessionActivated, .audioSessionDeactivated:
+            providers.observe(event)
+        case .providerRemoved:
+            directories.observe(event)
+            providers.observe(event)
+        case .callAdded, .callRemoved:
+            calls.observe(event)
+            providers.observe(event)
+        case .callChanged:
+            calls.observe(event)
+        case .transactionCompleted:
+            controller.observe(event)
+        }
+    }
+}
+
+/// What calls change in the user's session beyond the bus.
+@TelephonyActor
+struct SessionEffects {
+    let recents: RecentsInterface
+    /// nil without a system bus to ask logind.
+    let sleepInhibitor: SleepInhibitor?
+    let mediaPause: MediaPause
+
+    func apply(_ event: SwitchboardEvent) {
+        switch event {
+        case .callRemoved:
+            recents.observe(event)
+            sleepInhibitor?.observe(event)
+        case .callAdded, .callChanged:
+            sleepInhibitor?.observe(event)
+        case .audioSessionActivated, .audioSessionDeactivated:
+            mediaPause.observe(event)
+        default:
+            break
+        }
+    }
+}

@@ -14,14 +14,17 @@ public protocol DesktopDoNotDisturb: AnyObject, Sendable {
 /// desktop), so a change made in GNOME's settings or with `gsettings set` is
 /// followed at once. Where the schema is not installed it logs one line and
 /// reports nothing.
-public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sendable {
+public final class GnomeNotificationBanners: DesktopDoNotDisturb, Sendable {
     public static let schema = "org.gnome.desktop.notifications"
     public static let key = "show-banners"
 
-    private let loop = GLibLoop.shared
     private let logger: Logger
-    // Only touched on the loop thread; kept for as long as we follow it.
-    private var settings: UnsafeMutablePointer<GSettings>?
+    /// The settings followed, kept for as long as we follow them: on the loop thread.
+    private let followed = LoopBound(Followed(), on: .shared)
+
+    private final class Followed {
+        var settings: UnsafeMutablePointer<GSettings>?
+    }
 
     /// Whether GNOME's setting can matter in this session: `XDG_CURRENT_DESKTOP`
     /// names GNOME (`GNOME`, `ubuntu:GNOME`, …), or is not set (a daemon started
@@ -38,13 +41,13 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
     }
 
     deinit {
-        if let settings {
-            loop.perform { g_object_unref(settings) }
+        followed.perform { followed in
+            if let settings = followed.settings { g_object_unref(settings) }
         }
     }
 
     public func follow(_ onChange: @escaping @Sendable (Bool) -> Void) {
-        loop.perform {
+        followed.perform { followed in
             // GSettings delivers `changed` in the thread-default context at creation: the loop's.
             guard let source = g_settings_schema_source_get_default(),
                   let schema = g_settings_schema_source_lookup(source, Self.schema, 1) else {
@@ -56,7 +59,7 @@ public final class GnomeNotificationBanners: DesktopDoNotDisturb, @unchecked Sen
                 self.logger.info("\(Self.schema) has no key \(Self.key): not following GNOME's Do Not Disturb")
                 return
             }
-            self.settings = settings
+            followed.settings = settings
             let box = Unmanaged.passRetained(ChangeBox(onChange)).toOpaque()
             let changed: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void = { settings, _, data in
                 guard let settings, let data else { return }

@@ -9,51 +9,38 @@ import Synchronization
 /// Notifications through libnotify. All libnotify work happens on a GLib
 /// loop thread; a missing or crashed notification server costs one warning,
 /// never a blocked caller.
-public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
-    private let loop = GLibLoop.shared
+public final class LibnotifyNotifier: Notifier, Sendable {
     private let logger: Logger
-    // Only touched on the loop thread.
-    private var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
-    /// Who hears each shown notification's buttons and closing.
-    private var handlers: [String: @Sendable (NotificationEvent) -> Void] = [:]
-    /// Notifications whose button was pressed: a server that closes them afterwards (reason 2,
-    /// though they are resident) did not see the user dismiss them.
-    private var actedOn: Set<String> = []
-    /// What is known of the server, asked once per server (`serverAppeared` asks again).
-    private var server: ServerKnowledge = .unknown
-    private var warnedUnavailable = false
     /// Notifications waiting for the loop thread, the newest for each key. The loop thread may
     /// fall behind: with no server libnotify spends five bus round trips failing each one, and a
     /// hung server makes each wait 25 s. It then shows only the newest version of a notification,
     /// nothing for one already withdrawn, and at most `waitingLimit` of them: past that the
     /// oldest waiting are dropped. A soak of 500 calls a second with no server held every call's
     /// notifications here, 5 KB a call, for as long as it ran.
-    private let requests = Mutex(())
-    /// Oldest first: a key posted again moves to the end.
-    private var waiting: OrderedDictionary<String, Request> = [:]
-    private var generation: UInt64 = 0
-    /// Said once: notifications were dropped because the loop thread fell behind.
-    private var warnedBehind = false
+    private let requests = Mutex(Requests())
     static let waitingLimit = 128
+    private struct Requests {
+        /// Oldest first: a key posted again moves to the end.
+        var waiting: OrderedDictionary<String, Request> = [:]
+        var generation: UInt64 = 0
+        /// Said once: notifications were dropped because the loop thread fell behind.
+        var warnedBehind = false
+    }
     private struct Request {
         let generation: UInt64
         let notification: DesktopNotification
         let onEvent: @Sendable (NotificationEvent) -> Void
     }
-
-    /// The `desktop-entry` of a notification whose app has no desktop file: the desktop's per-app
-    /// settings (GNOME's details on the lock screen) then apply to it. Asked with the server, once
-    /// per server, on the loop thread (it may read the disk).
-    private let fallbackDesktopEntry: @Sendable () -> String?
-    private var fallbackEntry: String?
+    /// libnotify's notifications and what is known of the server: on the loop thread.
+    private let display: LoopBound<Display>
 
     /// `appName` names us to libnotify; each notification carries its own app name too.
     /// GDBus reads the bus from `DBUS_SESSION_BUS_ADDRESS`. `fallbackDesktopEntry`: the desktop file
     /// id sent for notifications that have none of their own (nil: none is sent).
     public init(appName: String, fallbackDesktopEntry: @escaping @Sendable () -> String? = { nil }, logger: Logger) {
         self.logger = logger
-        self.fallbackDesktopEntry = fallbackDesktopEntry
-        loop.perform {
+        display = LoopBound(Display(fallbackDesktopEntry: fallbackDesktopEntry, logger: logger), on: .shared)
+        display.loop.perform {
             if notify_is_initted() == 0 { _ = notify_init(appName) }
         }
         LibnotifyLog.route(to: logger)
@@ -61,59 +48,45 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
 
     public func post(_ notification: DesktopNotification, onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
         let key = notification.key
-        let (mine, firstDrop): (UInt64, Bool) = requests.withLock { _ in
-            generation += 1
-            waiting.removeValue(forKey: key)
-            waiting[key] = Request(generation: generation, notification: notification, onEvent: onEvent)
-            let dropped = waiting.count > Self.waitingLimit
-            if dropped { waiting.removeFirst(waiting.count - Self.waitingLimit) }
-            let first = dropped && !warnedBehind
-            if dropped { warnedBehind = true }
-            return (generation, first)
+        let (mine, firstDrop): (UInt64, Bool) = requests.withLock { requests in
+            requests.generation += 1
+            requests.waiting.removeValue(forKey: key)
+            requests.waiting[key] = Request(generation: requests.generation, notification: notification, onEvent: onEvent)
+            let dropped = requests.waiting.count > Self.waitingLimit
+            if dropped { requests.waiting.removeFirst(requests.waiting.count - Self.waitingLimit) }
+            let first = dropped && !requests.warnedBehind
+            if dropped { requests.warnedBehind = true }
+            return (requests.generation, first)
         }
         if firstDrop {
             logger.warning("notifications fall behind (the notification server does not answer): the oldest waiting are dropped unshown")
         }
         // The loop carries only the key: the notification waits in `waiting`, where it can be dropped.
-        loop.perform {
-            let request: Request? = self.requests.withLock { _ in
-                guard self.waiting[key]?.generation == mine else { return nil }
-                return self.waiting.removeValue(forKey: key)
+        display.perform { display in
+            let request: Request? = self.requests.withLock { requests in
+                guard requests.waiting[key]?.generation == mine else { return nil }
+                return requests.waiting.removeValue(forKey: key)
             }
             guard let request else { return }
-            self.show(request.notification, request.onEvent)
+            display.show(request.notification, request.onEvent)
         }
     }
 
     public func withdraw(_ key: String) {
-        requests.withLock { _ in _ = waiting.removeValue(forKey: key) }
-        loop.perform {
-            self.handlers[key] = nil
-            self.actedOn.remove(key)
-            guard let shown = self.shown.removeValue(forKey: key) else { return }
-            var error: UnsafeMutablePointer<GError>?
-            notify_notification_close(shown, &error)
-            if let error { g_error_free(error) }
-            g_object_unref(UnsafeMutableRawPointer(shown))
-        }
+        requests.withLock { _ = $0.waiting.removeValue(forKey: key) }
+        display.perform { $0.withdraw(key) }
     }
 
     public func serverVanished() {
-        requests.withLock { _ in waiting = [:] }
-        loop.perform {
-            for notification in self.shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
-            self.shown = [:]
-            self.handlers = [:]
-            self.actedOn = []
-            self.server = .unknown
-        }
+        requests.withLock { $0.waiting = [:] }
+        display.perform { $0.serverVanished() }
     }
 
     /// What was shown since the last vanishing was shown to this server: a notification that
     /// waited on the loop thread while the server came may already be on it, and is replaced in
     /// place when posted again (never drawn twice). Only what the server is, is asked afresh.
     public func serverAppeared() {
-        loop.perform { self.server = .unknown }
+        display.perform { $0.server = .unknown }
     }
 
     /// The notification server as far as the loop thread knows it.
@@ -158,37 +131,6 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
         }
     }
 
-    /// The server's name and version (`GetServerInformation`) and capabilities, asked together
-    /// once per server; nil when no server answers.
-    private func currentServer() -> ServerTraits? {
-        switch server {
-        case .present(let traits): return traits
-        case .absent: return nil
-        case .unknown: break
-        }
-        var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
-        var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
-        guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0 else {
-            server = .absent
-            return nil
-        }
-        let serverName = name.map { String(cString: $0) } ?? ""
-        let serverVersion = version.map { String(cString: $0) } ?? ""
-        for text in [name, vendor, version, specVersion] { g_free(text) }
-        var capabilities = Set<String>()
-        var list = notify_get_server_caps()
-        let head = list
-        while let node = list {
-            if let data = node.pointee.data { capabilities.insert(String(cString: data.assumingMemoryBound(to: CChar.self))) }
-            list = node.pointee.next
-        }
-        g_list_free_full(head, g_free)
-        let traits = ServerTraits(name: serverName, version: serverVersion, capabilities: capabilities)
-        server = .present(traits)
-        fallbackEntry = fallbackDesktopEntry()
-        return traits
-    }
-
     /// A notification's texts and desktop entry as `server` draws them. Every text is cleaned here,
     /// where it leaves for the screen, whoever composed it: caller names, handles and labels come
     /// from apps and directories (ScreenText says what goes).
@@ -228,161 +170,238 @@ public final class LibnotifyNotifier: Notifier, @unchecked Sendable {
     /// label ("Answer" twice) is left out.
     static let serversWithDefaultButton: Set<String> = ["Xfce Notify Daemon"]
 
-    private func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
-        guard let server = currentServer() else {
-            if !warnedUnavailable {
-                logger.warning("cannot show notifications (calls still work): no notification server answers on the session bus")
-                warnedUnavailable = true
-            }
-            return
+    /// The notifier's side on the loop thread, where libnotify is called and delivers its
+    /// signals: the notifications shown and who hears them, and what is known of the server.
+    /// Only its `LoopBound` reaches it from elsewhere.
+    private final class Display {
+        let loop = GLibLoop.shared
+        let logger: Logger
+        var shown: [String: UnsafeMutablePointer<NotifyNotification>] = [:]
+        /// Who hears each shown notification's buttons and closing.
+        var handlers: [String: @Sendable (NotificationEvent) -> Void] = [:]
+        /// Notifications whose button was pressed: a server that closes them afterwards (reason 2,
+        /// though they are resident) did not see the user dismiss them.
+        var actedOn: Set<String> = []
+        /// What is known of the server, asked once per server (`serverAppeared` asks again).
+        var server: ServerKnowledge = .unknown
+        var warnedUnavailable = false
+        /// The `desktop-entry` of a notification whose app has no desktop file: the desktop's per-app
+        /// settings (GNOME's details on the lock screen) then apply to it. Asked with the server, once
+        /// per server, on the loop thread (it may read the disk).
+        let fallbackDesktopEntry: @Sendable () -> String?
+        var fallbackEntry: String?
+
+        init(fallbackDesktopEntry: @escaping @Sendable () -> String?, logger: Logger) {
+            self.fallbackDesktopEntry = fallbackDesktopEntry
+            self.logger = logger
         }
-        // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
-        // names, handles and labels come from apps and directories (ScreenText says what goes).
-        let layout = Layout(notification, server: server, fallbackDesktopEntry: fallbackEntry)
-        let summary = layout.summary
-        let plainBody = layout.body
-        let body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
-        let icon = notification.iconName.isEmpty ? nil : notification.iconName
-        let target: UnsafeMutablePointer<NotifyNotification>
-        if let existing = shown[notification.key], server.dropsButtonsOnUpdate, !notification.actions.isEmpty {
-            // GNOME Shell before 46 redraws an updated banner before the new buttons are added: the
-            // old one is closed (reason 3, which nobody hears) and this one shown anew below.
+
+        func withdraw(_ key: String) {
+            handlers[key] = nil
+            actedOn.remove(key)
+            guard let shown = shown.removeValue(forKey: key) else { return }
             var error: UnsafeMutablePointer<GError>?
-            notify_notification_close(existing, &error)
+            notify_notification_close(shown, &error)
             if let error { g_error_free(error) }
-            shown[notification.key] = nil
-            loop.perform { g_object_unref(UnsafeMutableRawPointer(existing)) }
+            g_object_unref(UnsafeMutableRawPointer(shown))
         }
-        if let existing = shown[notification.key] {
-            // Replace in place: same id at the server, so never two notifications for one call.
-            notify_notification_update(existing, summary, body, icon)
-            notify_notification_clear_actions(existing)
-            notify_notification_clear_hints(existing)
-            target = existing
-        } else {
-            guard let created = notify_notification_new(summary, body, icon) else { return }
-            target = created
-            followClosing(created, key: notification.key)
+
+        func serverVanished() {
+            for notification in shown.values { g_object_unref(UnsafeMutableRawPointer(notification)) }
+            shown = [:]
+            handlers = [:]
+            actedOn = []
+            server = .unknown
         }
-        handlers[notification.key] = onEvent
-        actedOn.remove(notification.key)
-        notify_notification_set_app_name(target, ScreenText.clean(notification.appName))
-        let timeout: Int32 = switch notification.expiry {
-        case .never: NOTIFY_EXPIRES_NEVER
-        case .serverDefault: NOTIFY_EXPIRES_DEFAULT
-        case .seconds(let seconds): Int32(clamping: seconds * 1000)
-        }
-        notify_notification_set_timeout(target, timeout)
-        notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
-        if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
-        if !notification.imagePNG.isEmpty { setImage(notification.imagePNG, on: target) }
-        if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
-        if notification.suppressesSound { notify_notification_set_hint(target, "suppress-sound", g_variant_new_boolean(1)) }
-        for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
-                              ("desktop-entry", layout.desktopEntry)] where !value.isEmpty {
-            notify_notification_set_hint(target, hint, g_variant_new_string(value))
-        }
-        if server.capabilities.isEmpty || server.capabilities.contains("actions") {
-            let key = notification.key
-            var actions = notification.actions
-            if server.drawsDefaultAsButton {
-                actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
+
+        /// The server's name and version (`GetServerInformation`) and capabilities, asked together
+        /// once per server; nil when no server answers.
+        private func currentServer() -> ServerTraits? {
+            switch server {
+            case .present(let traits): return traits
+            case .absent: return nil
+            case .unknown: break
             }
-            if let maximum = server.maximumButtons {
-                // The ones that matter come first: the rest would be neither drawn nor reachable.
-                var buttons = 0
-                actions.removeAll { action in
-                    guard action.id != "default" else { return false }
-                    buttons += 1
-                    return buttons > maximum
+            var name: UnsafeMutablePointer<CChar>?, vendor: UnsafeMutablePointer<CChar>?
+            var version: UnsafeMutablePointer<CChar>?, specVersion: UnsafeMutablePointer<CChar>?
+            guard notify_get_server_info(&name, &vendor, &version, &specVersion) != 0 else {
+                server = .absent
+                return nil
+            }
+            let serverName = name.map { String(cString: $0) } ?? ""
+            let serverVersion = version.map { String(cString: $0) } ?? ""
+            for text in [name, vendor, version, specVersion] { g_free(text) }
+            var capabilities = Set<String>()
+            var list = notify_get_server_caps()
+            let head = list
+            while let node = list {
+                if let data = node.pointee.data { capabilities.insert(String(cString: data.assumingMemoryBound(to: CChar.self))) }
+                list = node.pointee.next
+            }
+            g_list_free_full(head, g_free)
+            let traits = ServerTraits(name: serverName, version: serverVersion, capabilities: capabilities)
+            server = .present(traits)
+            fallbackEntry = fallbackDesktopEntry()
+            return traits
+        }
+
+        func show(_ notification: DesktopNotification, _ onEvent: @escaping @Sendable (NotificationEvent) -> Void) {
+            guard let server = currentServer() else {
+                if !warnedUnavailable {
+                    logger.warning("cannot show notifications (calls still work): no notification server answers on the session bus")
+                    warnedUnavailable = true
+                }
+                return
+            }
+            // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
+            // names, handles and labels come from apps and directories (ScreenText says what goes).
+            let layout = Layout(notification, server: server, fallbackDesktopEntry: fallbackEntry)
+            let summary = layout.summary
+            let plainBody = layout.body
+            let body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
+            let icon = notification.iconName.isEmpty ? nil : notification.iconName
+            let target: UnsafeMutablePointer<NotifyNotification>
+            if let existing = shown[notification.key], server.dropsButtonsOnUpdate, !notification.actions.isEmpty {
+                // GNOME Shell before 46 redraws an updated banner before the new buttons are added: the
+                // old one is closed (reason 3, which nobody hears) and this one shown anew below.
+                var error: UnsafeMutablePointer<GError>?
+                notify_notification_close(existing, &error)
+                if let error { g_error_free(error) }
+                shown[notification.key] = nil
+                loop.perform { g_object_unref(UnsafeMutableRawPointer(existing)) }
+            }
+            if let existing = shown[notification.key] {
+                // Replace in place: same id at the server, so never two notifications for one call.
+                notify_notification_update(existing, summary, body, icon)
+                notify_notification_clear_actions(existing)
+                notify_notification_clear_hints(existing)
+                target = existing
+            } else {
+                guard let created = notify_notification_new(summary, body, icon) else { return }
+                target = created
+                followClosing(created, key: notification.key)
+            }
+            handlers[notification.key] = onEvent
+            actedOn.remove(notification.key)
+            notify_notification_set_app_name(target, ScreenText.clean(notification.appName))
+            let timeout: Int32 = switch notification.expiry {
+            case .never: NOTIFY_EXPIRES_NEVER
+            case .serverDefault: NOTIFY_EXPIRES_DEFAULT
+            case .seconds(let seconds): Int32(clamping: seconds * 1000)
+            }
+            notify_notification_set_timeout(target, timeout)
+            notify_notification_set_urgency(target, NotifyUrgency(UInt32(notification.urgency.rawValue)))
+            if !notification.category.isEmpty { notify_notification_set_category(target, notification.category) }
+            if !notification.imagePNG.isEmpty { setImage(notification.imagePNG, on: target) }
+            if notification.resident { notify_notification_set_hint(target, "resident", g_variant_new_boolean(1)) }
+            if notification.suppressesSound { notify_notification_set_hint(target, "suppress-sound", g_variant_new_boolean(1)) }
+            for (hint, value) in [("sound-file", notification.soundFile), ("sound-name", notification.soundName),
+                                  ("desktop-entry", layout.desktopEntry)] where !value.isEmpty {
+                notify_notification_set_hint(target, hint, g_variant_new_string(value))
+            }
+            if server.capabilities.isEmpty || server.capabilities.contains("actions") {
+                let key = notification.key
+                var actions = notification.actions
+                if server.drawsDefaultAsButton {
+                    actions.removeAll { action in action.id == "default" && notification.actions.contains { $0.id != "default" && $0.label == action.label } }
+                }
+                if let maximum = server.maximumButtons {
+                    // The ones that matter come first: the rest would be neither drawn nor reachable.
+                    var buttons = 0
+                    actions.removeAll { action in
+                        guard action.id != "default" else { return false }
+                        buttons += 1
+                        return buttons > maximum
+                    }
+                }
+                for action in actions {
+                    let box = Unmanaged.passRetained(ActionBox { [weak self] action in
+                        // On the loop thread, where libnotify delivers its signals.
+                        self?.actedOn.insert(key)
+                        onEvent(.action(action))
+                    }).toOpaque()
+                    notify_notification_add_action(target, action.id, ScreenText.clean(action.label), { _, action, data in
+                        guard let action, let data else { return }
+                        Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().handler(String(cString: action))
+                    }, box, { data in Unmanaged<ActionBox>.fromOpaque(data!).release() })
                 }
             }
-            for action in actions {
-                let box = Unmanaged.passRetained(ActionBox { [weak self] action in
-                    // On the loop thread, where libnotify delivers its signals.
-                    self?.actedOn.insert(key)
-                    onEvent(.action(action))
-                }).toOpaque()
-                notify_notification_add_action(target, action.id, ScreenText.clean(action.label), { _, action, data in
-                    guard let action, let data else { return }
-                    Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().handler(String(cString: action))
-                }, box, { data in Unmanaged<ActionBox>.fromOpaque(data!).release() })
+            var error: UnsafeMutablePointer<GError>?
+            if notify_notification_show(target, &error) != 0 {
+                shown[notification.key] = target
+                if warnedUnavailable { logger.info("notification server is back") }
+                warnedUnavailable = false
+            } else {
+                let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+                if let error { g_error_free(error) }
+                if !warnedUnavailable {
+                    logger.warning("cannot show notifications (calls still work): \(message)")
+                    warnedUnavailable = true
+                }
+                shown[notification.key] = nil
+                handlers[notification.key] = nil
+                // The server that answered is failing: ask whoever serves next.
+                self.server = .unknown
+                g_object_unref(UnsafeMutableRawPointer(target))
             }
         }
-        var error: UnsafeMutablePointer<GError>?
-        if notify_notification_show(target, &error) != 0 {
-            shown[notification.key] = target
-            if warnedUnavailable { logger.info("notification server is back") }
-            warnedUnavailable = false
-        } else {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
-            if let error { g_error_free(error) }
-            if !warnedUnavailable {
-                logger.warning("cannot show notifications (calls still work): \(message)")
-                warnedUnavailable = true
+
+        /// libnotify's `closed` signal: the user or the server closed the notification. Its handler
+        /// hears it, unless we withdrew it ourselves (reason 3) or a button was pressed first.
+        private func followClosing(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String) {
+            let box = Unmanaged.passRetained(ClosedBox(key: key, display: self)).toOpaque()
+            let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { notification, data in
+                guard let notification, let data else { return }
+                let box = Unmanaged<ClosedBox>.fromOpaque(data).takeUnretainedValue()
+                let reason = notify_notification_get_closed_reason(notification.assumingMemoryBound(to: NotifyNotification.self))
+                box.display?.closed(notification.assumingMemoryBound(to: NotifyNotification.self), key: box.key, reason: reason)
             }
-            shown[notification.key] = nil
-            handlers[notification.key] = nil
-            // The server that answered is failing: ask whoever serves next.
-            self.server = .unknown
-            g_object_unref(UnsafeMutableRawPointer(target))
+            g_signal_connect_data(UnsafeMutableRawPointer(notification), "closed", unsafeBitCast(closed, to: GCallback.self), box,
+                                  { data, _ in if let data { Unmanaged<ClosedBox>.fromOpaque(data).release() } }, GConnectFlags(rawValue: 0))
         }
-    }
 
-    /// libnotify's `closed` signal: the user or the server closed the notification. Its handler
-    /// hears it, unless we withdrew it ourselves (reason 3) or a button was pressed first.
-    private func followClosing(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String) {
-        let box = Unmanaged.passRetained(ClosedBox(key: key, notifier: self)).toOpaque()
-        let closed: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { notification, data in
-            guard let notification, let data else { return }
-            let box = Unmanaged<ClosedBox>.fromOpaque(data).takeUnretainedValue()
-            let reason = notify_notification_get_closed_reason(notification.assumingMemoryBound(to: NotifyNotification.self))
-            box.notifier?.closed(notification.assumingMemoryBound(to: NotifyNotification.self), key: box.key, reason: reason)
+        /// On the loop thread: a notification we showed was closed (reason 1 expired, 2 dismissed, 3 withdrawn).
+        private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String, reason: Int32) {
+            guard shown[key] == notification, reason == 1 || reason == 2 else { return }
+            shown[key] = nil
+            let handler = handlers.removeValue(forKey: key)
+            let acted = actedOn.remove(key) != nil
+            // Released after the signal's emission, not inside it.
+            loop.perform { g_object_unref(UnsafeMutableRawPointer(notification)) }
+            if reason == 1 { handler?(.expired) } else if !acted { handler?(.dismissed) }
         }
-        g_signal_connect_data(UnsafeMutableRawPointer(notification), "closed", unsafeBitCast(closed, to: GCallback.self), box,
-                              { data, _ in if let data { Unmanaged<ClosedBox>.fromOpaque(data).release() } }, GConnectFlags(rawValue: 0))
-    }
 
-    /// On the loop thread: a notification we showed was closed (reason 1 expired, 2 dismissed, 3 withdrawn).
-    private func closed(_ notification: UnsafeMutablePointer<NotifyNotification>, key: String, reason: Int32) {
-        guard shown[key] == notification, reason == 1 || reason == 2 else { return }
-        shown[key] = nil
-        let handler = handlers.removeValue(forKey: key)
-        let acted = actedOn.remove(key) != nil
-        // Released after the signal's emission, not inside it.
-        loop.perform { g_object_unref(UnsafeMutableRawPointer(notification)) }
-        if reason == 1 { handler?(.expired) } else if !acted { handler?(.dismissed) }
-    }
-
-    private final class ClosedBox {
-        let key: String
-        weak var notifier: LibnotifyNotifier?
-        init(key: String, notifier: LibnotifyNotifier) {
-            self.key = key
-            self.notifier = notifier
+        private final class ClosedBox {
+            let key: String
+            weak var display: Display?
+            init(key: String, display: Display) {
+                self.key = key
+                self.display = display
+            }
         }
-    }
 
-    /// Decodes the PNG with gdk-pixbuf; libnotify sends it as `image-data`. A bad image is skipped.
-    private func setImage(_ png: [UInt8], on notification: UnsafeMutablePointer<NotifyNotification>) {
-        guard let loader = gdk_pixbuf_loader_new() else { return }
-        defer { g_object_unref(UnsafeMutableRawPointer(loader)) }
-        var error: UnsafeMutablePointer<GError>?
-        let written = png.withUnsafeBufferPointer { gdk_pixbuf_loader_write(loader, $0.baseAddress, gsize($0.count), &error) }
-        // Closing is required either way; its error only matters when the write went through.
-        let closed = error == nil ? gdk_pixbuf_loader_close(loader, &error) : gdk_pixbuf_loader_close(loader, nil)
-        if let error {
-            logger.debug("provider icon is not a usable PNG: \(String(cString: error.pointee.message))")
-            g_error_free(error)
-            return
+        /// Decodes the PNG with gdk-pixbuf; libnotify sends it as `image-data`. A bad image is skipped.
+        private func setImage(_ png: [UInt8], on notification: UnsafeMutablePointer<NotifyNotification>) {
+            guard let loader = gdk_pixbuf_loader_new() else { return }
+            defer { g_object_unref(UnsafeMutableRawPointer(loader)) }
+            var error: UnsafeMutablePointer<GError>?
+            let written = png.withUnsafeBufferPointer { gdk_pixbuf_loader_write(loader, $0.baseAddress, gsize($0.count), &error) }
+            // Closing is required either way; its error only matters when the write went through.
+            let closed = error == nil ? gdk_pixbuf_loader_close(loader, &error) : gdk_pixbuf_loader_close(loader, nil)
+            if let error {
+                logger.debug("provider icon is not a usable PNG: \(String(cString: error.pointee.message))")
+                g_error_free(error)
+                return
+            }
+            guard written != 0, closed != 0, let pixbuf = gdk_pixbuf_loader_get_pixbuf(loader) else { return }
+            notify_notification_set_image_from_pixbuf(notification, pixbuf)
         }
-        guard written != 0, closed != 0, let pixbuf = gdk_pixbuf_loader_get_pixbuf(loader) else { return }
-        notify_notification_set_image_from_pixbuf(notification, pixbuf)
-    }
 
-    private final class ActionBox {
-        let handler: @Sendable (String) -> Void
-        init(_ handler: @escaping @Sendable (String) -> Void) { self.handler = handler }
+        /// A button's handler, which libnotify calls on the loop thread.
+        private final class ActionBox {
+            let handler: (String) -> Void
+            init(_ handler: @escaping (String) -> Void) { self.handler = handler }
+        }
     }
 }
 

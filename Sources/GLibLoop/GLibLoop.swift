@@ -8,18 +8,22 @@ import Synchronization
 /// GSettings call is made here, through `perform`; the ringtone's libcanberra
 /// calls too. One thread for all of them: no dispatch queue (whose workers would
 /// wake libdispatch's monitor every second for good), no thread per library.
-public final class GLibLoop: @unchecked Sendable {
+///
+/// What lives on the thread (a notifier's notifications, the ringer's libcanberra context) is
+/// kept in a `LoopBound`, which only hands it out there.
+public final class GLibLoop: Sendable {
     /// The one loop of the process: notifications and desktop settings share its thread.
     public static let shared = GLibLoop(name: "glib")
 
-    private let context: OpaquePointer
-    private let loop: OpaquePointer
+    private let context: MainContext
 
     init(name: String) {
-        context = g_main_context_new()
-        loop = g_main_loop_new(context, 0)
+        let context = g_main_context_new()
+        let loop = g_main_loop_new(context, 0)
+        self.context = MainContext(context!)
         // A GLib thread rather than Foundation's: GLib names it (Thread.name is not applied on
         // Linux to a thread started from a dispatch worker, which shows as "…root.default-qos").
+        // The loop runs for as long as the process does: the thread keeps it.
         let thread = g_thread_new(name, { data in
             let loop = OpaquePointer(data!)
             g_main_context_push_thread_default(g_main_loop_get_context(loop))
@@ -38,7 +42,7 @@ public final class GLibLoop: @unchecked Sendable {
     public func perform(_ work: @escaping () -> Void) {
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         Self.handOver.withLock { _ in }
-        g_main_context_invoke_full(context, 0, { data in
+        g_main_context_invoke_full(context.pointer, 0, { data in
             GLibLoop.handOver.withLock { _ in }
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
@@ -56,12 +60,44 @@ public final class GLibLoop: @unchecked Sendable {
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
-        g_source_attach(source, context)
+        g_source_attach(source, context.pointer)
         g_source_unref(source)
     }
 
     private final class WorkBox {
         let work: () -> Void
         init(_ work: @escaping () -> Void) { self.work = work }
+    }
+
+    /// The loop's `GMainContext`. Only the calls GLib documents as safe from any thread are made
+    /// on it (`g_main_context_invoke_full`, `g_source_attach`), and it lives as long as the
+    /// process: shared freely.
+    private struct MainContext: @unchecked Sendable {
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    }
+}
+
+/// An object that lives on a GLib loop's thread: made anywhere, then touched only there, in
+/// order, through `perform`. What a C library wants kept on its thread (libnotify's
+/// notifications, GSettings, a libcanberra context) goes in one, and the type that holds it is
+/// `Sendable` as the compiler checks it.
+///
+/// The compiler cannot see the confinement: `Value` is not `Sendable`, and this shares it because
+/// every `perform` runs its work on the one loop thread. `Value` is taken (`sending`) and never
+/// handed out but to that work; the work itself is `@Sendable`, so that it carries nothing else
+/// of the caller's over.
+public final class LoopBound<Value: AnyObject>: @unchecked Sendable {
+    public let loop: GLibLoop
+    private let value: Value
+
+    public init(_ value: sending Value, on loop: GLibLoop = .shared) {
+        self.value = value
+        self.loop = loop
+    }
+
+    /// Runs `work` with the value on the loop's thread, in order.
+    public func perform(_ work: @escaping @Sendable (Value) -> Void) {
+        loop.perform { work(self.value) }
     }
 }

@@ -18,7 +18,7 @@ import Logging
 /// That thread also shows every call's notification, so no file is looked up or opened there:
 /// sounds are found and opened on a queue of their own (`SoundFile`, `SoundTheme`), and
 /// libcanberra plays the descriptor opened, never a name or a path it would resolve itself.
-public final class Ringer: @unchecked Sendable {
+public final class Ringer: Sendable {
     /// What to play: a sound-theme name (`phone-incoming-call`), or a file (host apps only).
     public enum Sound: Sendable, Equatable, CustomStringConvertible {
         case themeName(String)
@@ -42,17 +42,12 @@ public final class Ringer: @unchecked Sendable {
     /// Sound files past this size are not played (the theme's default is): a ringtone is seconds long.
     public static let maximumFileBytes = 16 << 20
 
-    private let loop = GLibLoop.shared
     /// Where sound files are found and opened, off the loop's thread; `ring` and `stop` pass
     /// through it in order on their way to the loop.
     private let files = DispatchQueue(label: "org.monkeycall.ringtone.files", qos: .userInitiated)
     private let logger: Logger
-    private let applicationName: String
-    // Only touched on the loop thread.
-    private var context: OpaquePointer?
-    private var ringing: Ring?
-    private var nextID: UInt32 = 1
-    private var warned = false
+    /// libcanberra's context and the ring in progress, on the loop's thread.
+    private let player: LoopBound<Player>
 
     private struct Ring {
         let key: String
@@ -69,8 +64,8 @@ public final class Ringer: @unchecked Sendable {
     }
 
     public init(applicationName: String, logger: Logger) {
-        self.applicationName = applicationName
         self.logger = logger
+        player = LoopBound(Player(applicationName: applicationName, logger: logger), on: .shared)
     }
 
     /// Rings for `key` (a call), looping `sound` for the app `app` until `stop`; `waiting` (another
@@ -81,14 +76,7 @@ public final class Ringer: @unchecked Sendable {
             let wanted = waiting ? Self.waitingSound : sound
             let opened = self.open(wanted)
             let fallback = waiting || wanted == Self.defaultSound ? nil : self.open(Self.defaultSound)
-            self.loop.perform {
-                if let ringing = self.ringing, ringing.key == key, ringing.waiting == waiting { return }
-                self.cancelCurrent()
-                // Neither could be opened (said when they were tried): nothing rings this call.
-                guard let playing = opened ?? fallback else { return }
-                self.ringing = Ring(key: key, sound: playing, fallback: opened == nil ? nil : fallback, app: app, waiting: waiting, id: 0)
-                self.play()
-            }
+            self.player.perform { $0.ring(key, opened: opened, fallback: fallback, app: app, waiting: waiting) }
         }
     }
 
@@ -97,14 +85,7 @@ public final class Ringer: @unchecked Sendable {
     public func stop(_ key: String? = nil) {
         // Through the files' queue, as `ring` goes: a stop never overtakes the ring it stops.
         files.async {
-            self.loop.perform {
-                guard let ringing = self.ringing, key == nil || ringing.key == key else { return }
-                self.cancelCurrent()
-                if let context = self.context {
-                    ca_context_destroy(context)
-                    self.context = nil
-                }
-            }
+            self.player.perform { $0.stop(key) }
         }
     }
 
@@ -138,125 +119,162 @@ public final class Ringer: @unchecked Sendable {
 
     // MARK: On the loop thread
 
-    private func cancelCurrent() {
-        guard let ringing else { return }
-        self.ringing = nil
-        if let context { ca_context_cancel(context, ringing.id) }
-    }
+    /// The ringer's side on the loop's thread, where every libcanberra call is made: the context,
+    /// the ring in progress. Only its `LoopBound` reaches it from elsewhere.
+    private final class Player {
+        let loop = GLibLoop.shared
+        let logger: Logger
+        let applicationName: String
+        var context: OpaquePointer?
+        var ringing: Ring?
+        var nextID: UInt32 = 1
+        var warned = false
 
-    /// The context, made and connected at the first ring; nil (and said once) when there is no
-    /// sound server: the next ring tries again.
-    private func openContext() -> OpaquePointer? {
-        if let context { return context }
-        var made: OpaquePointer?
-        guard ca_context_create(&made) == Int32(CA_SUCCESS), let made else { return nil }
-        var properties: OpaquePointer?
-        ca_proplist_create(&properties)
-        ca_proplist_sets(properties, "application.name", applicationName)
-        ca_proplist_sets(properties, "application.id", "org.monkeycall.Telephony1")
-        ca_context_change_props_full(made, properties)
-        ca_proplist_destroy(properties)
-        // The session's sound server only (PulseAudio, or PipeWire's pulse server): never a sound
-        // card behind its back.
-        ca_context_set_driver(made, "pulse")
-        let opened = ca_context_open(made)
-        guard opened == Int32(CA_SUCCESS) else {
-            warnOnce("cannot ring: no sound server (\(String(cString: ca_strerror(opened)))); calls still work, the next ring tries again")
-            ca_context_destroy(made)
-            return nil
+        init(applicationName: String, logger: Logger) {
+            self.applicationName = applicationName
+            self.logger = logger
         }
-        context = made
-        if warned {
-            // Said once per outage: the next one is said again.
-            warned = false
-            logger.info("the sound server answers again: calls ring")
-        }
-        return made
-    }
 
-    private func warnOnce(_ message: String) {
-        guard !warned else { return }
-        warned = true
-        logger.warning("\(message)")
-    }
-
-    /// Plays the current ring's sound once; when it ends, `finished` plays it again.
-    private func play() {
-        guard var ring = ringing, let context = openContext() else {
-            ringing = nil
-            return
-        }
-        ring.id = nextID
-        nextID = nextID == UInt32.max ? 1 : nextID + 1
-        ringing = ring
-        var properties: OpaquePointer?
-        ca_proplist_create(&properties)
-        defer { ca_proplist_destroy(properties) }
-        // The descriptor's file, never a name for libcanberra to look up (no event.id): its lookup
-        // and open would run here, on the thread that shows calls. media.name names the sound as
-        // libcanberra named it from event.id or the path (pavucontrol shows it).
-        ca_proplist_sets(properties, "media.filename", ring.sound.playablePath)
-        ca_proplist_sets(properties, "media.name", ring.sound.name)
-        ca_proplist_sets(properties, "media.role", "phone")
-        ca_proplist_sets(properties, "event.description", ring.waiting ? "Call waiting" : "Incoming call")
-        ca_proplist_sets(properties, "application.name", ring.app.isEmpty ? applicationName : ring.app)
-        // Never cached in the server: a file may change between calls.
-        ca_proplist_sets(properties, "canberra.cache-control", "never")
-        let box = Unmanaged.passRetained(FinishBox(ringer: self, id: ring.id)).toOpaque()
-        let result = ca_context_play_full(context, ring.id, properties, { _, _, error, data in
-            // On libcanberra's thread: back to the loop.
-            let box = Unmanaged<FinishBox>.fromOpaque(data!).takeRetainedValue()
-            box.ringer?.loop.perform { box.ringer?.finished(box.id, error) }
-        }, box)
-        if result != Int32(CA_SUCCESS) {
-            // Not started: the callback will not come.
-            Unmanaged<FinishBox>.fromOpaque(box).release()
-            failed(ring, result)
-        }
-    }
-
-    private final class FinishBox {
-        weak var ringer: Ringer?
-        let id: UInt32
-        init(ringer: Ringer, id: UInt32) {
-            self.ringer = ringer
-            self.id = id
-        }
-    }
-
-    /// A play ended: again while its ring goes on (the call-waiting tone after a pause); a failure
-    /// falls back or gives up.
-    private func finished(_ id: UInt32, _ error: Int32) {
-        guard let ring = ringing, ring.id == id else { return }
-        if error == Int32(CA_SUCCESS) {
-            guard ring.waiting else { return play() }
-            loop.perform(afterMilliseconds: Self.waitingPauseMilliseconds) {
-                // Still the same ring, not stopped or replaced meanwhile.
-                guard self.ringing?.id == id else { return }
-                self.play()
-            }
-        } else if error != Int32(CA_ERROR_CANCELED) {
-            failed(ring, error)
-        }
-    }
-
-    private func failed(_ ring: Ring, _ error: Int32) {
-        let reason = String(cString: ca_strerror(error))
-        // The call-waiting tone has no fallback: never the ringtone over a conversation.
-        if let fallback = ring.fallback {
-            logger.warning("cannot play ringtone \(ring.sound.name) (\(reason)): the default rings")
-            ringing?.sound = fallback
-            ringing?.fallback = nil
+        /// Rings `opened` (else `fallback`) for `key`, unless that ring already goes on.
+        func ring(_ key: String, opened: SoundFile?, fallback: SoundFile?, app: String, waiting: Bool) {
+            if let ringing, ringing.key == key, ringing.waiting == waiting { return }
+            cancelCurrent()
+            // Neither could be opened (said when they were tried): nothing rings this call.
+            guard let playing = opened ?? fallback else { return }
+            ringing = Ring(key: key, sound: playing, fallback: opened == nil ? nil : fallback, app: app, waiting: waiting, id: 0)
             play()
-            return
         }
-        warnOnce("cannot ring (\(reason)); calls still work, the next ring tries again")
-        ringing = nil
-        // Whatever failed (a server that went away reports disconnected, state or I/O errors), the
-        // next ring starts from a new context: one made per failed ring costs nothing.
-        if let context {
-            ca_context_destroy(context)
-            self.context = nil
+
+        /// Stops the ring for `key` (nil: whatever rings), and lets the sound server's connection go.
+        func stop(_ key: String?) {
+            guard let ringing, key == nil || ringing.key == key else { return }
+            cancelCurrent()
+            if let context {
+                ca_context_destroy(context)
+                self.context = nil
+            }
+        }
+
+        private func cancelCurrent() {
+            guard let ringing else { return }
+            self.ringing = nil
+            if let context { ca_context_cancel(context, ringing.id) }
+        }
+
+        /// The context, made and connected at the first ring; nil (and said once) when there is no
+        /// sound server: the next ring tries again.
+        private func openContext() -> OpaquePointer? {
+            if let context { return context }
+            var made: OpaquePointer?
+            guard ca_context_create(&made) == Int32(CA_SUCCESS), let made else { return nil }
+            var properties: OpaquePointer?
+            ca_proplist_create(&properties)
+            ca_proplist_sets(properties, "application.name", applicationName)
+            ca_proplist_sets(properties, "application.id", "org.monkeycall.Telephony1")
+            ca_context_change_props_full(made, properties)
+            ca_proplist_destroy(properties)
+            // The session's sound server only (PulseAudio, or PipeWire's pulse server): never a sound
+            // card behind its back.
+            ca_context_set_driver(made, "pulse")
+            let opened = ca_context_open(made)
+            guard opened == Int32(CA_SUCCESS) else {
+                warnOnce("cannot ring: no sound server (\(String(cString: ca_strerror(opened)))); calls still work, the next ring tries again")
+                ca_context_destroy(made)
+                return nil
+            }
+            context = made
+            if warned {
+                // Said once per outage: the next one is said again.
+                warned = false
+                logger.info("the sound server answers again: calls ring")
+            }
+            return made
+        }
+
+        private func warnOnce(_ message: String) {
+            guard !warned else { return }
+            warned = true
+            logger.warning("\(message)")
+        }
+
+        /// Plays the current ring's sound once; when it ends, `finished` plays it again.
+        private func play() {
+            guard var ring = ringing, let context = openContext() else {
+                ringing = nil
+                return
+            }
+            ring.id = nextID
+            nextID = nextID == UInt32.max ? 1 : nextID + 1
+            ringing = ring
+            var properties: OpaquePointer?
+            ca_proplist_create(&properties)
+            defer { ca_proplist_destroy(properties) }
+            // The descriptor's file, never a name for libcanberra to look up (no event.id): its lookup
+            // and open would run here, on the thread that shows calls. media.name names the sound as
+            // libcanberra named it from event.id or the path (pavucontrol shows it).
+            ca_proplist_sets(properties, "media.filename", ring.sound.playablePath)
+            ca_proplist_sets(properties, "media.name", ring.sound.name)
+            ca_proplist_sets(properties, "media.role", "phone")
+            ca_proplist_sets(properties, "event.description", ring.waiting ? "Call waiting" : "Incoming call")
+            ca_proplist_sets(properties, "application.name", ring.app.isEmpty ? applicationName : ring.app)
+            // Never cached in the server: a file may change between calls.
+            ca_proplist_sets(properties, "canberra.cache-control", "never")
+            let box = Unmanaged.passRetained(FinishBox(player: self, id: ring.id)).toOpaque()
+            let result = ca_context_play_full(context, ring.id, properties, { _, _, error, data in
+                // On libcanberra's thread: back to the loop.
+                let box = Unmanaged<FinishBox>.fromOpaque(data!).takeRetainedValue()
+                box.player?.loop.perform { box.player?.finished(box.id, error) }
+            }, box)
+            if result != Int32(CA_SUCCESS) {
+                // Not started: the callback will not come.
+                Unmanaged<FinishBox>.fromOpaque(box).release()
+                failed(ring, result)
+            }
+        }
+
+        private final class FinishBox {
+            weak var player: Player?
+            let id: UInt32
+            init(player: Player, id: UInt32) {
+                self.player = player
+                self.id = id
+            }
+        }
+
+        /// A play ended: again while its ring goes on (the call-waiting tone after a pause); a failure
+        /// falls back or gives up.
+        private func finished(_ id: UInt32, _ error: Int32) {
+            guard let ring = ringing, ring.id == id else { return }
+            if error == Int32(CA_SUCCESS) {
+                guard ring.waiting else { return play() }
+                loop.perform(afterMilliseconds: Ringer.waitingPauseMilliseconds) {
+                    // Still the same ring, not stopped or replaced meanwhile.
+                    guard self.ringing?.id == id else { return }
+                    self.play()
+                }
+            } else if error != Int32(CA_ERROR_CANCELED) {
+                failed(ring, error)
+            }
+        }
+
+        private func failed(_ ring: Ring, _ error: Int32) {
+            let reason = String(cString: ca_strerror(error))
+            // The call-waiting tone has no fallback: never the ringtone over a conversation.
+            if let fallback = ring.fallback {
+                logger.warning("cannot play ringtone \(ring.sound.name) (\(reason)): the default rings")
+                ringing?.sound = fallback
+                ringing?.fallback = nil
+                play()
+                return
+            }
+            warnOnce("cannot ring (\(reason)); calls still work, the next ring tries again")
+            ringing = nil
+            // Whatever failed (a server that went away reports disconnected, state or I/O errors), the
+            // next ring starts from a new context: one made per failed ring costs nothing.
+            if let context {
+                ca_context_destroy(context)
+                self.context = nil
+            }
         }
     }
 }

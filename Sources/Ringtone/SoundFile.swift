@@ -13,7 +13,7 @@ import Glibc
 /// its path now, and a regular file's descriptor cannot turn into a FIFO; every loop of the ring
 /// plays it. (A private copy would also do, but costs a write of up to 16 MiB a ring and a file
 /// to clean up; this costs one descriptor while it rings.)
-final class SoundFile: @unchecked Sendable {
+final class SoundFile: Sendable {
     /// What was asked for: a theme name or a path.
     let name: String
     /// The file found for it.

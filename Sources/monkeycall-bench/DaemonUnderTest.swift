@@ -2,14 +2,13 @@ import DBus
 import DBusTestSupport
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// A private bus with `monkeycalld` serving on it, stopped together.
-final class DaemonUnderTest: @unchecked Sendable {
+final class DaemonUnderTest: Sendable {
     let bus: PrivateBus
     let process: ChildProcess
-    private let lock = NSLock()
-    private var stopped = false
-    private var killed = false
+    private let state = Mutex((stopped: false, killed: false))
 
     private init(bus: PrivateBus, process: ChildProcess) {
         self.bus = bus
@@ -117,18 +116,18 @@ final class DaemonUnderTest: @unchecked Sendable {
     /// Stops both at once, without waiting for a clean exit: for a signal handler.
     func kill() {
         guard markStopped() else { return }
-        lock.withLock { killed = true }
+        state.withLock { $0.killed = true }
         process.kill()
         bus.stop()
     }
 
     /// Whether `kill()` stopped it: then errors that follow are its echo, not failures.
-    var wasKilled: Bool { lock.withLock { killed } }
+    var wasKilled: Bool { state.withLock { $0.killed } }
 
     private func markStopped() -> Bool {
-        lock.withLock {
-            defer { stopped = true }
-            return !stopped
+        state.withLock { state in
+            defer { state.stopped = true }
+            return !state.stopped
         }
     }
 }

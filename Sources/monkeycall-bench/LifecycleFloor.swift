@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// The messages of one call lifecycle as the daemon exchanged them, step by
 /// step: the reply to each request and the signals it sent while handling it.
@@ -155,18 +156,17 @@ enum LifecycleFloor {
     /// the bus, doing nothing, and the peer sends each of them the copies a subscriber got
     /// (`Step.subscriberSignals`), as the daemon does for its subscribers (`SubscriberCost`).
     static func measure(address: String, script: LifecycleScript, count: Int, subscribers: Int = 0) async throws -> FloorResult {
-        let peer = try NoOpPeer(address: address, script: script)
-        defer { peer.close() }
+        // The peer is made last, knowing where its signals go.
         let observers = try (0..<subscribers).map { _ in try Connection(address: address) }
         defer { observers.forEach { $0.close() } }
-        peer.observers = observers.map(\.uniqueName)
-        let rendezvous = Rendezvous()
         let app = try Connection(address: address)
         defer { app.close() }
         let controller = try Connection(address: address)
         defer { controller.close() }
-        peer.app = app.uniqueName
-        peer.controller = controller.uniqueName
+        let peer = try NoOpPeer(address: address, script: script, app: app.uniqueName, controller: controller.uniqueName,
+                                observers: observers.map(\.uniqueName))
+        defer { peer.close() }
+        let rendezvous = Rendezvous()
 
         // The app fulfils each action it is sent, as BenchProvider does.
         let performAction = Telephony1.Provider.performAction
@@ -206,19 +206,22 @@ enum LifecycleFloor {
 
 /// Serves the four requests of a lifecycle with the daemon's recorded replies
 /// and sends the signals the daemon sent for each, and does nothing else.
-private final class NoOpPeer: @unchecked Sendable {
+private final class NoOpPeer: Sendable {
     static let path: ObjectPath = "/org/monkeycall/BenchFloor"
     let connection: Connection
     var uniqueName: String { connection.uniqueName }
-    /// Where the unicast signals go: the app's and the controller's connections. Set before the first request.
-    var app = ""
-    var controller = ""
-    /// Subscribers, each sent a copy of every signal a subscriber gets. Set before the first request.
-    var observers: [String] = []
+    /// Where the unicast signals go: the app's and the controller's connections.
+    let app: String
+    let controller: String
+    /// Subscribers, each sent a copy of every signal a subscriber gets.
+    let observers: [String]
     /// The fulfilments alternate answer, end (one lifecycle at a time).
-    private var fulfilled = 0
+    private let fulfilled = Atomic(0)
 
-    init(address: String, script: LifecycleScript) throws {
+    init(address: String, script: LifecycleScript, app: String, controller: String, observers: [String]) throws {
+        self.app = app
+        self.controller = controller
+        self.observers = observers
         connection = try Connection(address: address)
         let gone = DBusError.failed("the floor peer is closed")
         let provider = Interface(Telephony1.Provider.interface) {
@@ -227,8 +230,8 @@ private final class NoOpPeer: @unchecked Sendable {
                 return try ObjectPath(dbusValue: script.report.reply[0])
             }
             Method(Telephony1.Provider.fulfillAction, owner: self, gone: gone) { peer, _, _, _ in
-                peer.fulfilled += 1
-                try peer.send(peer.fulfilled % 2 == 1 ? script.fulfilAnswer : script.fulfilEnd)
+                let fulfilled = peer.fulfilled.wrappingAdd(1, ordering: .relaxed).newValue
+                try peer.send(fulfilled % 2 == 1 ? script.fulfilAnswer : script.fulfilEnd)
             }
         }
         let controller = Interface(Telephony1.CallController.interface) {
@@ -265,9 +268,8 @@ private final class NoOpPeer: @unchecked Sendable {
 }
 
 /// Signals as they arrive, taken in order.
-private final class SignalLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [Message] = []
-    func append(_ message: Message) { lock.withLock { messages.append(message) } }
-    func take() -> [Message] { lock.withLock { defer { messages = [] }; return messages } }
+private final class SignalLog: Sendable {
+    private let messages = Mutex<[Message]>([])
+    func append(_ message: Message) { messages.withLock { $0.append(message) } }
+    func take() -> [Message] { messages.withLock { messages in defer { messages = [] }; return messages } }
 }

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 struct LifecycleResult {
     let providers: Int
@@ -126,12 +127,10 @@ enum Lifecycles {
 }
 
 /// Lifecycles completed, and requests refused by a limit, counted across tasks.
-final class LifecycleTally: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = 0
-    private var refused = 0
+final class LifecycleTally: Sendable {
+    private let tally = Mutex((done: 0, refused: 0))
 
-    func completed() { lock.withLock { done += 1 } }
-    func throttled() { lock.withLock { refused += 1 } }
-    var counts: (completed: Int, throttled: Int) { lock.withLock { (done, refused) } }
+    func completed() { tally.withLock { $0.done += 1 } }
+    func throttled() { tally.withLock { $0.refused += 1 } }
+    var counts: (completed: Int, throttled: Int) { tally.withLock { ($0.done, $0.refused) } }
 }

@@ -2,6 +2,7 @@ import DBus
 import DBusTestSupport
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// From `ReportNewIncomingCall` leaving the provider to the `Notify` call
 /// arriving at a notification server on the same bus: the path a ringing call
@@ -107,22 +108,25 @@ enum NotificationLatency {
 /// call's path, then the daemon's notification of a ringing call (`template`, its body's first line
 /// the caller's handle) sent to the notification server, as the daemon does, and nothing else. The
 /// call's end closes it (not timed: it keeps the server as the daemon's rounds leave it).
-private final class NotifyingPeer: @unchecked Sendable {
+private final class NotifyingPeer: Sendable {
     static let path: ObjectPath = "/org/monkeycall/BenchNotify"
     let connection: Connection
     var uniqueName: String { connection.uniqueName }
 
-    private let lock = NSLock()
-    private var notification: NotificationServer.Notification?
-    /// Calls whose Notify was answered, by uuid: the notification's id.
-    private var shown: [String: UInt32] = [:]
-    /// Calls ended before their Notify was answered: closed when it is.
-    private var ended: Set<String> = []
+    private struct State {
+        var notification: NotificationServer.Notification?
+        /// Calls whose Notify was answered, by uuid: the notification's id.
+        var shown: [String: UInt32] = [:]
+        /// Calls ended before their Notify was answered: closed when it is.
+        var ended: Set<String> = []
+    }
+
+    private let state = Mutex(State())
 
     /// The daemon's notification, sent again with each call's handle. Set before the first report.
     var template: NotificationServer.Notification? {
-        get { lock.withLock { notification } }
-        set { lock.withLock { notification = newValue } }
+        get { state.withLock { $0.notification } }
+        set { state.withLock { $0.notification = newValue } }
     }
 
     init(address: String) throws {
@@ -153,9 +157,9 @@ private final class NotifyingPeer: @unchecked Sendable {
                             .int32(template.timeout)])
         connection.send(call: message) { [weak self] result in
             guard let self, case .success(let reply) = result, case .uint32(let id)? = try? reply.arguments().first else { return }
-            let close = lock.withLock {
-                if ended.remove(uuid) != nil { return true }
-                shown[uuid] = id
+            let close = state.withLock {
+                if $0.ended.remove(uuid) != nil { return true }
+                $0.shown[uuid] = id
                 return false
             }
             if close { self.close(notification: id) }
@@ -163,9 +167,9 @@ private final class NotifyingPeer: @unchecked Sendable {
     }
 
     private func end(_ uuid: String) {
-        let id: UInt32? = lock.withLock {
-            if let id = shown.removeValue(forKey: uuid) { return id }
-            ended.insert(uuid)
+        let id: UInt32? = state.withLock {
+            if let id = $0.shown.removeValue(forKey: uuid) { return id }
+            $0.ended.insert(uuid)
             return nil
         }
         if let id { close(notification: id) }

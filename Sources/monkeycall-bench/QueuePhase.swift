@@ -3,6 +3,7 @@ import DBusTestSupport
 import Foundation
 import Glibc
 import MonkeyCallAPI
+import Synchronization
 
 struct StallResult {
     let entries: Int
@@ -168,20 +169,18 @@ func monotonicSeconds() -> Double {
 }
 
 /// When each call's EntryAdded arrived.
-final class Arrivals: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [String: Double] = [:]
+final class Arrivals: Sendable {
+    private let seen = Mutex<[String: Double]>([:])
     func add(_ uuid: String) {
         let now = monotonicSeconds()
-        lock.withLock { if seen[uuid] == nil { seen[uuid] = now } }
+        seen.withLock { if $0[uuid] == nil { $0[uuid] = now } }
     }
-    var count: Int { lock.withLock { seen.count } }
-    var times: [String: Double] { lock.withLock { seen } }
+    var count: Int { seen.withLock { $0.count } }
+    var times: [String: Double] { seen.withLock { $0 } }
 }
 
-final class Latch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
+final class Latch: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }

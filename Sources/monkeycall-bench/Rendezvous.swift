@@ -1,36 +1,41 @@
 import Foundation
+import Synchronization
 
 /// Where the signal handlers (which learn that something happened) meet the
 /// lifecycles (which wait for it), by key. Either side may come first. A wait
 /// that outlasts its deadline throws, and after `fail` every wait throws, so a
 /// lost signal or a broken provider ends the benchmark instead of hanging it.
-final class Rendezvous: @unchecked Sendable {
+final class Rendezvous: Sendable {
     private typealias Waiter = (deadline: ContinuousClock.Instant, continuation: CheckedContinuation<Void, Error>)
 
-    private let lock = NSLock()
-    private var arrived: Set<String> = []
-    private var waiting: [String: Waiter] = [:]
-    private var failure: BenchError?
-    private var watchdog: Task<Void, Never>?
+    private struct State {
+        var arrived: Set<String> = []
+        var waiting: [String: Waiter] = [:]
+        var failure: BenchError?
+        var watchdog: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
 
     init() {
         // One periodic sweep instead of a timer task per wait, which would cost
         // as much as the round trips being measured.
-        watchdog = Task { [weak self] in
+        let watchdog = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let self else { return }
                 self.expireOverdue()
             }
         }
+        state.withLock { $0.watchdog = watchdog }
     }
 
-    deinit { watchdog?.cancel() }
+    deinit { state.withLock { $0.watchdog }?.cancel() }
 
     func signal(_ key: String) {
-        let continuation: CheckedContinuation<Void, Error>? = lock.withLock {
-            if let waiter = waiting.removeValue(forKey: key) { return waiter.continuation }
-            arrived.insert(key)
+        let continuation: CheckedContinuation<Void, Error>? = state.withLock {
+            if let waiter = $0.waiting.removeValue(forKey: key) { return waiter.continuation }
+            $0.arrived.insert(key)
             return nil
         }
         continuation?.resume()
@@ -39,10 +44,10 @@ final class Rendezvous: @unchecked Sendable {
     func wait(_ key: String, timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let ready: Result<Void, Error>? = lock.withLock {
-                if let failure { return .failure(failure) }
-                if arrived.remove(key) != nil { return .success(()) }
-                waiting[key] = (deadline, continuation)
+            let ready: Result<Void, Error>? = state.withLock {
+                if let failure = $0.failure { return .failure(failure) }
+                if $0.arrived.remove(key) != nil { return .success(()) }
+                $0.waiting[key] = (deadline, continuation)
                 return nil
             }
             if let ready { continuation.resume(with: ready) }
@@ -51,20 +56,20 @@ final class Rendezvous: @unchecked Sendable {
 
     /// Fails every wait, now and later, with `error` (the first one given wins).
     func fail(_ error: BenchError) {
-        let (reason, waiters): (BenchError, [Waiter]) = lock.withLock {
-            let reason = failure ?? error
-            failure = reason
-            defer { waiting.removeAll() }
-            return (reason, Array(waiting.values))
+        let (reason, waiters): (BenchError, [Waiter]) = state.withLock { state in
+            let reason = state.failure ?? error
+            state.failure = reason
+            defer { state.waiting.removeAll() }
+            return (reason, Array(state.waiting.values))
         }
         waiters.forEach { $0.continuation.resume(throwing: reason) }
     }
 
     private func expireOverdue() {
         let now = ContinuousClock.now
-        let overdue: [(String, Waiter)] = lock.withLock {
-            let expired = waiting.filter { $0.value.deadline <= now }
-            for key in expired.keys { waiting[key] = nil }
+        let overdue: [(String, Waiter)] = state.withLock { state in
+            let expired = state.waiting.filter { $0.value.deadline <= now }
+            for key in expired.keys { state.waiting[key] = nil }
             return expired.map { ($0.key, $0.value) }
         }
         for (key, waiter) in overdue {

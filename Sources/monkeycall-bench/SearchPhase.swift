@@ -2,6 +2,7 @@ import CallHistory
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// The system's search at scale (issue 43): a daemon with a vCard folder of 10,000 contacts, a
 /// history of 10,000 calls from as many people and 100 favorites;
@@ -159,8 +160,7 @@ enum SearchPhase {
 }
 
 /// A counter that any task may take the next number from.
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+private final class Counter: Sendable {
+    private let value = Atomic(0)
+    func next() -> Int { value.wrappingAdd(1, ordering: .relaxed).newValue }
 }

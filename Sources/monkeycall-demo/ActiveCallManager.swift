@@ -1,11 +1,13 @@
 import Foundation
 import MonkeyCallKit
+import Synchronization
 
 /// The app's calls, and the user's requests about them sent to the system
-/// (the seed sample's `ActiveCallManager`). Lives on the app's queue.
-final class ActiveCallManager: @unchecked Sendable {
+/// (the seed sample's `ActiveCallManager`). Lives on the app's queue; the calls are
+/// behind a `Mutex`, so that the compiler can check they are shared safely.
+final class ActiveCallManager: Sendable {
     private let callController: CXCallController
-    var calls: [ActiveCall] = []
+    private let calls = Mutex<[ActiveCall]>([])
 
     init(queue: DispatchQueue, busAddress: String?) {
         callController = CXCallController(queue: queue, busAddress: busAddress)
@@ -22,7 +24,23 @@ final class ActiveCallManager: @unchecked Sendable {
     }
 
     func findCall(_ uuid: UUID) -> ActiveCall? {
-        calls.first { $0.uuid == uuid }
+        calls.withLock { $0.first { $0.uuid == uuid } }
+    }
+
+    func addCall(_ call: ActiveCall) {
+        calls.withLock { $0.append(call) }
+    }
+
+    func removeCall(_ call: ActiveCall) {
+        calls.withLock { $0.removeAll { $0 === call } }
+    }
+
+    /// Forgets every call; returns how many there were.
+    func removeAllCalls() -> Int {
+        calls.withLock { calls in
+            defer { calls.removeAll() }
+            return calls.count
+        }
     }
 
     /// Asks the system to start a call to `contact`.

@@ -1,10 +1,11 @@
 import Foundation
 import MonkeyCallKit
+import Synchronization
 
 /// The MonkeyCall app's provider and its delegate (the seed sample's
 /// `ProviderDelegate`): performs the system's actions on the app's calls and
 /// reports incoming calls. Every callback runs on the app's queue.
-final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
+final class ProviderDelegate: CXProviderDelegate, Sendable {
     let callManager: ActiveCallManager
     let configuration: CXProviderConfiguration
     let provider: CXProvider
@@ -26,17 +27,20 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
         provider.setDelegate(self, queue: queue)
     }
 
-    private var hasBegun = false
+    private let hasBegun = Mutex(false)
 
     func providerDidBegin(_ provider: CXProvider) {
-        Log.say(hasBegun ? "MonkeyCall is ready again: the MonkeyCall service knows us now."
-                         : "MonkeyCall is ready: the MonkeyCall service knows us now.")
-        hasBegun = true
+        let again = hasBegun.withLock { begun in
+            defer { begun = true }
+            return begun
+        }
+        Log.say(again ? "MonkeyCall is ready again: the MonkeyCall service knows us now."
+                      : "MonkeyCall is ready: the MonkeyCall service knows us now.")
     }
 
     func providerDidReset(_ provider: CXProvider) {
-        Log.say("The MonkeyCall service was reset: dropping all \(callManager.calls.count) call(s).")
-        callManager.calls.removeAll()
+        let dropped = callManager.removeAllCalls()
+        Log.say("The MonkeyCall service was reset: dropping all \(dropped) call(s).")
     }
 
     func provider(_ provider: CXProvider, perform action: CXStartCallAction) {
@@ -53,7 +57,7 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
             self?.provider.reportOutgoingCall(with: call.uuid, connectedAt: call.connectedOn)
         }
         activeCall.startCall { successful in
-            complete(action, successful) { callManager.calls.append(activeCall) }
+            complete(action, successful) { callManager.addCall(activeCall) }
         }
     }
 
@@ -68,7 +72,7 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
         guard let call = knownCall(for: action, toDo: "end") else { return }
         call.endCall { successful in
             complete(action, successful) {
-                callManager.calls.removeAll { $0 === call }
+                callManager.removeCall(call)
                 Log.say("The call with \(call.handle) ended.")
             }
         }
@@ -130,7 +134,7 @@ final class ProviderDelegate: CXProviderDelegate, @unchecked Sendable {
             if let error {
                 Log.say("The system refused the incoming call from \(handle): \(error)")
             } else {
-                self.callManager.calls.append(ActiveCall(uuid: uuid, handle: handle, outgoing: false, queue: self.queue, network: self.network))
+                self.callManager.addCall(ActiveCall(uuid: uuid, handle: handle, outgoing: false, queue: self.queue, network: self.network))
                 Log.say("Incoming call from \(handle) is ringing (call \(uuid.uuidString.lowercased())).")
             }
         }

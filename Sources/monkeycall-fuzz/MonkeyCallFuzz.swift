@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// Fuzzes the whole D-Bus surface of a running monkeycalld as one app: every method and
 /// property of the contract (from the typed specs), with extreme and hostile values, on the
@@ -83,7 +84,9 @@ struct FuzzOptions: ParsableArguments {
 }
 
 /// One run: the connections, the pool, the generator and the loop that keeps calls in flight.
-final class FuzzRun: @unchecked Sendable {
+/// Used from the command's thread only: the callbacks get the pool, the recorder and `lost`
+/// (each `Sendable`), never the run.
+final class FuzzRun {
     let address: String
     let options: FuzzOptions
     let pool: Pool
@@ -94,9 +97,8 @@ final class FuzzRun: @unchecked Sendable {
     private var probes: [String: Int] = [:]
     /// Probes of the surfaces beyond the API answered improperly.
     private var improperProbes: [String] = []
-    private let lostConnections = NSLock()
-    private var lost: [Int] = []
-    private var lostPrinted = false
+    /// The indexes of the connections that closed, from their disconnect handlers.
+    private let lost = LockedBox<[Int]>([])
 
     static let replyTimeout: Duration = .seconds(25)
 
@@ -116,7 +118,8 @@ final class FuzzRun: @unchecked Sendable {
     private func subscribe() throws {
         let done = DispatchSemaphore(value: 0)
         let failure = LockedBox<Error?>(nil)
-        let pool = self.pool, recorder = self.recorder
+        let subscribed = LockedBox<[Subscription]>([])
+        let pool = self.pool, recorder = self.recorder, lost = self.lost, surfaceNames = options.surfaceNames
         Task { [links] in
             do {
                 for (index, link) in links.enumerated() {
@@ -144,15 +147,18 @@ final class FuzzRun: @unchecked Sendable {
                                                                         member: "NameOwnerChanged", arg0: Telephony1.busName)) { message in
                             if case .string(let owner)? = try? message.arguments().last, owner.isEmpty { recorder.daemonGone() }
                         })
-                        if self.options.surfaceNames.contains(.phone) {
+                        if surfaceNames.contains(.phone) {
                             made.append(try await link.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
                                                                             member: "NameOwnerChanged", arg0: PhoneApp.appID)) { message in
                                 if case .string(let owner)? = try? message.arguments().last, owner.isEmpty { recorder.phoneGone() }
                             })
                         }
                     }
-                    link.onDisconnect { [weak self] _ in self?.connectionLost(index) }
-                    self.subscriptions += made
+                    link.onDisconnect { _ in
+                        lost.update { $0.append(index) }
+                        pool.removeConnection(index)
+                    }
+                    subscribed.update { $0 += made }
                 }
             } catch {
                 failure.value = error
@@ -160,12 +166,8 @@ final class FuzzRun: @unchecked Sendable {
             done.signal()
         }
         done.wait()
+        subscriptions = subscribed.value
         if let error = failure.value { throw error }
-    }
-
-    private func connectionLost(_ index: Int) {
-        lostConnections.withLock { lost.append(index) }
-        pool.removeConnection(index)
     }
 
     /// Sends the calls, `inFlight` at a time; returns the result.
@@ -421,7 +423,7 @@ final class FuzzRun: @unchecked Sendable {
             "caller": options.caller, "calls": sent, "answered": recorder.total, "notSent": refused, "seconds": (seconds * 100).rounded() / 100,
             "callsPerSecond": Int(Double(sent) / max(seconds, 0.001)), "outcomes": byName, "improper": improper,
             "improperExamples": recorder.improperExamples, "daemonGone": recorder.daemonGoneAfter != nil, "alive": alive,
-            "probes": probes, "slowest": recorder.slowest(8), "lostConnections": lostConnections.withLock { lost },
+            "probes": probes, "slowest": recorder.slowest(8), "lostConnections": lost.value,
             "pool": ["providers": pool.counts.providers, "calls": pool.counts.calls, "actions": pool.counts.actions, "updates": pool.counts.updates],
         ]
         if let phoneAlive { result["phoneAlive"] = phoneAlive }
@@ -471,14 +473,15 @@ final class FuzzRun: @unchecked Sendable {
 }
 
 /// A value shared with a callback.
-final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ value: T) { stored = value }
+final class LockedBox<T: Sendable>: Sendable {
+    private let stored: Mutex<T>
+    init(_ value: T) { stored = Mutex(value) }
     var value: T {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
+    /// Changes the value in place, under the lock.
+    func update(_ change: (inout T) -> Void) { stored.withLock { change(&$0) } }
 }
 
 private enum CallUUIDValue { case uuid(String) }

@@ -1,10 +1,12 @@
 import DBus
 import Foundation
 import MonkeyCallAPI
+import Synchronization
 
 /// The outcomes by name, the last calls sent (a ring buffer, with their outcomes), and the
 /// first example of each error that a well-behaved service never answers.
-final class Recorder: @unchecked Sendable {
+/// Shared by the sending loop and the reply and signal callbacks: all its state is behind one `Mutex`.
+final class Recorder: Sendable {
     struct Entry {
         let number: Int
         let call: FuzzCall
@@ -13,80 +15,87 @@ final class Recorder: @unchecked Sendable {
         var message: String?
     }
 
-    private let lock = NSLock()
-    private var ring: [Entry?]
-    private var counts: [String: Int] = [:]
-    /// The outcomes by part of the surface (`Surface.Name`).
-    private var surfaceCounts: [String: [String: Int]] = [:]
-    /// The answers no well-behaved service gives, by name: the call's own documented errors are proper.
-    private var improperCounts: [String: Int] = [:]
-    private var examples: [String: String] = [:]
-    /// Seconds from sending to the answer, by member (of the calls still in the ring when answered).
-    private var latency: [String: (count: Int, total: Double, maximum: Double)] = [:]
-    private(set) var answered = 0
-    private var sent = 0
-    /// Set when the service's bus name loses its owner.
-    private(set) var daemonGoneAfter: Int?
+    private struct State {
+        var ring: [Entry?]
+        var counts: [String: Int] = [:]
+        /// The outcomes by part of the surface (`Surface.Name`).
+        var surfaceCounts: [String: [String: Int]] = [:]
+        /// The answers no well-behaved service gives, by name: the call's own documented errors are proper.
+        var improperCounts: [String: Int] = [:]
+        var examples: [String: String] = [:]
+        /// Seconds from sending to the answer, by member (of the calls still in the ring when answered).
+        var latency: [String: (count: Int, total: Double, maximum: Double)] = [:]
+        var answered = 0
+        var sent = 0
+        /// Set when the service's bus name loses its owner.
+        var daemonGoneAfter: Int?
+        /// Set when the Phone app's bus name loses its owner (a run with `--surface phone`).
+        var phoneGoneAfter: Int?
+    }
 
-    init(ringSize: Int) { ring = Array(repeating: nil, count: ringSize) }
+    private let state: Mutex<State>
+
+    init(ringSize: Int) { state = Mutex(State(ring: Array(repeating: nil, count: ringSize))) }
 
     /// A call about to go out; returns its number.
     func sending(_ call: FuzzCall) -> Int {
-        lock.withLock {
-            sent += 1
-            ring[sent % ring.count] = Entry(number: sent, call: call, sentAt: DispatchTime.now().uptimeNanoseconds)
-            return sent
+        state.withLock { s in
+            s.sent += 1
+            s.ring[s.sent % s.ring.count] = Entry(number: s.sent, call: call, sentAt: DispatchTime.now().uptimeNanoseconds)
+            return s.sent
         }
     }
 
     /// How call `number` came back: "reply" or the error's name.
     func answered(_ number: Int, _ call: FuzzCall, _ outcome: String, message: String? = nil) {
-        lock.withLock {
-            answered += 1
-            counts[outcome, default: 0] += 1
-            surfaceCounts[call.surface.rawValue, default: [:]][outcome, default: 0] += 1
+        state.withLock { s in
+            s.answered += 1
+            s.counts[outcome, default: 0] += 1
+            s.surfaceCounts[call.surface.rawValue, default: [:]][outcome, default: 0] += 1
             let proper = Self.isProper(outcome) || call.documentedErrors.contains(outcome) || outcome.hasPrefix("not sent")
             if !proper {
-                improperCounts[outcome, default: 0] += 1
-                if examples[outcome] == nil { examples[outcome] = "\(Self.describe(call)) → \(message ?? "")" }
+                s.improperCounts[outcome, default: 0] += 1
+                if s.examples[outcome] == nil { s.examples[outcome] = "\(Self.describe(call)) → \(message ?? "")" }
             }
-            let slot = number % ring.count
-            if ring[slot]?.number == number {
-                let label = ring[slot]!.call.label
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - ring[slot]!.sentAt) / 1e9
-                latency[label, default: (0, 0, 0)].count += 1
-                latency[label, default: (0, 0, 0)].total += seconds
-                latency[label, default: (0, 0, 0)].maximum = max(latency[label]!.maximum, seconds)
-                ring[slot]?.outcome = outcome
-                ring[slot]?.message = message
+            let slot = number % s.ring.count
+            if s.ring[slot]?.number == number {
+                let label = s.ring[slot]!.call.label
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - s.ring[slot]!.sentAt) / 1e9
+                s.latency[label, default: (0, 0, 0)].count += 1
+                s.latency[label, default: (0, 0, 0)].total += seconds
+                s.latency[label, default: (0, 0, 0)].maximum = max(s.latency[label]!.maximum, seconds)
+                s.ring[slot]?.outcome = outcome
+                s.ring[slot]?.message = message
             }
         }
     }
 
-    func daemonGone() { lock.withLock { if daemonGoneAfter == nil { daemonGoneAfter = sent } } }
-    var isDaemonGone: Bool { lock.withLock { daemonGoneAfter != nil } }
+    func daemonGone() { state.withLock { s in if s.daemonGoneAfter == nil { s.daemonGoneAfter = s.sent } } }
+    var isDaemonGone: Bool { state.withLock { $0.daemonGoneAfter != nil } }
+    /// Set when the service's bus name loses its owner.
+    var daemonGoneAfter: Int? { state.withLock { $0.daemonGoneAfter } }
+    func phoneGone() { state.withLock { s in if s.phoneGoneAfter == nil { s.phoneGoneAfter = s.sent } } }
+    var isPhoneGone: Bool { state.withLock { $0.phoneGoneAfter != nil } }
     /// Set when the Phone app's bus name loses its owner (a run with `--surface phone`).
-    private(set) var phoneGoneAfter: Int?
-    func phoneGone() { lock.withLock { if phoneGoneAfter == nil { phoneGoneAfter = sent } } }
-    var isPhoneGone: Bool { lock.withLock { phoneGoneAfter != nil } }
+    var phoneGoneAfter: Int? { state.withLock { $0.phoneGoneAfter } }
 
-    var byName: [String: Int] { lock.withLock { counts } }
-    var bySurface: [String: [String: Int]] { lock.withLock { surfaceCounts } }
-    var improper: [String: Int] { lock.withLock { improperCounts } }
+    var byName: [String: Int] { state.withLock { $0.counts } }
+    var bySurface: [String: [String: Int]] { state.withLock { $0.surfaceCounts } }
+    var improper: [String: Int] { state.withLock { $0.improperCounts } }
 
     /// The members slowest to answer on average: "Member: mean ms (max ms)".
     func slowest(_ count: Int) -> [String] {
-        lock.withLock {
-            latency.sorted { $0.value.total / Double($0.value.count) > $1.value.total / Double($1.value.count) }.prefix(count).map {
+        state.withLock { s in
+            s.latency.sorted { $0.value.total / Double($0.value.count) > $1.value.total / Double($1.value.count) }.prefix(count).map {
                 "\($0.key): \(Int($0.value.total / Double($0.value.count) * 1000)) ms mean, \(Int($0.value.maximum * 1000)) ms max, \($0.value.count) calls"
             }
         }
     }
-    var improperExamples: [String: String] { lock.withLock { examples } }
-    var total: Int { lock.withLock { answered } }
+    var improperExamples: [String: String] { state.withLock { $0.examples } }
+    var total: Int { state.withLock { $0.answered } }
 
     /// The last calls, oldest first.
-    var lastCalls: [Entry] { lock.withLock { ring.compactMap { $0 }.sorted { $0.number < $1.number } } }
+    var lastCalls: [Entry] { state.withLock { $0.ring.compactMap { $0 }.sorted { $0.number < $1.number } } }
 
     /// The errors a well-behaved service may answer bad input with (the tests' ProperErrors).
     static func isProper(_ name: String) -> Bool {

@@ -6,6 +6,7 @@ import Localization
 import MonkeyCallAPI
 import PeopleSearch
 import ScreenText
+import Synchronization
 import TelephonyCore
 
 /// The search over the user's people that `AddressBook.Search`, GNOME Shell's search provider and
@@ -178,22 +179,31 @@ struct Indexes: Sendable {
 }
 
 /// The indexes of the last search, kept for the next: made again only for what changed (the
-/// address book's snapshot, the favorites' or Recents' version). Used on the finder's queue only.
-private final class IndexCache: @unchecked Sendable {
-    private var contacts = ContactsIndex.empty
-    private var favorites = PeopleIndex.empty
-    private var favoriteNumbers: Set<Int64> = []
-    private var recents = PeopleIndex.empty
+/// address book's snapshot, the favorites' or Recents' version). Used on the finder's queue only:
+/// its lock, taken once a search, is never contended; it lets the compiler check the sharing.
+private final class IndexCache: Sendable {
+    private struct Cached {
+        var contacts = ContactsIndex.empty
+        var favorites = PeopleIndex.empty
+        var favoriteNumbers: Set<Int64> = []
+        var recents = PeopleIndex.empty
+    }
+
+    private let cached = Mutex(Cached())
 
     func indexes(for sources: PeopleFinder.Sources, numbering: ContactNumbering) -> Indexes {
-        if contacts.snapshot !== sources.contacts { contacts = ContactsIndex(sources.contacts) }
-        if favorites.version != sources.favorites.version {
-            favorites = PeopleIndex(version: sources.favorites.version, people: PeopleIndex.sortedByName(sources.favorites.people), numbering: numbering)
-            favoriteNumbers = Set(favorites.numbers)
+        cached.withLock { cached in
+            if cached.contacts.snapshot !== sources.contacts { cached.contacts = ContactsIndex(sources.contacts) }
+            if cached.favorites.version != sources.favorites.version {
+                cached.favorites = PeopleIndex(version: sources.favorites.version, people: PeopleIndex.sortedByName(sources.favorites.people),
+                                               numbering: numbering)
+                cached.favoriteNumbers = Set(cached.favorites.numbers)
+            }
+            if cached.recents.version != sources.recents.version {
+                cached.recents = PeopleIndex(version: sources.recents.version, people: sources.recents.known.people(), numbering: numbering)
+            }
+            return Indexes(favorites: cached.favorites, contacts: cached.contacts, recents: cached.recents, favoriteNumbers: cached.favoriteNumbers,
+                           numbering: numbering)
         }
-        if recents.version != sources.recents.version {
-            recents = PeopleIndex(version: sources.recents.version, people: sources.recents.known.people(), numbering: numbering)
-        }
-        return Indexes(favorites: favorites, contacts: contacts, recents: recents, favoriteNumbers: favoriteNumbers, numbering: numbering)
     }
 }

@@ -114,9 +114,12 @@ let package = Package(
         .target(name: "GObjectBoundary", dependencies: ["CGtk", "ScreenText"]),
         // The app's state and view models, without GTK: tested as plain Swift.
         .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "ScreenText", "Localization"]),
-        // The GTK program: widgets from the .ui files in ui/, wired to PhoneModel.
+        // The GTK program: a Swift type and a .ui template (in ui/) per window, page and row, wired
+        // to PhoneModel; the .ui files compiled into the program as a GResource at build time.
         .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "GObjectBoundary", "CGtk", "Localization", "ScreenText"],
-                          exclude: ["ui"]),
+                          exclude: ["ui"], plugins: ["CompileGResources"]),
+        // glib-compile-resources over a target's ui/*.gresource.xml, the bundle embedded in the program.
+        .plugin(name: "CompileGResources", capability: .buildTool()),
         // The bench's minimal window, to measure the Phone app against (monkeycall-bench --phone).
         .executableTarget(name: "monkeycall-phone-baseline", dependencies: ["GObjectBoundary", "CGtk", "Localization"]),
 

@@ -40,12 +40,47 @@ public protocol PhoneBackend: Sendable {
     func setMuted(_ uuid: String, _ muted: Bool) async throws
     func playDTMF(_ uuid: String, _ digits: String) async throws
     func silence(_ uuid: String) async throws
+    /// Asks for `actions` as one transaction (CallController.RequestTransaction): the service
+    /// checks them together and does all of them or none (Hold & Answer, End & Answer).
+    func requestTransaction(_ actions: [CallAction]) async throws
 
     /// MonkeyCall's GNOME Shell extension (answering calls from the lock screen), for the offer
     /// to turn it on; never throws: what cannot be asked is `.unavailable`.
     func lockScreenExtension() async -> ExtensionOffer
     /// Turns it on for the user (GNOME Shell's EnableExtension); throws when the shell would not.
     func enableLockScreenExtension() async throws
+}
+
+/// One action of a transaction the Phone app asks for (`PhoneBackend.requestTransaction`), with
+/// the call's UUID; the contract's action kinds and args (CallController.RequestTransaction).
+public enum CallAction: Equatable, Sendable {
+    case answer(String)
+    case end(String)
+    case setHeld(String, Bool)
+
+    /// The action as RequestTransaction takes it: its kind and args.
+    var value: ActionValue {
+        switch self {
+        case .answer(let uuid): ActionValue(kind: ActionName.answer.rawValue, args: [Telephony1.Key.callUUID: .string(uuid)])
+        case .end(let uuid): ActionValue(kind: ActionName.end.rawValue, args: [Telephony1.Key.callUUID: .string(uuid)])
+        case .setHeld(let uuid, let onHold):
+            ActionValue(kind: ActionName.setHeld.rawValue, args: [Telephony1.Key.callUUID: .string(uuid), Telephony1.Key.onHold: .bool(onHold)])
+        }
+    }
+}
+
+extension PhoneBackend {
+    /// For a backend without transactions (a test's fake): the actions one after the other, as
+    /// the shortcuts do them; the first that fails stops the rest.
+    public func requestTransaction(_ actions: [CallAction]) async throws {
+        for action in actions {
+            switch action {
+            case .answer(let uuid): try await answer(uuid)
+            case .end(let uuid): try await end(uuid)
+            case .setHeld(let uuid, let onHold): try await setHeld(uuid, onHold)
+            }
+        }
+    }
 }
 
 /// Whether the Phone app may offer to turn on MonkeyCall's GNOME Shell extension.
@@ -117,6 +152,9 @@ public final class ClientBackend: PhoneBackend {
         try await client.call(Telephony1.CallController.playDTMF, uuid, digits, DTMFType.singleTone.rawValue)
     }
     public func silence(_ uuid: String) async throws { try await client.call(Telephony1.Call.silence, at: Telephony1.callPath(uuid)) }
+    public func requestTransaction(_ actions: [CallAction]) async throws {
+        try await client.call(Telephony1.CallController.requestTransaction, actions.map(\.value))
+    }
 
     public func lockScreenExtension() async -> ExtensionOffer {
         // A shell that does not answer within seconds is one to make no offer for.

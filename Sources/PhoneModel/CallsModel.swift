@@ -173,21 +173,26 @@ public final class CallsModel {
         do { try await backend.setGroup(other.uuid, with: shown) } catch { report.error(error) }
     }
 
-    /// Holds the calls that are up, then answers the one shown.
+    /// Holds the calls that are up and answers the one shown, in one transaction (as CallKit's
+    /// CXSetHeldCallAction and CXAnswerCallAction in one CXTransaction): both happen, or neither.
+    /// A call that cannot be held (it does not support holding, or is still dialling) is the
+    /// service's to end, as it ends any call that would stay up beside the one answered.
     public func holdAndAnswer() async {
-        for other in callsUp {
-            do { try await backend.setHeld(other.uuid, true) } catch { report.error(error) }
-        }
-        await answer()
+        guard let shown = shownUUID else { return }
+        let held = callsUp.filter { $0.state == .active && $0.supportsHolding }.map { CallAction.setHeld($0.uuid, true) }
+        await request(held + [.answer(shown)])
     }
 
-    /// Ends the calls that are up, then answers the one shown. A call already on hold stays, as
-    /// iOS's "End Active & Accept" leaves it: the person put it aside, and did not ask to end it.
+    /// Ends the calls that are up and answers the one shown, in one transaction. A call already
+    /// on hold stays, as iOS's "End Active & Accept" leaves it: the person put it aside, and did
+    /// not ask to end it.
     public func endAndAnswer() async {
-        for other in callsUp {
-            do { try await backend.end(other.uuid) } catch { report.error(error) }
-        }
-        await answer()
+        guard let shown = shownUUID else { return }
+        await request(callsUp.map { CallAction.end($0.uuid) } + [.answer(shown)])
+    }
+
+    private func request(_ actions: [CallAction]) async {
+        do { try await backend.requestTransaction(actions) } catch { report.error(error) }
     }
 
     /// The other calls that are up (answered or dialled, not on hold, not ended).

@@ -4,12 +4,33 @@ import GObjectBoundary
 import Localization
 import PhoneModel
 
-/// The call window (call-window.ui): the shown call ringing, ongoing or ended. A timer runs
-/// only while a call is up (its duration); the window closes a few seconds after the call ends.
+/// The call window (call-window.ui, MonkeyCallCallWindow): the shown call ringing, ongoing or
+/// ended. A timer runs only while a call is up (its duration); the window closes a few seconds
+/// after the call ends. Its keypad's keys name their digits (`call.send-digits`).
 @MainActor
 final class CallWindow {
-    let ui = UIFile(path: UIFiles.path("call-window.ui"), domain: Localization.domain)
+    static let template = WidgetTemplate(className: "MonkeyCallCallWindow", parent: adw_window_get_type(),
+                                         resource: GResourceBundle.ui("call-window.ui"))
+
     let calls: CallsModel
+    private let window: Window
+    private let avatar: Avatar
+    private let title: Label
+    private let subtitle: Label
+    private let status: Label
+    /// The page for the call's phase: "ringing", "ongoing", "ended" (`CallView.Phase`).
+    private let controls: Stack
+    private let waitingBox: AnyWidget
+    private let otherBox: AnyWidget
+    private let other: Label
+    private let switchButton: Button
+    private let merge: Button
+    private let silence: Button
+    private let mute: ToggleButton
+    private let hold: ToggleButton
+    private let keypad: ToggleButton
+    private let keypadRevealer: Revealer
+    private let actions: ActionGroup
     private let onClosed: () -> Void
     private var ticker: UInt32 = 0
     private var closer: UInt32 = 0
@@ -22,27 +43,46 @@ final class CallWindow {
     init(application: PhoneApplication, model calls: CallsModel, onClosed: @escaping () -> Void) {
         self.calls = calls
         self.onClosed = onClosed
-        let window = ui["call_window"]
-        gtk_window_set_application(cast(window), cast(raw(application.app)))
-        gtk_window_set_hide_on_close(cast(window), 0)
-        connect(ui["call_answer"], "clicked") { AppTask.start { await calls.answer() } }
-        connect(ui["call_decline"], "clicked") { AppTask.start { await calls.decline() } }
-        connect(ui["call_silence"], "clicked") { AppTask.start { await calls.silence() } }
-        connect(ui["call_hold_answer"], "clicked") { AppTask.start { await calls.holdAndAnswer() } }
-        connect(ui["call_end_answer"], "clicked") { AppTask.start { await calls.endAndAnswer() } }
-        connect(ui["call_mute"], "clicked") { AppTask.start { await calls.toggleMute() } }
-        connect(ui["call_hold"], "clicked") { AppTask.start { await calls.toggleHold() } }
-        connect(ui["call_hang_up"], "clicked") { AppTask.start { await calls.hangUp() } }
-        connect(ui["call_switch"], "clicked") { AppTask.start { await calls.switchToOther() } }
-        connect(ui["call_merge"], "clicked") { AppTask.start { await calls.merge() } }
-        connect(ui["call_close"], "clicked") { [unowned self] in self.close() }
-        connect(ui["call_keypad"], "toggled") { [unowned self] in
-            gtk_revealer_set_reveal_child(cast(self.ui["call_keypad_revealer"]), gtk_toggle_button_get_active(cast(self.ui["call_keypad"])))
-        }
-        for (id, key) in [("1", "1"), ("2", "2"), ("3", "3"), ("4", "4"), ("5", "5"), ("6", "6"), ("7", "7"), ("8", "8"), ("9", "9"),
-                          ("star", "*"), ("0", "0"), ("hash", "#")] {
-            connect(ui["dtmf_\(id)"], "clicked") { AppTask.start { await calls.sendDigits(key) } }
-        }
+        let template = Self.template
+        let widget = template.instantiate()
+        window = Window(checking: widget, what: template.typeName)
+        avatar = template.child(widget, "avatar")
+        title = template.child(widget, "title")
+        subtitle = template.child(widget, "subtitle")
+        status = template.child(widget, "status")
+        controls = template.child(widget, "controls")
+        waitingBox = template.child(widget, "waiting_box")
+        otherBox = template.child(widget, "other_box")
+        other = template.child(widget, "other")
+        switchButton = template.child(widget, "switch")
+        merge = template.child(widget, "merge")
+        silence = template.child(widget, "silence")
+        mute = template.child(widget, "mute")
+        hold = template.child(widget, "hold")
+        keypad = template.child(widget, "keypad")
+        keypadRevealer = template.child(widget, "keypad_revealer")
+        actions = ActionGroup(insertedIn: widget, prefix: "call")
+        let answer: Button = template.child(widget, "answer")
+        let decline: Button = template.child(widget, "decline")
+        let holdAndAnswer: Button = template.child(widget, "hold_answer")
+        let endAndAnswer: Button = template.child(widget, "end_answer")
+        let hangUp: Button = template.child(widget, "hang_up")
+        let close: Button = template.child(widget, "close")
+
+        gtk_window_set_application(window.window, cast(raw(application.app)))
+        answer.onClicked { AppTask.start { await calls.answer() } }
+        decline.onClicked { AppTask.start { await calls.decline() } }
+        silence.onClicked { AppTask.start { await calls.silence() } }
+        holdAndAnswer.onClicked { AppTask.start { await calls.holdAndAnswer() } }
+        endAndAnswer.onClicked { AppTask.start { await calls.endAndAnswer() } }
+        mute.on("clicked") { AppTask.start { await calls.toggleMute() } }
+        hold.on("clicked") { AppTask.start { await calls.toggleHold() } }
+        hangUp.onClicked { AppTask.start { await calls.hangUp() } }
+        switchButton.onClicked { AppTask.start { await calls.switchToOther() } }
+        merge.onClicked { AppTask.start { await calls.merge() } }
+        close.onClicked { [unowned self] in self.close() }
+        keypad.onToggled { [unowned self] in self.keypadRevealer.revealsChild = self.keypad.isActive }
+        actions.add("send-digits") { digits in AppTask.start { await calls.sendDigits(digits) } }
         // Escape closes the window once the call is over.
         let keys = gtk_event_controller_key_new()
         connectKey(raw(keys), "key-pressed") { [unowned self] key in
@@ -50,8 +90,8 @@ final class CallWindow {
             self.close()
             return true
         }
-        gtk_widget_add_controller(cast(window), keys)
-        connectReturning(window, "close-request") { [unowned self] in
+        gtk_widget_add_controller(cast(widget), keys)
+        connectReturning(widget, "close-request") { [unowned self] in
             self.finish()
             return false
         }
@@ -61,11 +101,11 @@ final class CallWindow {
 
     func present() {
         refresh()
-        gtk_window_present(cast(ui["call_window"]))
+        window.present()
     }
 
     private func close() {
-        gtk_window_close(cast(ui["call_window"]))
+        window.close()
     }
 
     private func finish() {
@@ -80,23 +120,23 @@ final class CallWindow {
 
     private func refresh() {
         guard let view = calls.view() else { return }
-        Widget.setText(ui["call_title"], view.title)
-        Widget.setText(ui["call_subtitle"], view.subtitle)
-        Widget.setText(ui["call_status"], view.status)
-        adw_avatar_set_text(cast(ui["call_avatar"]), view.title)
-        gtk_stack_set_visible_child_name(cast(ui["call_controls"]), view.phase.rawValue)
-        Widget.setVisible(ui["call_waiting_box"], view.phase == .ringing && view.otherCallUp)
-        Widget.setVisible(ui["call_other_box"], view.other != nil)
-        Widget.setText(ui["call_other"], view.other?.summary ?? "")
-        Widget.setVisible(ui["call_switch"], view.other?.canSwitch == true)
-        Widget.setVisible(ui["call_merge"], view.other?.canMerge == true)
-        Widget.setSensitive(ui["call_silence"], !view.silenced)
-        gtk_toggle_button_set_active(cast(ui["call_mute"]), view.muted ? 1 : 0)
-        Widget.setButtonLabel(ui["call_mute"], view.muted ? tr("Unmute") : tr("Mute"))
-        gtk_toggle_button_set_active(cast(ui["call_hold"]), view.onHold ? 1 : 0)
-        Widget.setButtonLabel(ui["call_hold"], view.onHold ? tr("Resume") : tr("Hold"))
-        Widget.setSensitive(ui["call_hold"], view.canHold)
-        Widget.setSensitive(ui["call_keypad"], view.canSendDigits)
+        title.text = view.title
+        subtitle.text = view.subtitle
+        status.text = view.status
+        avatar.text = view.title
+        controls.visibleChildName = view.phase.rawValue
+        waitingBox.isVisible = view.phase == .ringing && view.otherCallUp
+        otherBox.isVisible = view.other != nil
+        other.text = view.other?.summary ?? ""
+        switchButton.isVisible = view.other?.canSwitch == true
+        merge.isVisible = view.other?.canMerge == true
+        silence.isSensitive = !view.silenced
+        mute.isActive = view.muted
+        mute.label = view.muted ? tr("Unmute") : tr("Mute")
+        hold.isActive = view.onHold
+        hold.label = view.onHold ? tr("Resume") : tr("Hold")
+        hold.isSensitive = view.canHold
+        keypad.isSensitive = view.canSendDigits
         let running = view.phase == .ongoing
         if running, ticker == 0 {
             ticker = Timeout.every(milliseconds: 1000) { [unowned self] in

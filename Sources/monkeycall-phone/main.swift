@@ -13,6 +13,7 @@ if CommandLine.arguments.dropFirst().first == "--version" {
     exit(0)
 }
 Localization.setUp()
+GResourceBundle.register()
 MainQueue.attachToGLib()
 
 let application = PhoneApplication()

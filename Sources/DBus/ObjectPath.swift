@@ -28,7 +28,20 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     /// The element names of the path (`/a/b` → `["a", "b"]`).
-    public var elements: [Substring] { rawValue.split(separator: "/") }
+    /// Split as bytes: a path is ASCII, and splitting by `Character` costs a grapheme break a byte.
+    public var elements: [Substring] {
+        rawValue.utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) }
+    }
+
+    /// The element right below `ancestor` (`/a/b/c` below `/a` → `b`); nil when `self` is not below it.
+    public func element(below ancestor: ObjectPath) -> Substring? {
+        guard isDescendant(of: ancestor) else { return nil }
+        let utf8 = rawValue.utf8
+        // Past the ancestor and its "/" (the root is "/" alone).
+        let start = utf8.index(utf8.startIndex, offsetBy: ancestor.rawValue == "/" ? 1 : ancestor.rawValue.utf8.count + 1)
+        let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+        return Substring(utf8[start..<end])
+    }
 
     static func isElementByte(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F

@@ -261,18 +261,41 @@ extension Connection {
             try emit(path: path, interface: interface, member: member, arguments(nil))
             return
         }
+        // Nobody hears it: nothing to build.
+        guard !recipients.isEmpty else { return }
         if variesByReader {
+            // Marshalled once for each different set of values (readers mostly see the same): building
+            // a message (marshalling it, libdbus validating it) costs tens of times a copy. The last
+            // recipient of a message takes it, the others a copy addressed to each.
+            var messages: [(arguments: [DBusValue], message: Message, remaining: Int)] = []
+            var group: [Int] = []
+            group.reserveCapacity(recipients.count)
             for recipient in recipients {
-                try emit(path: path, interface: interface, member: member, arguments(recipient), destination: recipient.name)
+                let values = arguments(recipient)
+                if let same = messages.firstIndex(where: { $0.arguments == values }) {
+                    messages[same].remaining += 1
+                    group.append(same)
+                } else {
+                    let message = try Message.signal(path: path, interface: interface, member: member)
+                    try message.append(values)
+                    messages.append((values, message, 1))
+                    group.append(messages.count - 1)
+                }
+            }
+            for (recipient, index) in zip(recipients, group) {
+                messages[index].remaining -= 1
+                let message = messages[index].remaining == 0 ? messages[index].message : try messages[index].message.copy()
+                try message.setDestination(recipient.name)
+                send(message)
                 if recipient.name != owner?.name { countSignal(to: recipient) }
             }
             return
         }
-        // Marshalled once; each recipient gets a copy addressed to it.
+        // Marshalled once; each recipient gets a copy addressed to it (the last, the message itself).
         let message = try Message.signal(path: path, interface: interface, member: member)
         try message.append(arguments(nil))
-        for recipient in recipients {
-            let copy = try message.copy()
+        for (index, recipient) in recipients.enumerated() {
+            let copy = index == recipients.count - 1 ? message : try message.copy()
             try copy.setDestination(recipient.name)
             send(copy)
             if recipient.name != owner?.name { countSignal(to: recipient) }

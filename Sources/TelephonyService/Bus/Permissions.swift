@@ -122,7 +122,7 @@ enum SandboxGrants {
         let providerPath = Telephony1.providerPath(provider.id.rawValue)
         if path == providerPath { return .ownProvider }
         if path == Telephony1.directoryUpdatePath(providerPath) { return .ownDirectoryUpdate }
-        if path.isDescendant(of: Telephony1.callRoot), path.elements.count == Telephony1.callRoot.elements.count + 1 { return .ownCall }
+        if let element = path.element(below: Telephony1.callRoot), path.rawValue.utf8.count == Telephony1.callRoot.rawValue.utf8.count + 1 + element.utf8.count { return .ownCall }
         return nil
     }
 
@@ -149,16 +149,14 @@ extension ServiceContext {
 
     /// The provider whose object, or whose call's, is at `path` (or above it); nil for other paths.
     func provider(owning path: ObjectPath) -> Provider? {
-        // The element below /Provider or /Call names the provider or the call.
-        let elements = path.elements
-        let below = Telephony1.providerRoot.elements.count
-        guard elements.count > below else { return nil }
-        if path.isDescendant(of: Telephony1.providerRoot) {
-            guard let number = UInt64(elements[below]) else { return nil }
+        // The element below /Provider or /Call names the provider or the call (read as bytes: this
+        // runs for every call of a provider's methods and every signal about its objects).
+        if let element = path.element(below: Telephony1.providerRoot) {
+            guard let number = UInt64(element) else { return nil }
             return switchboard.provider(ProviderID(number))
         }
-        if path.isDescendant(of: Telephony1.callRoot) {
-            guard let uuid = UUID(hexDigits: elements[below]), let call = switchboard.call(uuid) else { return nil }
+        if let element = path.element(below: Telephony1.callRoot) {
+            guard let uuid = UUID(hexDigits: element), let call = switchboard.call(uuid) else { return nil }
             return switchboard.provider(call.provider)
         }
         return nil
@@ -166,12 +164,32 @@ extension ServiceContext {
 }
 
 extension UUID {
-    /// A UUID from 32 hex digits (a call object's last path element).
+    /// A UUID from 32 hex digits, either case (a call object's last path element).
     init?(hexDigits: Substring) {
-        guard hexDigits.count == 32 else { return nil }
-        let digits = Array(hexDigits)
-        let text = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }.joined(separator: "-")
-        self.init(uuidString: text)
+        let utf8 = hexDigits.utf8
+        guard utf8.count == 32 else { return nil }
+        func nibble(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var index = utf8.startIndex
+        let complete = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            for offset in 0..<16 {
+                guard let high = nibble(utf8[index]) else { return false }
+                index = utf8.index(after: index)
+                guard let low = nibble(utf8[index]) else { return false }
+                index = utf8.index(after: index)
+                out[offset] = high << 4 | low
+            }
+            return true
+        }
+        guard complete else { return nil }
+        self.init(uuid: bytes)
     }
 }
 

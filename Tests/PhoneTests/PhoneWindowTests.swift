@@ -92,13 +92,11 @@ final class PhoneRig: @unchecked Sendable {
     /// One AT-SPI step (see atspi.py); fails the test with the window's tree when it cannot.
     /// Returns what the step printed.
     @discardableResult
-    /// `then`: after a click, what it shows, waited for in the same run of the driver.
     func ui(_ step: String, _ name: String, role: String? = nil, window: String? = nil, text: String? = nil, until: String? = nil,
-            then: String? = nil, timeout: Int = 20, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            timeout: Int = 20, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         var arguments = [Self.resources.appendingPathComponent("atspi.py").path, step, name, "--timeout", String(timeout)]
         if let text { arguments += ["--text", text] }
         if let until { arguments += ["--until", until] }
-        if let then { arguments += ["--then", then] }
         if let role { arguments += ["--role", role] }
         if let window { arguments += ["--window", window] }
         let run = try await ChildProcess.run("/usr/bin/python3", arguments, environment: environment, timeout: .seconds(timeout + 30))

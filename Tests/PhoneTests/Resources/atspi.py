@@ -30,9 +30,6 @@ parser.add_argument("--role")
 parser.add_argument("--window")
 parser.add_argument("--text", default="")
 parser.add_argument("--until")
-# click: then wait, in this same run, for an object named so (what the click shows: a toast lasts
-# 5 s, less than starting another run can take on a loaded machine).
-parser.add_argument("--then")
 parser.add_argument("--timeout", type=float, default=20)
 options = parser.parse_args()
 
@@ -246,10 +243,6 @@ while True:
         try:
             if options.step == "click":
                 press(found[0])
-                if options.then:
-                    options.step, options.name, options.role = "wait", options.then, None
-                    deadline = time.monotonic() + options.timeout
-                    continue
             elif options.step == "type":
                 type_into(found[0], options.text)
             elif options.step == "scroll":

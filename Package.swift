@@ -21,7 +21,8 @@ let package = Package(
         .executable(name: "monkeycall-phone", targets: ["monkeycall-phone"]),
         .executable(name: "monkeycall-phone-baseline", targets: ["monkeycall-phone-baseline"]),
         .library(name: "DBus", targets: ["DBus"]),
-        .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit"]),
+        // QueueExecutor too: the `SerialTaskExecutor` an app gives its tasks to stay quiet when idle.
+        .library(name: "MonkeyCallKit", targets: ["MonkeyCallKit", "QueueExecutor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -37,7 +38,7 @@ let package = Package(
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CCanberra", pkgConfig: "libcanberra", providers: [.apt(["libcanberra-dev"])]),
         // One GLib main loop on a thread of its own, for libnotify, GSettings and libcanberra.
-        .target(name: "GLibLoop", dependencies: ["CGLib"]),
+        .target(name: "GLibLoop", dependencies: ["CBoundary", "CGLib"]),
         // The ringtone: a looped sound through libcanberra, knowing nothing of D-Bus or calls.
         .target(name: "Ringtone", dependencies: ["CCanberra", "GLibLoop", "BoundedFile", logging]),
         // evolution-data-server's client library, for monkeycall-contacts only (never linked into the daemon).
@@ -49,8 +50,11 @@ let package = Package(
         // another program may have put in place (a desktop file, a ringtone).
         .target(name: "BoundedFile"),
         // A D-Bus library that knows nothing of telephony.
-        .target(name: "DBus", dependencies: ["CDBus", "BoundedFile"]),
-        // A serial executor over a dispatch queue, for actors that keep their state on a queue.
+        .target(name: "DBus", dependencies: ["CBoundary", "CDBus", "BoundedFile"]),
+        // The one wrapper for what the compiler cannot check at the C boundary (`UncheckedSendable`). No dependencies.
+        .target(name: "CBoundary"),
+        // A serial executor over a dispatch queue, for actors that keep their state on a queue, and
+        // a serial task executor, for programs that stay quiet when idle (`SerialTaskExecutor`).
         .target(name: "QueueExecutor"),
         // posix_spawn with a clean start, for the daemon's helper and the tests' children.
         .systemLibrary(name: "CSpawn"),
@@ -85,12 +89,14 @@ let package = Package(
 
         // Call directories: blocking and identification entries per provider,
         // memory-mapped files, the block list. Pure Swift, no D-Bus.
-        .target(name: "CallDirectory", dependencies: ["ScreenText"]),
+        .target(name: "CallDirectory", dependencies: ["CBoundary", "PhoneNumber", "ScreenText"]),
+        // Phone handles read as numbers (directory numbers, matching keys). No dependencies.
+        .target(name: "PhoneNumber"),
 
         // The user's address book: an in-memory index from E.164 numbers to names, fed by vCard
         // folders (inotify) and by GNOME's address books through the monkeycall-contacts helper.
         // Pure Swift, no D-Bus, no libebook.
-        .target(name: "AddressBook", dependencies: ["CallDirectory", "ProcessSpawn", "QueueExecutor", "ScreenText", logging]),
+        .target(name: "AddressBook", dependencies: ["PhoneNumber", "ProcessSpawn", "QueueExecutor", "ScreenText", logging]),
         // The system's search (GNOME Shell, KRunner) over favorites, contacts and Recents: matching
         // and ranking as plain Swift over immutable indexes made from snapshots. No D-Bus.
         .target(name: "PeopleSearch", dependencies: ["AddressBook", "TelephonyVocabulary", "CGLib"]),
@@ -102,7 +108,7 @@ let package = Package(
         .target(name: "MonkeyCallAPI", dependencies: ["DBus", "TelephonyVocabulary"]),
 
         // The service: the telephony core published on D-Bus.
-        .target(name: "TelephonyService", dependencies: ["BoundedFile", "CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
+        .target(name: "TelephonyService", dependencies: ["BoundedFile", "CMalloc", "DBus", "QueueExecutor", "ProcessSpawn", "PeerIdentity", "MonkeyCallAPI", "TelephonyCore", "DesktopNotifications", "Ringtone", "ScreenText", "CallHistory", "CallDirectory", "PhoneNumber", "AddressBook", "PeopleSearch", "Localization", logging, orderedCollections]),
 
         // The typed client of the D-Bus contract, for the CLI's kind of tools and the Phone app.
         .target(name: "MonkeyCallClient", dependencies: ["DBus", "MonkeyCallAPI"]),
@@ -113,7 +119,7 @@ let package = Package(
         // the main dispatch queue (Swift's main actor) drained from the GLib main loop.
         .target(name: "GObjectBoundary", dependencies: ["CGtk", "ScreenText"]),
         // The app's state and view models, without GTK: tested as plain Swift.
-        .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "ScreenText", "Localization"]),
+        .target(name: "PhoneModel", dependencies: ["MonkeyCallClient", "MonkeyCallAPI", "DBus", "QueueExecutor", "ScreenText", "Localization"]),
         // The GTK program: a Swift type and a .ui template (in ui/) per window, page and row, wired
         // to PhoneModel; the .ui files compiled into the program as a GResource at build time.
         .executableTarget(name: "monkeycall-phone", dependencies: ["PhoneModel", "MonkeyCallClient", "MonkeyCallAPI", "GObjectBoundary", "CGtk", "Localization", "ScreenText"],
@@ -128,8 +134,8 @@ let package = Package(
 
         // The daemon's, the CLI's and the bridge's command lines: libraries, so that one program can
         // be all three (Programs/monkeycall), as the package installs it.
-        .target(name: "MonkeyCallDaemon", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
-        .target(name: "MonkeyCallCLI", dependencies: ["DBus", "MonkeyCallAPI", "MonkeyCallClient", "ScreenText", "Localization", argumentParser]),
+        .target(name: "MonkeyCallDaemon", dependencies: ["TelephonyService", "AddressBook", "TelephonyCore", "DBus", "QueueExecutor", "MonkeyCallAPI", "DesktopNotifications", "ScreenText", "CMalloc", "Localization", argumentParser, logging, serviceLifecycle]),
+        .target(name: "MonkeyCallCLI", dependencies: ["DBus", "QueueExecutor", "MonkeyCallAPI", "MonkeyCallClient", "ScreenText", "Localization", argumentParser]),
         .target(name: "BaresipCommand", dependencies: ["BaresipBridge", "MonkeyCallKit", "MonkeyCallAPI", "ScreenText", argumentParser]),
         // `monkeycall`: the CLI, and the daemon or the bridge when started by their names.
         .executableTarget(name: "monkeycall", dependencies: ["MonkeyCallCLI", "MonkeyCallDaemon", "BaresipCommand"], path: "Sources/Programs/monkeycall"),
@@ -156,9 +162,9 @@ let package = Package(
         // The running monkeycalld under hostile input and random call sequences.
         .testTarget(name: "FuzzTests", dependencies: ["DBus", "DBusTestSupport", "MonkeyCallAPI", "FuzzSupport"]),
         .testTarget(name: "CallHistoryTests", dependencies: ["CallHistory", "DBusTestSupport", grdb]),
-        .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory"]),
+        .testTarget(name: "CallDirectoryTests", dependencies: ["CallDirectory", "PhoneNumber"]),
         // Resources/ holds the Python script that edits GNOME's address book through libebook.
-        .testTarget(name: "AddressBookTests", dependencies: ["AddressBook", "DBusTestSupport", "CallDirectory"],
+        .testTarget(name: "AddressBookTests", dependencies: ["AddressBook", "DBusTestSupport"],
                     exclude: ["Resources"]),
         .testTarget(name: "ScreenTextTests", dependencies: ["ScreenText"]),
         // The Phone app's models against a fake backend, and the real window driven through AT-SPI

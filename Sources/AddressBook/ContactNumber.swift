@@ -1,5 +1,5 @@
-import CallDirectory
 import FoundationEssentials
+import PhoneNumber
 import ScreenText
 
 /// Phone numbers from address books, read as E.164 (`Int64`, country code and digits,

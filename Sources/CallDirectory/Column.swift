@@ -1,3 +1,4 @@
+import CBoundary
 import Glibc
 
 /// A malloc'd, contiguous column of plain values that grows by `realloc` (on
@@ -91,12 +92,15 @@ final class Column<Element: BitwiseCopyable> {
     }
 }
 
-/// Memory given up by columns (`takeMemory`), to be freed on another thread.
-struct DiscardedMemory: @unchecked Sendable {
-    let blocks: [(UnsafeMutableRawPointer?, Int)]
+/// Memory given up by columns (`takeMemory`), to be freed on another thread: blocks no one
+/// else holds any more.
+struct DiscardedMemory: Sendable {
+    let blocks: UncheckedSendable<[(UnsafeMutableRawPointer?, Int)]>
+
+    init(blocks: [(UnsafeMutableRawPointer?, Int)]) { self.blocks = UncheckedSendable(blocks) }
 
     func free() {
-        for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
+        for (block, bytes) in blocks.value { releaseGently(block, bytes: bytes) }
     }
 }
 

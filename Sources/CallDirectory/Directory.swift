@@ -1,9 +1,11 @@
+import CBoundary
 import Glibc
 
 /// The memory behind a directory: four plain arrays, owned either by the heap
 /// (after `applying`) or by a read-only mapping of a directory file (after
-/// loading). Immutable once made, so it is shared freely across threads.
-final class DirectoryStorage: @unchecked Sendable {
+/// loading). Immutable once made, so it is shared freely across threads: the pointers are held
+/// in an `UncheckedSendable`, written when the storage is made and never after.
+final class DirectoryStorage: Sendable {
     enum Owner {
         case none
         /// malloc'd blocks and their sizes in bytes, and mappings (an update's staged labels).
@@ -11,33 +13,40 @@ final class DirectoryStorage: @unchecked Sendable {
         case mapping(UnsafeMutableRawPointer, Int)
     }
 
-    /// Blocking numbers, strictly ascending.
-    let blocking: UnsafeBufferPointer<Int64>
-    /// Identification numbers, strictly ascending.
-    let identification: UnsafeBufferPointer<Int64>
-    /// `identification.count + 1` label offsets into `labelBytes`, each `offsetWidth` bytes (4 or 8).
-    let labelOffsets: UnsafeRawPointer?
+    /// The arrays and who owns their memory.
+    struct Memory {
+        /// Blocking numbers, strictly ascending.
+        let blocking: UnsafeBufferPointer<Int64>
+        /// Identification numbers, strictly ascending.
+        let identification: UnsafeBufferPointer<Int64>
+        /// `identification.count + 1` label offsets into `labelBytes`, each `offsetWidth` bytes (4 or 8).
+        let labelOffsets: UnsafeRawPointer?
+        let labelBytes: UnsafeBufferPointer<UInt8>
+        let owner: Owner
+    }
+
+    private let memory: UncheckedSendable<Memory>
+    var blocking: UnsafeBufferPointer<Int64> { @inline(__always) get { memory.value.blocking } }
+    var identification: UnsafeBufferPointer<Int64> { @inline(__always) get { memory.value.identification } }
+    var labelOffsets: UnsafeRawPointer? { @inline(__always) get { memory.value.labelOffsets } }
+    var labelBytes: UnsafeBufferPointer<UInt8> { @inline(__always) get { memory.value.labelBytes } }
+    var owner: Owner { memory.value.owner }
     let offsetWidth: Int
-    let labelBytes: UnsafeBufferPointer<UInt8>
     /// The checksum of the arrays as written in the file, when loaded from one.
     let fileChecksum: UInt64?
     /// The file a mapping was read from, as it was then.
     let source: MappedFile?
-    let owner: Owner
 
     init(
         blocking: UnsafeBufferPointer<Int64>, identification: UnsafeBufferPointer<Int64>,
         labelOffsets: UnsafeRawPointer?, offsetWidth: Int, labelBytes: UnsafeBufferPointer<UInt8>,
         fileChecksum: UInt64? = nil, source: MappedFile? = nil, owner: Owner
     ) {
-        self.blocking = blocking
-        self.identification = identification
-        self.labelOffsets = labelOffsets
+        memory = UncheckedSendable(Memory(blocking: blocking, identification: identification, labelOffsets: labelOffsets,
+                                          labelBytes: labelBytes, owner: owner))
         self.offsetWidth = offsetWidth
-        self.labelBytes = labelBytes
         self.fileChecksum = fileChecksum
         self.source = source
-        self.owner = owner
     }
 
     static let empty = DirectoryStorage(

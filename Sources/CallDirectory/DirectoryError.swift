@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PhoneNumber
 
 /// Every error of the call directory. The cases are CallKit's Call Directory
 /// errors, named after the API's error names (see `name`).
@@ -71,5 +72,5 @@ public enum DirectoryLimits {
     /// Patterns in the user's block list: each is written to disk and checked on every incoming call.
     public static let maximumBlockListPatterns = 10_000
     /// Phone numbers are 1 … 2^63−2 (country code and digits).
-    public static let numberRange: ClosedRange<Int64> = 1...(Int64.max - 1)
+    public static let numberRange: ClosedRange<Int64> = PhoneNumber.numberRange
 }

@@ -1,5 +1,7 @@
+import CBoundary
 import FoundationEssentials
 import Glibc
+import PhoneNumber
 import Synchronization
 
 /// What `DirectoryStore.list()` reports of one provider's directory.
@@ -403,12 +405,14 @@ public final class DirectoryStore {
 }
 
 /// One provider's update on its way to becoming its directory (`DirectoryStore.beginCompletion`).
-/// `run()` may be called on any thread, once; nothing else uses the update meanwhile.
-public final class DirectoryCompletion: @unchecked Sendable {
+/// `run()` may be called on any thread, once; nothing else uses the update meanwhile (the store
+/// gave it up): that is what lets it cross, in an `UncheckedSendable`.
+public final class DirectoryCompletion: Sendable {
     public let providerName: String
-    private let update: DirectoryUpdate
+    private let update: UncheckedSendable<DirectoryUpdate>
     /// The directory the update applies to, when the store had it; else it is read from its file.
-    private var current: Directory?
+    /// Let go of once applied.
+    private let current: Mutex<Directory?>
     private let folder: String
     /// The enabled flags with the app's new "off" one, written before the directory (nil: unchanged).
     private let flags: Data?
@@ -417,8 +421,8 @@ public final class DirectoryCompletion: @unchecked Sendable {
 
     init(providerName: String, update: DirectoryUpdate, current: Directory?, folder: String, flags: Data?) {
         self.providerName = providerName
-        self.update = update
-        self.current = current
+        self.update = UncheckedSendable(update)
+        self.current = Mutex(current)
         self.folder = folder
         self.flags = flags
     }
@@ -428,13 +432,12 @@ public final class DirectoryCompletion: @unchecked Sendable {
     /// On the store's lane: one completion at a time, whichever app's, each after the label bytes
     /// of every batch taken before it; the caller waits (never the service's executor).
     public func run() throws(DirectoryError) -> Directory {
+        let update = update.value
         if let lane = update.lane, !lane.isCurrent {
             return try lane.sync { () throws(DirectoryError) in try run() }
         }
-        defer {
-            update.cancel()
-            current = nil
-        }
+        let current = current.withLock { $0.take() }
+        defer { update.cancel() }
         let file = DirectoryFile.fileName(for: providerName)
         let base: Directory
         if let current {

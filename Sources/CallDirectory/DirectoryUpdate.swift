@@ -1,3 +1,4 @@
+import CBoundary
 import Synchronization
 
 /// One open Call Directory update of one provider, with CallKit's rules.
@@ -94,7 +95,10 @@ public final class DirectoryUpdate {
     deinit {
         budget.release(reserved, of: account)
         // Its file closed (and its blocks freed) on the lane, after any batch still on its way.
-        if let lane, !lane.isCurrent { lane.async { [labels] in labels.close() } }
+        if let lane, !lane.isCurrent {
+            let labels = UncheckedSendable(labels)
+            lane.async { labels.value.close() }
+        }
     }
 
     /// The bytes the update holds: its numbers, label lengths, label bytes (staged in a file or
@@ -232,10 +236,12 @@ public final class DirectoryUpdate {
     }
 
     /// Runs `work` on the label bytes where they live: queued on the lane behind what is there
-    /// already, or at once on the lane itself or without one.
+    /// already, or at once on the lane itself or without one. The bytes are used on the lane only
+    /// (or here, when there is none): that is what lets them cross to it.
     private func onLane(_ work: @escaping @Sendable (StagedLabels) -> Void) {
         if let lane, !lane.isCurrent {
-            lane.async { [labels] in work(labels) }
+            let labels = UncheckedSendable(labels)
+            lane.async { work(labels.value) }
         } else {
             work(labels)
         }

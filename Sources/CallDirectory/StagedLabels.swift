@@ -10,8 +10,9 @@ import Glibc
 /// crash leaves nothing behind); `bytes()` maps them to apply them. Should the file fail (a full
 /// disk), the bytes go back to memory and the update goes on as it would have without a folder.
 ///
-/// Used on its update's lane only, or by its owner when the update has no lane.
-final class StagedLabels: @unchecked Sendable {
+/// Used on its update's lane only, or by its owner when the update has no lane: not `Sendable`;
+/// the update hands it to its lane in an `UncheckedSendable` (`DirectoryUpdate.onLane`).
+final class StagedLabels {
     /// Where the bytes are staged; nil: in memory.
     private var folder: String?
     /// In memory: all the bytes. Staged: those not written yet (less than `chunk`).

@@ -59,8 +59,10 @@ public final class CallHistory: Sendable {
         try database.withLock { connection in try body(connection) }
     }
 
-    /// A write, in a transaction that takes the lock at its start.
-    private func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    /// A write, in a transaction that takes the lock at its start. `body` is `@Sendable`: it is
+    /// called inside the transaction's closure with the connection, which the lock keeps apart
+    /// from everything else the caller holds.
+    private func write<T: Sendable>(_ body: @Sendable (SQLiteConnection) throws -> T) throws -> T {
         try database.withLock { connection in try connection.transaction(immediate: true) { try body(connection) } }
     }
 
@@ -180,7 +182,7 @@ public final class CallHistory: Sendable {
     }
 
     /// A write to Recents other than a record: the entries are counted afresh after it.
-    private func changeRecents<T: Sendable>(_ change: (SQLiteConnection) throws -> T) throws -> T {
+    private func changeRecents<T: Sendable>(_ change: @Sendable (SQLiteConnection) throws -> T) throws -> T {
         try write { connection in
             knownRows.withLock { $0 = nil }
             return try change(connection)

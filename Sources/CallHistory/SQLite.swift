@@ -18,11 +18,13 @@ enum SQLiteValue {
 
 /// One connection to an SQLite file, through Debian's libsqlite3, for the little CallHistory asks:
 /// statements prepared once and kept, values bound by position, rows read by column index,
-/// transactions. Not thread-safe: `CallHistory` uses it only under its lock (hence unchecked).
+/// transactions. Not thread-safe, and not `Sendable`: `CallHistory` keeps it in a `Mutex`, which
+/// hands it to one caller at a time (the closures run with it there are `@Sendable`, so that
+/// nothing else of the caller's joins it).
 ///
 /// Not GRDB, which the project used before: GRDB needs the whole of Foundation, and with it ICU's
 /// 38 MB of data in the daemon (issue 44). The tests still open the same files through GRDB.
-final class SQLiteConnection: @unchecked Sendable {
+final class SQLiteConnection {
     private let handle: OpaquePointer
     private var cache: [String: OpaquePointer] = [:]
 

@@ -1,19 +1,24 @@
 import FoundationEssentials
 
 /// Who a caller is, as an access policy tells callers apart (for a telephony service: the app
-/// behind the connection, `PeerIdentity.PeerApp`). The library knows only what signal delivery
-/// needs: whether the caller is sandboxed, and whether two callers are the same app.
+/// behind the connection). The library only compares identities and names them; what an identity
+/// may do is the policy's to say.
 public protocol CallerIdentity: Sendable, CustomStringConvertible {
-    /// A sandboxed caller hears, unless the policy says otherwise, only of its own app's objects.
-    var isSandboxed: Bool { get }
-    func isSameApp(as other: any CallerIdentity) -> Bool
+    /// Whether `other` is the same identity (two connections of one app, say).
+    func isSame(as other: any CallerIdentity) -> Bool
+    /// How a caller of this identity on the connection `name` is named in messages and logs; by
+    /// default, the connection's name.
+    func describe(connection name: String) -> String
 }
 
-/// The identity of every caller under a policy that tells no apps apart.
+extension CallerIdentity {
+    public func describe(connection name: String) -> String { name }
+}
+
+/// The identity of every caller under a policy that tells no callers apart.
 public struct UnidentifiedCaller: CallerIdentity {
     public init() {}
-    public var isSandboxed: Bool { false }
-    public func isSameApp(as other: any CallerIdentity) -> Bool { other is UnidentifiedCaller }
+    public func isSame(as other: any CallerIdentity) -> Bool { other is UnidentifiedCaller }
     public var description: String { "a caller" }
 }
 
@@ -22,30 +27,24 @@ public struct Caller: Sendable, Hashable, CustomStringConvertible {
     /// The unique bus name of the connection.
     public let name: String
     public let identity: any CallerIdentity
-    /// Who pays for what the caller holds (subscriptions, and the per-app limits of whoever uses
-    /// the connection): a sandboxed app is its app however many connections it opens; a host
-    /// caller is its process (user, PID and start time), however many connections or names it uses.
-    /// Without the process known, its connection.
+    /// Who pays for what the caller holds (its subscriptions, the bytes of its calls), as the access
+    /// policy says (`AccessPolicy.account(of:process:)`): one account may have many connections.
+    /// Without one, its connection.
     public let account: String
 
     public init(name: String, identity: any CallerIdentity, account: String? = nil) {
         self.name = name
         self.identity = identity
-        self.account = account ?? Self.account(of: identity, process: nil) ?? "connection \(name)"
-    }
-
-    /// The account of a caller: its app when sandboxed, else its process when known.
-    static func account(of identity: any CallerIdentity, process: String?) -> String? {
-        identity.isSandboxed ? "app \(identity)" : process.map { "process \($0)" }
+        self.account = account ?? "connection \(name)"
     }
 
     public static func == (lhs: Caller, rhs: Caller) -> Bool {
-        lhs.name == rhs.name && lhs.identity.isSameApp(as: rhs.identity) && lhs.identity.isSandboxed == rhs.identity.isSandboxed
+        lhs.name == rhs.name && lhs.identity.isSame(as: rhs.identity)
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
-    public var description: String { identity.isSandboxed ? "\(identity) (\(name))" : name }
+    public var description: String { identity.describe(connection: name) }
 }
 
 /// One incoming call as the access policy sees it, after dispatch found its method.
@@ -65,24 +64,40 @@ public struct AccessRequest: Sendable {
     public var isPropertyWrite: Bool { isPropertyAccess && member == "Set" }
 }
 
-/// Decides who may call what. Set one with `Connection.setAccessPolicy`: from then on every
-/// incoming method call waits until its sender is identified (once per connection, in the order
-/// the calls came), then is checked here before its handler runs — one gate for every object,
-/// the standard interfaces included, so that no handler can forget it.
+/// Which objects' signals a subscriber may hear (`AccessPolicy.scope(of:)`).
+public enum SignalScope: Sendable {
+    /// Of every object (each signal as `AccessPolicy.mayHear` says): each such subscriber may be
+    /// sent a copy of every signal, so they are bounded together (`SubscriptionLimits.unconfined`).
+    case unconfined
+    /// Only of the objects whose owner (`AccessPolicy.owner(of:)`) is of its own account.
+    case ownAccount
+}
+
+/// Decides who may call what, and who hears what. Set one with `ObjectServer.setAccessPolicy`:
+/// from then on every incoming method call waits until its sender is identified (once per
+/// connection, in the order the calls came), then is checked here before its handler runs — one
+/// gate for every object, the standard interfaces included, so that no handler can forget it.
+/// Who callers are (and what sets one apart from another) is the policy's alone.
 public protocol AccessPolicy: AnyObject {
     /// Runs on the connection's queue; nil lets the call through, an error is its reply.
     func check(_ request: AccessRequest) -> DBusError?
-    /// Who the process `processID` is (its sandbox, for instance), from the bus's credentials of
-    /// its connection. Runs on the queue, once per connection; an error refuses its calls.
+    /// Who the process `processID` is, from the bus's credentials of its connection. Runs on the
+    /// queue, once per connection; an error refuses its calls.
     func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity
+    /// The account a caller of `identity` is counted in (`Caller.account`); `process` is its
+    /// process as "UID:PID:START" (`PeerCredentials.processKey`), nil when /proc did not say.
+    /// nil: its connection is its account. Runs on the queue, once per connection.
+    func account(of identity: any CallerIdentity, process: String?) -> String?
     /// Whether `GetManagedObjects` and introspection show `caller` the object at `path`.
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool
     func identificationFailed(of name: String, _ error: any Error)
     /// The connection an object belongs to: it hears the object's signals without subscribing.
-    /// Asked once, when the object is exported. nil: the service's own object (the root).
+    /// Asked once, when the object is exported. nil: the server's own object (the root).
     func owner(of path: ObjectPath) -> Caller?
+    /// Which objects' signals `subscriber` may hear; asked once, when it subscribes.
+    func scope(of subscriber: Caller) -> SignalScope
     /// Whether a subscriber hears a signal (of `interface`, for `PropertiesChanged` the interface
-    /// whose properties changed) about an object of `owner`.
+    /// whose properties changed) about an object of `owner`: the last word on each signal.
     func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool
 }
 
@@ -92,20 +107,22 @@ extension AccessPolicy {
     /// Tells no callers apart.
     public func identify(processID: Int32, credentials: PeerCredentials) throws -> any CallerIdentity { UnidentifiedCaller() }
 
-    /// A host subscriber hears everything; a sandboxed one only of its own app's objects.
-    public func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool {
-        guard subscriber.identity.isSandboxed else { return true }
-        guard let owner else { return false }
-        return owner.identity.isSameApp(as: subscriber.identity)
-    }
+    /// Each process is an account, however many connections it opens.
+    public func account(of identity: any CallerIdentity, process: String?) -> String? { process.map { "process \($0)" } }
+
+    /// Every subscriber may hear of every object.
+    public func scope(of subscriber: Caller) -> SignalScope { .unconfined }
+
+    /// Every subscriber hears every signal.
+    public func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool { true }
 
     /// A caller could not be identified (it left meanwhile, or the bus or /proc would not say):
     /// its waiting calls were refused. For the log.
     public func identificationFailed(of name: String, _ error: any Error) {}
 }
 
-/// The identified callers of a connection and the calls waiting for their identification;
-/// lives on the connection's queue.
+/// The identified callers of a server and the calls waiting for their identification; lives on
+/// the connection's queue.
 struct CallerRegistry {
     enum Entry {
         /// Being identified; the calls that arrived meanwhile, in order.
@@ -134,17 +151,18 @@ struct CallerRegistry {
     var argumentBytes = ArgumentBytesBudget()
 }
 
-extension Connection {
-    /// Puts `policy` in front of every method call this connection serves. Caller identities are
-    /// cached per connection and forgotten when it leaves the bus (`followNameOwners` must run).
+extension ObjectServer {
+    /// Puts `policy` in front of every method call this server serves. Caller identities are
+    /// cached per connection and forgotten when it leaves the bus (`Connection.followNameOwners`
+    /// must run).
     public func setAccessPolicy(_ policy: AccessPolicy?) {
-        onQueueSync { callers.policy = policy }
+        connection.onQueueSync { state.callers.policy = policy }
     }
 
     /// Who is behind `name`, when a call from it has been identified and it is still on the bus.
     public func identity(of name: String) -> (any CallerIdentity)? {
-        onQueueSync {
-            if case .known(let identity, _, _)? = callers.entries[name] { return identity }
+        connection.onQueueSync {
+            if case .known(let identity, _, _)? = state.callers.entries[name] { return identity }
             return nil
         }
     }
@@ -153,34 +171,36 @@ extension Connection {
     /// sender's identification (started here for the first) and nil is returned.
     func admit(_ message: Message) -> Caller? {
         let sender = message.sender ?? ""
-        switch callers.entries[sender] {
+        switch state.callers.entries[sender] {
         case .known(let identity, let account, _)?:
             return Caller(name: sender, identity: identity, account: account)
         case .identifying(var waiting, let watch)?:
             guard let call = mayWait(message, behind: waiting) else { return nil }
             waiting.append(call)
-            callers.waitingCount += 1
-            callers.waitingBytes += call.bytes
-            callers.entries[sender] = .identifying(waiting, watch: watch)
+            state.callers.waitingCount += 1
+            state.callers.waitingBytes += call.bytes
+            state.callers.entries[sender] = .identifying(waiting, watch: watch)
             return nil
         case nil:
             // Identified whether or not this first call may wait: a sender whose first call was too
             // big is known for its next.
             let call = mayWait(message, behind: [])
             if let call {
-                callers.waitingCount += 1
-                callers.waitingBytes += call.bytes
+                state.callers.waitingCount += 1
+                state.callers.waitingBytes += call.bytes
             }
             // Watched before identifying: a sender that leaves meanwhile takes its calls with it.
-            let watch = watchVanishing(of: sender) { [weak self] in self?.forgetCaller(sender) }
-            callers.entries[sender] = .identifying(call.map { [$0] } ?? [], watch: watch)
-            identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
-                let identity = try self?.callers.policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
+            let watch = connection.watchVanishing(of: sender) { [weak self] in self?.forgetCaller(sender) }
+            state.callers.entries[sender] = .identifying(call.map { [$0] } ?? [], watch: watch)
+            connection.identify(sender, with: { [weak self] pid, credentials -> (any CallerIdentity, String) in
+                let policy = self?.state.callers.policy
+                let identity = try policy?.identify(processID: pid, credentials: credentials) ?? UnidentifiedCaller()
                 let process = PeerCredentials.processKey(pid: pid, userID: credentials.userID)
-                return (identity, Caller.account(of: identity, process: process) ?? "connection \(sender)")
+                let account = policy.map { $0.account(of: identity, process: process) } ?? process.map { "process \($0)" }
+                return (identity, account ?? "connection \(sender)")
             }) { [weak self] (result: Result<(any CallerIdentity, String), Error>) in
                 guard let self else { return }
-                onQueue { self.identified(sender, result) }
+                connection.onQueue { self.identified(sender, result) }
             }
             return nil
         }
@@ -193,7 +213,7 @@ extension Connection {
         let sendersBytes = waiting.reduce(size) { $0 + $1.bytes }
         let refusal: String? = if sendersBytes > CallerRegistry.maximumWaitingBytesPerSender {
             "a new connection's calls may hold \(CallerRegistry.maximumWaitingBytesPerSender >> 20) MiB until it is identified; this one would make \(sendersBytes) bytes"
-        } else if callers.waitingBytes + size > CallerRegistry.maximumWaitingBytes || callers.waitingCount >= CallerRegistry.maximumWaiting {
+        } else if state.callers.waitingBytes + size > CallerRegistry.maximumWaitingBytes || state.callers.waitingCount >= CallerRegistry.maximumWaiting {
             "too many calls are waiting for their senders to be identified; try again"
         } else {
             nil
@@ -205,28 +225,28 @@ extension Connection {
 
     /// What waits no longer: counted off the bounds.
     private func stopWaiting(_ waiting: [CallerRegistry.WaitingCall]) {
-        callers.waitingCount -= waiting.count
-        callers.waitingBytes -= waiting.reduce(0) { $0 + $1.bytes }
+        state.callers.waitingCount -= waiting.count
+        state.callers.waitingBytes -= waiting.reduce(0) { $0 + $1.bytes }
     }
 
     /// A caller left the bus: whatever of it waits goes too.
     private func forgetCaller(_ sender: String) {
-        if case .identifying(let waiting, _)? = callers.entries[sender] { stopWaiting(waiting) }
-        callers.entries[sender] = nil
+        if case .identifying(let waiting, _)? = state.callers.entries[sender] { stopWaiting(waiting) }
+        state.callers.entries[sender] = nil
     }
 
     /// The identification of `sender` is done: its waiting calls are dispatched in order, or all
     /// refused when it could not be identified (the next call tries again).
     private func identified(_ sender: String, _ result: Result<(any CallerIdentity, String), Error>) {
-        guard case .identifying(let waiting, let watch)? = callers.entries[sender] else { return }
+        guard case .identifying(let waiting, let watch)? = state.callers.entries[sender] else { return }
         stopWaiting(waiting)
         switch result {
         case .success(let (identity, account)):
-            callers.entries[sender] = .known(identity, account: account, watch: watch)
+            state.callers.entries[sender] = .known(identity, account: account, watch: watch)
             for call in waiting { handleMethodCall(call.message) }
         case .failure(let error):
-            callers.entries[sender] = nil
-            callers.policy?.identificationFailed(of: sender, error)
+            state.callers.entries[sender] = nil
+            state.callers.policy?.identificationFailed(of: sender, error)
             let refusal = DBusError.accessDenied("the caller \(sender) could not be identified: \(error)")
             for call in waiting { replyError(to: call.message, refusal) }
         }
@@ -234,7 +254,7 @@ extension Connection {
 
     /// The policy's verdict on a call to `method` found at `path`; nil when allowed.
     func accessDenial(_ message: Message, caller: Caller?, interface: String, arguments: [DBusValue]) -> DBusError? {
-        guard let caller, let policy = callers.policy, let path = message.path, let member = message.member else { return nil }
+        guard let caller, let policy = state.callers.policy, let path = message.path, let member = message.member else { return nil }
         var propertyInterface: String?
         var property: String?
         if interface == StandardInterfaces.properties {
@@ -247,7 +267,7 @@ extension Connection {
 
     /// Whether `GetManagedObjects` shows the object at `path` to the caller of `call`.
     func reveals(_ path: ObjectPath, to call: MethodCall) -> Bool {
-        guard let caller = call.caller, let policy = callers.policy else { return true }
+        guard let caller = call.caller, let policy = state.callers.policy else { return true }
         return policy.reveals(path, to: caller)
     }
 }

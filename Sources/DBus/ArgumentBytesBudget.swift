@@ -1,6 +1,6 @@
-/// How many bytes of arguments each account (`Caller.account`: a sandboxed app, a host process)
-/// may send: a leaky bucket of `burst` bytes that drains `perSecond` (unbounded until
-/// `Connection.limitArgumentBytesPerAccount`). Every call's body must be
+/// How many bytes of arguments each account (`Caller.account`: an app, a process, as the access
+/// policy says) may send: a leaky bucket of `burst` bytes that drains `perSecond` (unbounded until
+/// `ObjectServer.limitArgumentBytesPerAccount`). Every call's body must be
 /// read off the socket before the calls behind it, whoever sent them, so an app that keeps
 /// sending big calls (each refused, or not) held everyone's calls for seconds. Past its bucket,
 /// an account's calls are refused (LimitsExceeded) before anything of them is decoded or copied,

@@ -75,12 +75,10 @@ extension Connection {
     /// connection that leaves. Call once, before the first watch is needed.
     public func followNameOwners() async throws {
         let subscription = try await subscribe(Self.nameOwnerChangedRule) { [weak self] message in
-            guard let self, let change = NameOwnerChange(message) else { return }
-            self.audience.nameOwnerChanged(change.name, to: change.newOwner)
-            guard change.newOwner.isEmpty else { return }
-            for handler in self.nameWatches.take(change.name) { handler() }
+            guard let self, let change = NameOwnerChange(message), change.newOwner.isEmpty else { return }
+            for handler in self.state.nameWatches.take(change.name) { handler() }
         }
-        onQueue { self.nameWatches.subscription = subscription }
+        onQueue { self.state.nameWatches.subscription = subscription }
     }
 
     /// Runs `handler` on the queue for every name that changes owner. Requires `followNameOwners()`,
@@ -95,10 +93,10 @@ extension Connection {
     /// bus. Requires `followNameOwners()`. Cancel (or release) the token to stop.
     public func watchVanishing(of uniqueName: String, _ handler: @escaping () -> Void) -> Subscription {
         let id = UUID()
-        onQueue { self.nameWatches.add(uniqueName, id: id, handler) }
+        onQueue { self.state.nameWatches.add(uniqueName, id: id, handler) }
         return Subscription { [weak self] in
             guard let self else { return }
-            self.onQueue { self.nameWatches.remove(uniqueName, id: id) }
+            self.onQueue { self.state.nameWatches.remove(uniqueName, id: id) }
         }
     }
 }

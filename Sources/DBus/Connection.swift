@@ -4,38 +4,40 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// A private connection to a message bus, driven by a serial dispatch queue.
+/// A private connection to a message bus, driven by a serial dispatch queue: sends, receives,
+/// replies and the bus's names. The objects it serves are an `ObjectServer`'s.
 ///
 /// Every libdbus call on the connection happens on `queue`; handlers of
 /// incoming calls and signals run there too. The public methods may be called
 /// from any thread. Share one queue between a connection and the state it
 /// serves, and that state needs no locks.
-public final class Connection: @unchecked Sendable {
-    let raw: OpaquePointer
-    let loop: MainLoop
+public final class Connection: Sendable {
+    /// The libdbus connection, used on the queue only.
+    private let handle: UncheckedSendable<OpaquePointer>
+    var raw: OpaquePointer { handle.value }
+    private let mainLoop: UncheckedSendable<MainLoop>
     public let queue: DispatchQueue
     /// The bus-assigned unique name, such as `:1.42`.
     public let uniqueName: String
     public let address: String
 
-    public private(set) var isConnected = true
-    var objects = ObjectTree()
-    private var subscriptions: [UInt64: SignalSubscription] = [:]
-    private var nextSubscriptionID: UInt64 = 1
-    private var disconnectHandlers: [(DBusError) -> Void] = []
-    /// Calls waiting for replies: failed when the connection closes, so no caller waits forever.
-    private var waiters: [ObjectIdentifier: ReplyWaiter] = [:]
-    var nameWatches = NameWatches()
-    /// Who is behind each caller, and the policy that uses it (`setAccessPolicy`).
-    var callers = CallerRegistry()
-    /// Who hears signals when there is an access policy.
-    var audience = SignalAudience()
-    /// The most entries an `a{sv}` argument of an incoming call may have (`limitVariantDictionaries`).
-    var maximumVariantDictionaryEntries = Int.max
-    /// The most elements an array argument of an incoming call may have (`limitArrays`).
-    var maximumArrayElements = Int.max
-    /// The most bytes the arguments of an incoming call may take, unless its method says more (`limitArgumentBytes`).
-    var maximumArgumentBytes = Int.max
+    private let connected = Atomic<Bool>(true)
+    public var isConnected: Bool { connected.load(ordering: .acquiring) }
+    /// What changes as messages come and go; touched on the queue only.
+    private let confined = UncheckedSendable(State())
+    var state: State { confined.value }
+
+    /// The connection's mutable state, on its queue.
+    final class State {
+        var subscriptions: [UInt64: SignalSubscription] = [:]
+        var nextSubscriptionID: UInt64 = 1
+        var disconnectHandlers: [(DBusError) -> Void] = []
+        /// Calls waiting for replies: failed when the connection closes, so no caller waits forever.
+        var waiters: [ObjectIdentifier: ReplyWaiter] = [:]
+        var nameWatches = NameWatches()
+        /// Where incoming method calls go (`serveMethodCalls`): an object server's dispatch.
+        var methodCalls: ((Message) -> Bool)?
+    }
 
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -54,13 +56,13 @@ public final class Connection: @unchecked Sendable {
             dbus_connection_unref(raw)
             throw DBusError(consuming: &error, fallback: "cannot register with the bus at \(address)")
         }
-        self.raw = raw
+        self.handle = UncheckedSendable(raw)
         self.address = address
         self.uniqueName = String(cString: dbus_bus_get_unique_name(raw))
         let queue = queue ?? DispatchQueue(label: "dbus.connection")
         queue.setSpecific(key: Connection.queueKey, value: ObjectIdentifier(queue))
         self.queue = queue
-        self.loop = MainLoop(connection: raw, queue: queue)
+        self.mainLoop = UncheckedSendable(MainLoop(connection: raw, queue: queue))
 
         let filterContext = Unmanaged.passRetained(WeakConnection(self)).toOpaque()
         dbus_connection_add_filter(raw, { _, message, data in
@@ -69,7 +71,7 @@ public final class Connection: @unchecked Sendable {
             return connection.receive(Message(taking: dbus_message_ref(message)))
                 ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }, filterContext, { data in Unmanaged<WeakConnection>.fromOpaque(data!).release() })
-        onQueue { self.loop.install() }
+        onQueue { self.mainLoop.value.install() }
     }
 
     /// Connects to the session bus (see `sessionBusAddress`).
@@ -107,9 +109,9 @@ public final class Connection: @unchecked Sendable {
 
     deinit {
         // Nobody else holds the connection now, so its queue state is ours to read.
-        for waiter in waiters.values { waiter.finish(.failure(DBusError.disconnected("the connection was released"))) }
-        let loop = self.loop
-        queue.async { loop.release() }
+        for waiter in state.waiters.values { waiter.finish(.failure(DBusError.disconnected("the connection was released"))) }
+        let loop = mainLoop
+        queue.async { loop.value.release() }
     }
 
     /// Closes the connection; pending calls fail and handlers receive no more messages.
@@ -118,32 +120,6 @@ public final class Connection: @unchecked Sendable {
             dbus_connection_close(self.raw)
             self.handleDisconnect()
         }
-    }
-
-    /// Incoming calls whose `a{sv}` arguments (at any depth) have more than `entries` entries are
-    /// refused with InvalidArgs as they are read, before the rest is decoded.
-    public func limitVariantDictionaries(to entries: Int) {
-        onQueueSync { maximumVariantDictionaryEntries = entries }
-    }
-
-    /// Incoming calls whose array arguments (at any depth) have more than `elements` elements are
-    /// refused with InvalidArgs as they are read: the work one call can make is bounded.
-    public func limitArrays(to elements: Int) {
-        onQueueSync { maximumArrayElements = elements }
-    }
-
-    /// Incoming calls whose arguments take more than `bytes` on the wire (unless their method
-    /// declares a bound of its own, `MethodSpec.maximumArgumentBytes`) are refused with
-    /// InvalidArgs from the message's header, before anything is decoded.
-    public func limitArgumentBytes(to bytes: Int) {
-        onQueueSync { maximumArgumentBytes = bytes }
-    }
-
-    /// Under an access policy, each account's calls (`Caller.account`) may take `burst` bytes on
-    /// the wire, then `perSecond`; past that they are refused with LimitsExceeded before anything of
-    /// them is read (`ArgumentBytesBudget`).
-    public func limitArgumentBytesPerAccount(burst: Int, perSecond: Int) {
-        onQueueSync { callers.argumentBytes = ArgumentBytesBudget(burst: burst, perSecond: perSecond) }
     }
 
     // MARK: Queue
@@ -155,6 +131,26 @@ public final class Connection: @unchecked Sendable {
         if isOnQueue { work() } else {
             let work = UncheckedSendable(work)
             queue.async { work.value() }
+        }
+    }
+
+    func onQueueSync<T>(_ work: () throws(DBusError) -> T) throws(DBusError) -> T {
+        if isOnQueue { return try work() }
+        return try withoutActuallyEscaping(work) { (work) throws(DBusError) -> T in
+            let box = UncheckedSendable(work)
+            let result = queue.sync { () -> UncheckedSendable<Result<T, DBusError>> in
+                do throws(DBusError) { return UncheckedSendable(.success(try box.value())) } catch { return UncheckedSendable(.failure(error)) }
+            }
+            return try result.value.get()
+        }
+    }
+
+    /// Runs `work` on the queue and waits for it (at once when already there).
+    public func onQueueSync<T>(_ work: () -> T) -> T {
+        if isOnQueue { return work() }
+        return withoutActuallyEscaping(work) { work in
+            let box = UncheckedSendable(work)
+            return queue.sync { UncheckedSendable(box.value()) }.value
         }
     }
 
@@ -170,7 +166,7 @@ public final class Connection: @unchecked Sendable {
     /// when no call is outstanding. Read on the queue.
     public var armedTimeouts: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return loop.armedTimers
+        return mainLoop.value.armedTimers
     }
 
     // MARK: Sending
@@ -197,14 +193,14 @@ public final class Connection: @unchecked Sendable {
             onReply(result.flatMap { reply in reply.error.map { .failure($0) } ?? .success(reply) })
         }
         onQueue {
-            let waiter = ReplyWaiter(deliver) { [weak self] waiter in self?.waiters[ObjectIdentifier(waiter)] = nil }
+            let waiter = ReplyWaiter(deliver) { [weak self] waiter in self?.state.waiters[ObjectIdentifier(waiter)] = nil }
             guard self.isConnected else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
             var pending: OpaquePointer? = nil
             guard dbus_connection_send_with_reply(self.raw, message.pointer, &pending, milliseconds) != 0 else {
                 return waiter.finish(.failure(DBusError.noMemory))
             }
             guard let pending else { return waiter.finish(.failure(DBusError.disconnected("the connection to the bus is closed"))) }
-            self.waiters[ObjectIdentifier(waiter)] = waiter
+            self.state.waiters[ObjectIdentifier(waiter)] = waiter
             dbus_pending_call_set_notify(pending, { pending, data in
                 Unmanaged<ReplyWaiter>.fromOpaque(data!).takeUnretainedValue().finish(pending: pending!)
             }, Unmanaged.passRetained(waiter).toOpaque(), { data in Unmanaged<ReplyWaiter>.fromOpaque(data!).release() })
@@ -239,14 +235,16 @@ public final class Connection: @unchecked Sendable {
     private func receive(_ message: Message) -> Bool {
         switch message.type {
         case .methodCall:
-            handleMethodCall(message)
+            if let serve = state.methodCalls, serve(message) { return true }
+            // Nothing is served here.
+            if let path = message.path { replyError(to: message, DBusError.unknownObject("no object at path \(path)")) }
             return true
         case .signal:
             if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
                 handleDisconnect()
                 return true
             }
-            for subscription in subscriptions.values where subscription.rule.matches(message) {
+            for subscription in state.subscriptions.values where subscription.rule.matches(message) {
                 subscription.handler(message)
             }
             return false
@@ -261,15 +259,15 @@ public final class Connection: @unchecked Sendable {
         if !local { try await addMatch(rule) }
         let id: UInt64 = await withCheckedContinuation { continuation in
             onQueue {
-                let id = self.nextSubscriptionID
-                self.nextSubscriptionID += 1
-                self.subscriptions[id] = SignalSubscription(rule: rule, handler: handler)
+                let id = self.state.nextSubscriptionID
+                self.state.nextSubscriptionID += 1
+                self.state.subscriptions[id] = SignalSubscription(rule: rule, handler: handler)
                 continuation.resume(returning: id)
             }
         }
         return Subscription { [weak self] in
             guard let self else { return }
-            self.onQueue { self.subscriptions[id] = nil }
+            self.onQueue { self.state.subscriptions[id] = nil }
             // No task: the reply only says the rule is gone, and nobody waits for it.
             if !local { self.callBus("RemoveMatch", [.string(rule.description)]) { _ in } }
         }
@@ -277,26 +275,46 @@ public final class Connection: @unchecked Sendable {
 
     /// Registers `handler` to run once when the connection is lost.
     public func onDisconnect(_ handler: @escaping (DBusError) -> Void) {
-        onQueue { self.disconnectHandlers.append(handler) }
+        onQueue { self.state.disconnectHandlers.append(handler) }
+    }
+
+    /// Runs `handler` on the queue for each incoming method call, in place of the reply that
+    /// nothing is served here (`ObjectServer`); `handler` returns false when it serves nothing now.
+    /// One per connection: a later one replaces it.
+    func serveMethodCalls(_ handler: @escaping (Message) -> Bool) {
+        onQueueSync { state.methodCalls = handler }
+    }
+
+    /// Registers `handler` at once for the messages that `rule` matches that come here anyway (no
+    /// match rule is added on the bus): `subscribe(_:local: true)` for code that cannot wait.
+    func subscribeLocally(_ rule: MatchRule, handler: @escaping (Message) -> Void) -> Subscription {
+        let id = onQueueSync { () -> UInt64 in
+            let id = state.nextSubscriptionID
+            state.nextSubscriptionID += 1
+            state.subscriptions[id] = SignalSubscription(rule: rule, handler: handler)
+            return id
+        }
+        return Subscription { [weak self] in
+            guard let self else { return }
+            self.onQueue { self.state.subscriptions[id] = nil }
+        }
+    }
+
+    /// Replies to `message` with `error`, when it wants a reply.
+    func replyError(to message: Message, _ error: DBusError) {
+        guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
+        send(reply)
     }
 
     private func handleDisconnect() {
-        guard isConnected else { return }
-        isConnected = false
-        let waiting = waiters.values
-        waiters = [:]
+        guard connected.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        let waiting = state.waiters.values
+        state.waiters = [:]
         for waiter in waiting { waiter.finish(.failure(DBusError.disconnected("the connection to the bus at \(address) was closed"))) }
-        let handlers = disconnectHandlers
-        disconnectHandlers = []
+        let handlers = state.disconnectHandlers
+        state.disconnectHandlers = []
         for handler in handlers { handler(DBusError.disconnected("the connection to the bus at \(address) was lost")) }
     }
-}
-
-/// Carries a value across to the one queue (or thread) that uses it: the project's one wrapper
-/// for what the compiler cannot check (C objects, closures and delegates kept on one queue).
-public struct UncheckedSendable<T>: @unchecked Sendable {
-    public let value: T
-    public init(_ value: T) { self.value = value }
 }
 
 /// Cancels a subscription or a watch when asked to, or when released.
@@ -325,7 +343,7 @@ private final class WeakConnection {
 }
 
 /// Resumes a continuation exactly once with the reply of a pending call.
-private final class ReplyWaiter {
+final class ReplyWaiter {
     private var deliver: (@Sendable (Result<Message, Error>) -> Void)?
     private let onFinish: (ReplyWaiter) -> Void
 

@@ -1,23 +1,29 @@
-/// An object this connection serves at a path, with its interfaces.
-/// Create with `Connection.export`; signals and property changes go out through it.
-public final class ExportedObject: @unchecked Sendable {
+import Synchronization
+
+/// An object an `ObjectServer` serves at a path, with its interfaces.
+/// Create with `ObjectServer.export`; signals and property changes go out through it.
+public final class ExportedObject: Sendable {
     public let path: ObjectPath
-    public let interfaces: [Interface]
+    /// The interfaces, whose handlers run on the connection's queue.
+    private let declared: UncheckedSendable<[Interface]>
+    public var interfaces: [Interface] { declared.value }
     /// Whether an object manager above it lists it (`GetManagedObjects`, `InterfacesAdded`): false
     /// for an object served beside the managed ones, such as a desktop interface at a fixed path.
     public let isManaged: Bool
-    private weak var connection: Connection?
-    /// The interfaces served at the path, standard ones included; built on first use, on the queue.
-    var served: (isManager: Bool, interfaces: [Interface])?
+    private weak let server: ObjectServer?
     /// The connection the object belongs to, as the access policy said when it was exported: it
     /// hears the object's signals, to the last one (after the object is gone from the policy's view).
-    var owner: Caller?
+    let owner: Caller?
+    /// Whether a reader may see any of the object's properties differently from another.
+    let variesByReader: Bool
 
-    init(path: ObjectPath, interfaces: [Interface], isManaged: Bool, connection: Connection) {
+    init(path: ObjectPath, interfaces: [Interface], isManaged: Bool, owner: Caller?, server: ObjectServer) {
         self.path = path
-        self.interfaces = interfaces
+        self.declared = UncheckedSendable(interfaces)
         self.isManaged = isManaged
-        self.connection = connection
+        self.owner = owner
+        self.server = server
+        self.variesByReader = interfaces.contains { $0.properties.contains(where: \.variesByReader) }
     }
 
     public func interface(_ name: String) -> Interface? { interfaces.first { $0.name == name } }
@@ -32,12 +38,12 @@ public final class ExportedObject: @unchecked Sendable {
         guard signature == signal.signature else {
             throw DBusError.failed("signal \(signalName) takes '\(signal.signature)', not '\(signature)'")
         }
-        guard let connection else { return }
+        guard let server else { return }
         if let destination {
-            try connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
+            try server.connection.emit(path: path, interface: interfaceName, member: signalName, arguments, destination: destination)
         } else {
-            try connection.onQueueSync { () throws(DBusError) in
-                try connection.emit(path: path, interface: interfaceName, member: signalName, owner: owner, concerning: interfaceName) { _ in arguments }
+            try server.connection.onQueueSync { () throws(DBusError) in
+                try server.emit(path: path, interface: interfaceName, member: signalName, owner: owner, concerning: interfaceName) { _ in arguments }
             }
         }
     }
@@ -47,16 +53,16 @@ public final class ExportedObject: @unchecked Sendable {
     public func propertiesChanged(_ names: [String], on interfaceName: String) {
         guard let interface = interface(interfaceName) else { return }
         let properties = names.compactMap { interface.property($0) }.filter { $0.changeSignal != .none }
-        guard !properties.isEmpty, let connection else { return }
+        guard !properties.isEmpty, let server else { return }
         let invalidated = properties.filter { $0.changeSignal == .invalidates }.map(\.name)
         func arguments(_ reader: Caller?) -> [DBusValue] {
             var changed: [String: DBusValue] = [:]
             for property in properties where property.changeSignal == .value { changed[property.name] = try? property.getter(reader) }
             return [.string(interfaceName), .vardict(changed), invalidated.dbusValue]
         }
-        connection.onQueueSync {
-            try? connection.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged", owner: owner,
-                                 concerning: interfaceName, variesByReader: properties.contains(where: \.variesByReader), arguments)
+        server.connection.onQueueSync {
+            try? server.emit(path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged", owner: owner,
+                             concerning: interfaceName, variesByReader: properties.contains(where: \.variesByReader), arguments)
         }
     }
 
@@ -71,16 +77,16 @@ public final class ExportedObject: @unchecked Sendable {
         }
         return .vardict(values)
     }
-
-    /// Whether a reader may see any of the object's properties differently from another.
-    var variesByReader: Bool { interfaces.contains { $0.properties.contains(where: \.variesByReader) } }
 }
 
-/// The objects a connection serves; lives on the connection's queue.
+/// The objects a server serves; lives on the connection's queue.
 struct ObjectTree {
     var objects: [ObjectPath: ExportedObject] = [:]
     /// Paths that implement `org.freedesktop.DBus.ObjectManager` for the objects below them.
     var managers: Set<ObjectPath> = []
+    /// The interfaces served at each object's path, standard ones included: built on first use
+    /// (calls are the hot path), again only if the object becomes an object manager.
+    var served: [ObjectPath: (isManager: Bool, interfaces: [Interface])] = [:]
 
     /// The names of the nodes directly below `path`.
     func children(of path: ObjectPath) -> [String] {
@@ -98,72 +104,5 @@ struct ObjectTree {
 
     func managers(above path: ObjectPath) -> [ObjectPath] {
         managers.filter { path.isDescendant(of: $0) }
-    }
-}
-
-extension Connection {
-    /// Serves `interfaces` at `path`. Objects below an object manager are
-    /// announced with `InterfacesAdded`, unless `managed` is false: then no object manager lists it.
-    @discardableResult
-    public func export(_ path: ObjectPath, _ interfaces: [Interface], managed: Bool = true) throws(DBusError) -> ExportedObject {
-        try onQueueSync { () throws(DBusError) -> ExportedObject in
-            guard objects.objects[path] == nil else { throw DBusError.failed("an object is already exported at \(path)") }
-            let object = ExportedObject(path: path, interfaces: interfaces, isManaged: managed, connection: self)
-            object.owner = owner(of: path)
-            objects.objects[path] = object
-            for manager in objects.managers(above: path) where managed {
-                try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded", owner: object.owner,
-                          concerning: StandardInterfaces.objectManager, variesByReader: object.variesByReader) { reader in
-                    var added: [(key: DBusValue, value: DBusValue)] = []
-                    for interface in interfaces {
-                        added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface, for: reader, announcing: true)) ?? .vardict([:])))
-                    }
-                    return [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)]
-                }
-            }
-            return object
-        }
-    }
-
-    /// Stops serving the object at `path`, announcing `InterfacesRemoved`.
-    public func unexport(_ path: ObjectPath) {
-        onQueue {
-            guard let object = self.objects.objects.removeValue(forKey: path) else { return }
-            for manager in self.objects.managers(above: path) where object.isManaged {
-                try? self.emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
-                               owner: object.owner, concerning: StandardInterfaces.objectManager) { _ in
-                    [.objectPath(path), object.interfaces.map(\.name).dbusValue]
-                }
-            }
-        }
-    }
-
-    /// Makes the object at `path` an `org.freedesktop.DBus.ObjectManager` for everything below it.
-    public func addObjectManager(at path: ObjectPath) {
-        onQueueSync { _ = objects.managers.insert(path) }
-    }
-
-    public func exportedObject(at path: ObjectPath) -> ExportedObject? {
-        onQueueSync { objects.objects[path] }
-    }
-
-    func onQueueSync<T>(_ work: () throws(DBusError) -> T) throws(DBusError) -> T {
-        if isOnQueue { return try work() }
-        return try withoutActuallyEscaping(work) { (work) throws(DBusError) -> T in
-            let box = UncheckedSendable(work)
-            let result = queue.sync { () -> UncheckedSendable<Result<T, DBusError>> in
-                do throws(DBusError) { return UncheckedSendable(.success(try box.value())) } catch { return UncheckedSendable(.failure(error)) }
-            }
-            return try result.value.get()
-        }
-    }
-
-    /// Runs `work` on the queue and waits for it (at once when already there).
-    public func onQueueSync<T>(_ work: () -> T) -> T {
-        if isOnQueue { return work() }
-        return withoutActuallyEscaping(work) { work in
-            let box = UncheckedSendable(work)
-            return queue.sync { UncheckedSendable(box.value()) }.value
-        }
     }
 }

@@ -10,7 +10,11 @@ internal import CDBus
 /// libdbus calls the add/remove/toggle functions with its lock held, so they
 /// only arm or disarm dispatch sources; the work happens in the source
 /// handlers, later, on the queue.
-final class MainLoop: @unchecked Sendable {
+///
+/// Touched on the queue only (libdbus calls its functions there, where every libdbus call on the
+/// connection is made), so it is not `Sendable`: what hands it to the queue says so
+/// (`UncheckedSendable`).
+final class MainLoop {
     let connection: OpaquePointer
     let queue: DispatchQueue
     private var watches: [OpaquePointer: Watch] = [:]
@@ -63,7 +67,8 @@ final class MainLoop: @unchecked Sendable {
     func scheduleDispatch() {
         guard !dispatchScheduled else { return }
         dispatchScheduled = true
-        queue.async { self.dispatchPending() }
+        let loop = UncheckedSendable(self)
+        queue.async { loop.value.dispatchPending() }
     }
 
     /// Hands every complete incoming message to the filters; on the queue, outside libdbus callbacks.

@@ -1,19 +1,22 @@
 internal import CDBus
+import Synchronization
 
 /// A D-Bus message: method call, reply, error or signal. Owns one reference
 /// to the libdbus message.
-public final class Message: @unchecked Sendable {
-    /// Replaced only while the message is being built (`appendWire`), before anyone else sees it.
-    private(set) var pointer: OpaquePointer
+public final class Message: Sendable {
+    /// The libdbus message, as its address: replaced only while the message is being built
+    /// (`appendWire`), before anyone else sees it.
+    private let address: Atomic<Int>
+    var pointer: OpaquePointer { OpaquePointer(bitPattern: address.load(ordering: .acquiring))! }
 
     init(taking pointer: OpaquePointer) {
-        self.pointer = pointer
+        address = Atomic(Int(bitPattern: pointer))
     }
 
     /// Takes `other` in place of the message this held.
     func replace(with other: OpaquePointer) {
-        dbus_message_unref(pointer)
-        pointer = other
+        let old = address.exchange(Int(bitPattern: other), ordering: .acquiringAndReleasing)
+        dbus_message_unref(OpaquePointer(bitPattern: old)!)
     }
 
     deinit { dbus_message_unref(pointer) }

@@ -3,7 +3,7 @@ import Synchronization
 /// An incoming method call being handled. Reply exactly once, now (by returning
 /// `.values` from the handler) or later (return `.later`, then call `reply` or
 /// `fail` from anywhere). A call released without a reply gets a `Failed` error.
-public final class MethodCall: @unchecked Sendable {
+public final class MethodCall: Sendable {
     public let message: Message
     public let arguments: [DBusValue]
     private let interfaceName: String
@@ -35,8 +35,9 @@ public final class MethodCall: @unchecked Sendable {
 
     /// Set by a property setter that answers later (when a write is done), with
     /// `reply` or `fail`: `Properties.Set` then leaves the reply to it.
-    public private(set) var repliesLater = false
-    public func replyLater() { repliesLater = true }
+    public var repliesLater: Bool { answersLater.load(ordering: .acquiring) }
+    public func replyLater() { answersLater.store(true, ordering: .releasing) }
+    private let answersLater = Atomic<Bool>(false)
 
     /// The unique bus name of the caller.
     public var sender: String { message.sender ?? "" }

@@ -1,18 +1,18 @@
 import Dispatch
 
 /// Routing of incoming method calls to exported objects.
-extension Connection {
+extension ObjectServer {
     /// On the queue: finds the object, interface and method, checks the
     /// signature, and runs the handler. Every failure is an error reply.
     func handleMethodCall(_ message: Message) {
         // Every handler, getter and setter runs here: what they touch is the queue's alone.
-        dispatchPrecondition(condition: .onQueue(queue))
+        dispatchPrecondition(condition: .onQueue(connection.queue))
         guard let path = message.path, let member = message.member else { return }
         // With an access policy, nothing runs before its sender is known.
         var caller: Caller?
-        if callers.policy != nil {
+        if state.callers.policy != nil {
             guard let admitted = admit(message) else { return }
-            if let refusal = callers.argumentBytes.refusal(of: admitted.account, now: .now) {
+            if let refusal = state.callers.argumentBytes.refusal(of: admitted.account, now: .now) {
                 return replyError(to: message, refusal)
             }
             caller = admitted
@@ -54,7 +54,7 @@ extension Connection {
             case .failure(let error): return replyError(to: message, error)
             }
         }
-        let call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: self)
+        let call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: connection)
         do {
             switch try method.handler(call) {
             case .values(let values): call.reply(values)
@@ -89,10 +89,11 @@ extension Connection {
     /// own bound on bytes), refused from the header when too big; charged to the caller's account.
     private func decode(_ message: Message, for method: Method, caller: Caller?) -> Result<[DBusValue], DBusError> {
         var bodyBytes = 0
-        defer { if let caller { callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) } }
+        defer { if let caller { state.callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) } }
         do {
-            return .success(try message.arguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements,
-                                                  maximumBytes: method.maximumArgumentBytes ?? maximumArgumentBytes, bodyBytes: &bodyBytes))
+            return .success(try message.arguments(maximumVariantDictionaryEntries: state.maximumVariantDictionaryEntries,
+                                                  maximumArrayElements: state.maximumArrayElements,
+                                                  maximumBytes: method.maximumArgumentBytes ?? state.maximumArgumentBytes, bodyBytes: &bodyBytes))
         } catch {
             return .failure(DBusError(error))
         }
@@ -101,23 +102,23 @@ extension Connection {
     /// The interfaces reachable at `path`: the object's own and the standard
     /// ones, or only Introspectable and Peer for a node that merely has children.
     private func interfacesServed(at path: ObjectPath) -> [Interface] {
-        if let object = objects.objects[path] {
-            let isManager = objects.managers.contains(path)
-            if let cached = object.served, cached.isManager == isManager { return cached.interfaces }
+        if let object = state.objects.objects[path] {
+            let isManager = state.objects.managers.contains(path)
+            if let cached = state.objects.served[path], cached.isManager == isManager { return cached.interfaces }
             // Built once per object (and again only if it becomes an object manager): calls are the hot path.
             var interfaces = object.interfaces
             interfaces.append(StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" })
             interfaces.append(StandardInterfaces.peerInterface)
             interfaces.append(StandardInterfaces.properties(of: object))
             if isManager {
-                interfaces.append(StandardInterfaces.objectManager(at: path, tree: { [weak self] in self?.objects ?? ObjectTree() },
+                interfaces.append(StandardInterfaces.objectManager(at: path, tree: { [weak self] in self?.state.objects ?? ObjectTree() },
                                                                    reveals: { [weak self] path, call in self?.reveals(path, to: call) ?? true }))
             }
-            object.served = (isManager, interfaces)
+            state.objects.served[path] = (isManager, interfaces)
             return interfaces
         }
         let introspect = StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" }
-        if path == .root || objects.hasDescendants(path) {
+        if path == .root || state.objects.hasDescendants(path) {
             return [introspect, StandardInterfaces.peerInterface]
         }
         return []
@@ -129,13 +130,13 @@ extension Connection {
                                       children: children(of: path, visibleTo: call?.caller))
     }
 
-    /// The nodes below `path` that lead to an object `caller` may see: the service's own objects
-    /// (no owner) and those the access policy reveals to it. Another app's call is not even a name.
+    /// The nodes below `path` that lead to an object `caller` may see: the server's own objects
+    /// (no owner) and those the access policy reveals to it. An object it may not see is not even a name.
     private func children(of path: ObjectPath, visibleTo caller: Caller?) -> [String] {
-        guard let caller, caller.identity.isSandboxed, let policy = callers.policy else { return objects.children(of: path) }
+        guard let caller, let policy = state.callers.policy else { return state.objects.children(of: path) }
         var names = Set<String>()
         let depth = path.elements.count
-        for (candidate, object) in objects.objects where candidate.isDescendant(of: path)
+        for (candidate, object) in state.objects.objects where candidate.isDescendant(of: path)
         && (object.owner == nil || policy.reveals(candidate, to: caller)) {
             names.insert(String(candidate.elements[depth]))
         }
@@ -159,7 +160,6 @@ extension Connection {
     }
 
     func replyError(to message: Message, _ error: DBusError) {
-        guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
-        send(reply)
+        connection.replyError(to: message, error)
     }
 }

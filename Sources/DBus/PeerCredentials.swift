@@ -70,7 +70,7 @@ extension Connection {
     }
 
     /// Who is behind the connection `name`: `identify` reads it from the process and the bus's
-    /// credentials (for a sandboxed app, its sandbox's marks in /proc).
+    /// credentials (and whatever /proc says of the process).
     ///
     /// PID reuse: a PID is only trusted while its process lives. With a pidfd (dbus-daemon ≥ 1.15)
     /// the process is known to be alive after the read; without one, the connection is asked for

@@ -1,11 +1,12 @@
 import FoundationEssentials
 
-/// Who hears the signals of a connection that has an access policy: nobody by broadcast. Each
+/// Who hears the signals of a server that has an access policy: nobody by broadcast. Each
 /// signal about an object goes as a unicast copy to the connection that owns the object and to
 /// every subscriber (`subscribe`) the policy lets hear it — as `org.freedesktop.systemd1.Manager`'s
-/// `Subscribe` does. A broadcast reaches every connection on the bus, sandboxed apps behind
-/// xdg-dbus-proxy included, and no proxy can filter it by content; so the one way not to tell an
-/// app what it may not know is not to broadcast. Without a policy, signals are broadcast as usual.
+/// `Subscribe` does. A broadcast reaches every connection on the bus, those behind a filtering
+/// proxy (xdg-dbus-proxy) included, and no proxy can filter it by content; so the one way not to
+/// tell a peer what it may not know is not to broadcast. Without a policy, signals are broadcast
+/// as usual.
 struct SignalAudience {
     struct Subscriber {
         let caller: Caller
@@ -23,7 +24,7 @@ struct SignalAudience {
     /// (unless it answered within `probePatience`): a connection that subscribes and never reads is
     /// found once it costs something, and nothing runs while nothing happens. One whose probe is
     /// unanswered after `probePatience`, or while `maximumBacklog` signals went to it, is dropped
-    /// (`Connection.onSubscriptionDropped`): a reader answers within that, however fast signals come
+    /// (`ObjectServer.onSubscriptionDropped`): a reader answers within that, however fast signals come
     /// (a burst of a hundred calls sends hundreds at once; libdbus and GDBus answer Ping as they
     /// read). Its backlog is bounded by `maximumBacklog` signals of a few KiB each (no property as
     /// big as an icon is sent unasked).
@@ -46,15 +47,15 @@ struct SignalAudience {
         return .probe
     }
 
-    /// The subscribers (of host processes only, or all) to ask whether they still read, each
+    /// The subscribers (unconfined ones only, or all) to ask whether they still read, each
     /// marked as asked: those with no probe out that have not answered one within `probePatience`.
     /// None when they were asked within `probePatience` (a flood of refused Subscribes scans them once).
-    mutating func stale(hostsOnly: Bool) -> [Caller] {
+    mutating func stale(unconfinedOnly: Bool) -> [Caller] {
         let now = ContinuousClock.now
-        if let asked = hostsOnly ? hostsAskedAt : allAskedAt, now - asked < Self.probePatience { return [] }
-        if hostsOnly { hostsAskedAt = now } else { allAskedAt = now }
+        if let asked = unconfinedOnly ? unconfinedAskedAt : allAskedAt, now - asked < Self.probePatience { return [] }
+        if unconfinedOnly { unconfinedAskedAt = now } else { allAskedAt = now }
         var asked: [Caller] = []
-        for name in hostsOnly ? Array(hosts) : Array(subscribers.keys) {
+        for name in unconfinedOnly ? Array(unconfined) : Array(subscribers.keys) {
             guard var subscriber = subscribers[name], subscriber.probeSent == nil,
                   subscriber.answeredAt.map({ now - $0 >= Self.probePatience }) ?? true else { continue }
             subscriber.probeSent = now
@@ -65,8 +66,8 @@ struct SignalAudience {
         return asked
     }
 
-    /// When the host subscribers, or all, were last asked whether they read.
-    private var hostsAskedAt: ContinuousClock.Instant?
+    /// When the unconfined subscribers, or all, were last asked whether they read.
+    private var unconfinedAskedAt: ContinuousClock.Instant?
     private var allAskedAt: ContinuousClock.Instant?
 
     /// The subscriber answered its probe: it reads.
@@ -75,7 +76,7 @@ struct SignalAudience {
         subscribers[name]?.answeredAt = .now
     }
 
-    /// Well-known names whose owners may always subscribe (`Connection.reserveSubscriptions`), and
+    /// Well-known names whose owners may always subscribe (`ObjectServer.reserveSubscriptions`), and
     /// the connection that owns each now (from the bus's `NameOwnerChanged`).
     var reservedNames: Set<String> = []
     private(set) var reservedOwners: [String: String] = [:]
@@ -89,19 +90,19 @@ struct SignalAudience {
 
     /// The connections that called `subscribe`, until they unsubscribe or leave the bus.
     private(set) var subscribers: [String: Subscriber] = [:]
-    /// The same, by account (`Caller.account`: a sandboxed app, a host process), so that a signal's
-    /// recipients are looked up, not found by a scan of every subscriber, and each account's count is known.
+    /// The same, by account (`Caller.account`), so that a signal's recipients are looked up, not
+    /// found by a scan of every subscriber, and each account's count is known.
     private(set) var byAccount: [String: Set<String>] = [:]
-    /// Host subscribers: they hear of every object.
-    private(set) var hosts: Set<String> = []
+    /// The subscribers that may hear of every object (`SignalScope.unconfined`).
+    private(set) var unconfined: Set<String> = []
     /// Told of each subscriber dropped because it did not read (on the queue).
     var onDropped: ((Caller) -> Void)?
 
-    mutating func add(_ subscriber: Subscriber) {
+    mutating func add(_ subscriber: Subscriber, scope: SignalScope) {
         let caller = subscriber.caller
         subscribers[caller.name] = subscriber
         byAccount[caller.account, default: []].insert(caller.name)
-        if !caller.identity.isSandboxed { hosts.insert(caller.name) }
+        if scope == .unconfined { unconfined.insert(caller.name) }
     }
 
     @discardableResult
@@ -110,83 +111,99 @@ struct SignalAudience {
         let account = subscriber.caller.account
         byAccount[account]?.remove(name)
         if byAccount[account]?.isEmpty == true { byAccount[account] = nil }
-        hosts.remove(name)
+        unconfined.remove(name)
         return subscriber
     }
 
-    /// Who may hear of an object of `owner`: host subscribers, and the subscribers of the owner's own
-    /// app when it is sandboxed (the policy has the last word on each).
+    /// Who may hear of an object of `owner`: the unconfined subscribers, and those of the owner's
+    /// own account (the policy has the last word on each).
     func candidates(about owner: Caller?) -> [Caller] {
-        var names = hosts
-        if let owner, owner.identity.isSandboxed, let sameApp = byAccount[owner.account] { names.formUnion(sameApp) }
+        var names = unconfined
+        if let owner, let sameAccount = byAccount[owner.account] { names.formUnion(sameAccount) }
         return names.compactMap { subscribers[$0]?.caller }
     }
 }
 
-/// The bounds of `Connection.subscribe`. The connections that own a reserved name
-/// (`Connection.reserveSubscriptions`) subscribe past them.
+/// The bounds of `ObjectServer.subscribe`. The connections that own a reserved name
+/// (`ObjectServer.reserveSubscriptions`) subscribe past them.
 public struct SubscriptionLimits: Sendable {
-    /// Subscribed connections of one account (a sandboxed app, a host process).
+    /// Subscribed connections of one account (`Caller.account`).
     public var perAccount: Int
-    /// Subscribed connections of host processes together: each hears of every object, so each is a
-    /// copy of every signal. The user's own processes are one user's however many there are.
-    public var hosts: Int
+    /// Unconfined subscribed connections together (`SignalScope.unconfined`): each may hear of
+    /// every object, so each may be a copy of every signal.
+    public var unconfined: Int
     /// Subscribed connections in all.
     public var total: Int
 
-    public init(perAccount: Int, hosts: Int, total: Int) {
+    public init(perAccount: Int, unconfined: Int, total: Int) {
         self.perAccount = perAccount
-        self.hosts = hosts
+        self.unconfined = unconfined
         self.total = total
     }
 }
 
-extension Connection {
-    /// `caller` hears, from now on, the signals of every object the access policy lets it hear
-    /// (`AccessPolicy.mayHear`), until `unsubscribe` or until it leaves the bus. Subscribing again
-    /// changes nothing. Past `limits` it is refused with a message that says which bound it met.
-    public func subscribe(_ caller: Caller, within limits: SubscriptionLimits) -> String? {
-        onQueueSync { () -> String? in
-            guard audience.subscribers[caller.name] == nil else { return nil }
+/// Why `ObjectServer.subscribe` refused a subscriber: the bound it met.
+public enum SubscriptionRefusal: Error, Sendable, Equatable {
+    /// Its account has `count` subscribed connections, the limit (`SubscriptionLimits.perAccount`).
+    case accountFull(count: Int)
+    /// The unconfined subscribers are `count`, their limit (`SubscriptionLimits.unconfined`).
+    case unconfinedFull(count: Int)
+    /// The subscribers are `count`, the limit (`SubscriptionLimits.total`).
+    case full(count: Int)
+
+    /// Those that stopped reading make room within this: the time to try again after (for the
+    /// last two).
+    public static var patience: Duration { SignalAudience.probePatience }
+}
+
+extension ObjectServer {
+    /// `caller` hears, from now on, the signals of the objects the access policy lets it hear
+    /// (`AccessPolicy.scope(of:)`, then `mayHear` for each), until `unsubscribe` or until it leaves
+    /// the bus. Subscribing again changes nothing. Past `limits` it is refused with the bound it met.
+    public func subscribe(_ caller: Caller, within limits: SubscriptionLimits) -> SubscriptionRefusal? {
+        connection.onQueueSync { () -> SubscriptionRefusal? in
+            guard state.audience.subscribers[caller.name] == nil else { return nil }
+            let scope = state.callers.policy?.scope(of: caller) ?? .unconfined
             // The desktop's own observers always have room; one connection owns each name.
-            if !audience.ownsReservedName(caller.name) {
-                let mine = audience.byAccount[caller.account]?.count ?? 0
-                guard mine < limits.perAccount else {
-                    return "\(caller.identity.isSandboxed ? "the app \(caller.identity)" : "this process") already has \(mine) subscribed connections; the limit is \(limits.perAccount)"
-                }
-                let hostsFull = !caller.identity.isSandboxed && audience.hosts.count >= limits.hosts
-                if hostsFull || audience.subscribers.count >= limits.total {
+            if !state.audience.ownsReservedName(caller.name) {
+                let mine = state.audience.byAccount[caller.account]?.count ?? 0
+                guard mine < limits.perAccount else { return .accountFull(count: mine) }
+                let unconfinedFull = scope == .unconfined && state.audience.unconfined.count >= limits.unconfined
+                if unconfinedFull || state.audience.subscribers.count >= limits.total {
                     // Those that stopped reading make room once their probes go unanswered.
-                    for stale in audience.stale(hostsOnly: hostsFull) { probe(stale) }
-                    let full = hostsFull ? "host processes have \(audience.hosts.count) subscribed connections, their limit"
-                        : "the service has \(audience.subscribers.count) subscribed connections, its limit"
-                    return "\(full); those that do not read are dropped within \(SignalAudience.probePatience.components.seconds) s: try again then"
+                    for stale in state.audience.stale(unconfinedOnly: unconfinedFull) { probe(stale) }
+                    return unconfinedFull ? .unconfinedFull(count: state.audience.unconfined.count) : .full(count: state.audience.subscribers.count)
                 }
             }
-            let watch = watchVanishing(of: caller.name) { [weak self] in self?.audience.remove(caller.name) }
-            audience.add(.init(caller: caller, watch: watch))
+            let watch = connection.watchVanishing(of: caller.name) { [weak self] in self?.state.audience.remove(caller.name) }
+            state.audience.add(.init(caller: caller, watch: watch), scope: scope)
             return nil
         }
     }
 
     /// Keeps room among the subscribers for the connections that own `names` (the desktop's own
     /// observers: one connection owns a name at a time, so the room is as many): they subscribe
-    /// past every limit. Their owners are followed through `followNameOwners`, which must run first.
+    /// past every limit. Their owners are followed through `Connection.followNameOwners`, which must run first.
     public func reserveSubscriptions(for names: Set<String>) {
-        onQueue {
-            self.audience.reservedNames = names
+        connection.onQueue {
+            self.state.audience.reservedNames = names
+            // Every owner change from now on, in the bus's order.
+            self.state.reservedOwnersWatch = self.connection.subscribeLocally(Connection.nameOwnerChangedRule) { [weak self] message in
+                guard let self, let change = NameOwnerChange(message) else { return }
+                self.state.audience.nameOwnerChanged(change.name, to: change.newOwner)
+            }
             for name in names {
                 // Answered on the queue in the bus's order: no owner change that followed is undone.
-                self.callBus("GetNameOwner", [.string(name)]) { [weak self] result in
+                self.connection.callBus("GetNameOwner", [.string(name)]) { [weak self] result in
                     guard let self, case .success(let reply) = result, case .string(let owner)? = try? reply.arguments().first else { return }
-                    self.audience.nameOwnerChanged(name, to: owner)
+                    self.state.audience.nameOwnerChanged(name, to: owner)
                 }
             }
         }
     }
 
     public func unsubscribe(_ name: String) {
-        onQueueSync { audience.remove(name)?.watch.cancel() }
+        connection.onQueueSync { state.audience.remove(name)?.watch.cancel() }
     }
 
     /// `handler` hears, on the queue, of each subscriber dropped because it stopped reading: it was
@@ -194,12 +211,12 @@ extension Connection {
     /// `SignalAudience.probePatience`, or by the time `SignalAudience.maximumBacklog` more signals
     /// were due, or the probe failed. It may subscribe again.
     public func onSubscriptionDropped(_ handler: @escaping (Caller) -> Void) {
-        onQueueSync { audience.onDropped = handler }
+        connection.onQueueSync { state.audience.onDropped = handler }
     }
 
     /// Counts a signal sent to a subscriber: probes it, or drops it when it does not read.
     private func countSignal(to recipient: Caller) {
-        switch audience.sent(to: recipient.name) {
+        switch state.audience.sent(to: recipient.name) {
         case .carryOn:
             return
         case .drop:
@@ -212,14 +229,14 @@ extension Connection {
     /// Asks a subscriber whether it reads: a Ping, answered within `SignalAudience.probePatience` or dropped.
     private func probe(_ recipient: Caller) {
         guard let probe = try? Message.methodCall(destination: recipient.name, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping") else { return }
-        send(call: probe, timeout: SignalAudience.probePatience) { [weak self] result in
+        connection.send(call: probe, timeout: SignalAudience.probePatience) { [weak self] result in
             guard let self else { return }
             // Any answer, an error among them (a peer that serves nothing at "/" says
             // UnknownObject), shows it reads; no answer in time, or none there, does not.
             if case .failure(let error) = result, Self.unanswered.contains(DBusError(error).name) {
                 dropSubscriber(recipient.name)
             } else {
-                audience.answered(recipient.name)
+                state.audience.answered(recipient.name)
             }
         }
     }
@@ -229,18 +246,18 @@ extension Connection {
                                                   "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"]
 
     private func dropSubscriber(_ name: String) {
-        guard let dropped = audience.remove(name) else { return }
+        guard let dropped = state.audience.remove(name) else { return }
         dropped.watch.cancel()
-        audience.onDropped?(dropped.caller)
+        state.audience.onDropped?(dropped.caller)
     }
 
-    /// The connections that hear a signal about an object owned by `owner` (nil: the service's
+    /// The connections that hear a signal about an object owned by `owner` (nil: the server's
     /// own, such as the root), of `interface`; nil when there is no policy (broadcast).
     func recipients(owner: Caller?, interface: String) -> [Caller]? {
-        guard let policy = callers.policy else { return nil }
+        guard let policy = state.callers.policy else { return nil }
         var recipients: [Caller] = []
         if let owner { recipients.append(owner) }
-        for subscriber in audience.candidates(about: owner) where subscriber.name != owner?.name
+        for subscriber in state.audience.candidates(about: owner) where subscriber.name != owner?.name
         && policy.mayHear(interface: interface, about: owner, subscriber) {
             recipients.append(subscriber)
         }
@@ -249,7 +266,7 @@ extension Connection {
 
     /// The owner the policy names for the object at `path` (nil without a policy).
     func owner(of path: ObjectPath) -> Caller? {
-        callers.policy?.owner(of: path)
+        state.callers.policy?.owner(of: path)
     }
 
     /// Sends a signal about an object to its audience: broadcast without a policy, else a unicast
@@ -258,7 +275,7 @@ extension Connection {
     func emit(path: ObjectPath, interface: String, member: String, owner: Caller?, concerning signalInterface: String,
               variesByReader: Bool = false, _ arguments: (_ reader: Caller?) -> [DBusValue]) throws(DBusError) {
         guard let recipients = recipients(owner: owner, interface: signalInterface) else {
-            try emit(path: path, interface: interface, member: member, arguments(nil))
+            try connection.emit(path: path, interface: interface, member: member, arguments(nil))
             return
         }
         // Nobody hears it: nothing to build.
@@ -286,7 +303,7 @@ extension Connection {
                 messages[index].remaining -= 1
                 let message = messages[index].remaining == 0 ? messages[index].message : try messages[index].message.copy()
                 try message.setDestination(recipient.name)
-                send(message)
+                connection.send(message)
                 if recipient.name != owner?.name { countSignal(to: recipient) }
             }
             return
@@ -297,7 +314,7 @@ extension Connection {
         for (index, recipient) in recipients.enumerated() {
             let copy = index == recipients.count - 1 ? message : try message.copy()
             try copy.setDestination(recipient.name)
-            send(copy)
+            connection.send(copy)
             if recipient.name != owner?.name { countSignal(to: recipient) }
         }
     }

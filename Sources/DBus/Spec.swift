@@ -73,7 +73,7 @@ public struct MemberDescription: Sendable {
     /// The D-Bus error names a method may return.
     public let errors: [String]
     /// The most bytes a method's arguments may take on the wire; nil: the connection's bound
-    /// (`Connection.limitArgumentBytes`).
+    /// (`ObjectServer.limitArgumentBytes`).
     public var maximumArgumentBytes: Int? = nil
 }
 
@@ -101,7 +101,7 @@ public struct MethodSpec<In: ArgumentTypes, Out: ArgumentTypes>: MemberSpec {
     public let doc: String
     public let errors: [String]
     /// The most bytes its arguments may take on the wire, for a method that takes more than its
-    /// connection's bound (`Connection.limitArgumentBytes`); nil: that bound.
+    /// connection's bound (`ObjectServer.limitArgumentBytes`); nil: that bound.
     public let maximumArgumentBytes: Int?
 
     public var description: MemberDescription {

@@ -7,27 +7,29 @@ public protocol VarDictRecord: DBusRepresentable, Sendable {
     init()
     /// What the record is called in error messages ("configuration", "update").
     static var context: String { get }
+    /// The fields, in order; declare it as a `static let`, built once (encoding and decoding
+    /// walk it at each use).
     static var fields: [RecordField<Self>] { get }
 }
 
 /// One field of a `VarDictRecord`: its key, its D-Bus type and where it lives in the record.
-public struct RecordField<Record> {
+public struct RecordField<Record>: Sendable {
     public let key: String
     public let signature: Signature
     let isRequired: Bool
-    let decode: (inout Record, DBusValue) throws(DBusError) -> Void
+    let decode: @Sendable (inout Record, DBusValue) throws(DBusError) -> Void
     /// nil: not sent (an optional field that is not set).
-    let encode: (Record) -> DBusValue?
+    let encode: @Sendable (Record) -> DBusValue?
 
     /// A field that is always sent; when absent on receipt, the record keeps its default.
-    public static func field<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T>, required: Bool = false) -> Self {
+    public static func field<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T> & Sendable, required: Bool = false) -> Self {
         RecordField(key: key, signature: T.dbusSignature, isRequired: required,
                     decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
                     encode: { $0[keyPath: path].dbusValue })
     }
 
     /// A field that is sent only when set.
-    public static func optional<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T?>, required: Bool = false) -> Self {
+    public static func optional<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T?> & Sendable, required: Bool = false) -> Self {
         RecordField(key: key, signature: T.dbusSignature, isRequired: required,
                     decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
                     encode: { $0[keyPath: path]?.dbusValue })

@@ -101,10 +101,12 @@ final class DisplayManagerStandIn: @unchecked Sendable {
     static let interface = "org.gnome.DisplayManager.Manager"
 
     let connection: Connection
+    let objects: ObjectServer
 
     init(address: String, version: String) async throws {
         connection = try Connection(address: address)
-        try connection.export(Self.path, [
+        objects = ObjectServer(connection: connection)
+        try objects.export(Self.path, [
             Interface(Self.interface) {
                 Property("Version", "s") { .string(version) }
                 Method("RegisterSession", in: ["details": "a{sv}"]) { _ in .empty }

@@ -51,6 +51,7 @@ public final class Logind: @unchecked Sendable {
     public static let manager = "org.freedesktop.login1.Manager"
 
     public let connection: Connection
+    let objects: ObjectServer
     public let inhibitions = EventBuffer<Inhibition>()
 
     /// Released: it leaves the bus rather than stay there answering for nobody.
@@ -58,7 +59,8 @@ public final class Logind: @unchecked Sendable {
 
     public init(address: String) async throws {
         connection = try Connection(address: address)
-        try connection.export(Self.path, [managerInterface()])
+        objects = ObjectServer(connection: connection)
+        try objects.export(Self.path, [managerInterface()])
         guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("\(Self.name) is taken") }
     }
 

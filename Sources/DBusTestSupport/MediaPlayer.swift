@@ -16,6 +16,7 @@ public final class MediaPlayer: @unchecked Sendable {
 
     public let name: String
     public let connection: Connection
+    let objects: ObjectServer
     /// Every Play, Pause, PlayPause and Stop, in order.
     public let received = EventBuffer<Received>()
     // On the connection's queue.
@@ -26,7 +27,8 @@ public final class MediaPlayer: @unchecked Sendable {
         self.name = "org.mpris.MediaPlayer2." + name
         self.status = status
         connection = try Connection(address: address)
-        try connection.export(Self.path, [rootInterface(), playerInterface()])
+        objects = ObjectServer(connection: connection)
+        try objects.export(Self.path, [rootInterface(), playerInterface()])
         guard try await connection.requestName(self.name) == .primaryOwner else { throw TestSupportError("\(self.name) is taken") }
     }
 
@@ -69,6 +71,6 @@ public final class MediaPlayer: @unchecked Sendable {
     private func change(to newStatus: String) {
         guard newStatus != status else { return }
         status = newStatus
-        connection.exportedObject(at: Self.path)?.propertiesChanged(["PlaybackStatus"], on: Self.player)
+        objects.exportedObject(at: Self.path)?.propertiesChanged(["PlaybackStatus"], on: Self.player)
     }
 }

@@ -26,6 +26,7 @@ public final class NotificationServer: @unchecked Sendable {
     public let notified = EventBuffer<Notification>()
     public let closed = EventBuffer<UInt32>()
     public let connection: Connection
+    let objects: ObjectServer
     private var nextID: UInt32 = 1
     private let capabilities: [String]
     /// What GetServerInformation answers as the server's name ("dunst", "Xfce Notify Daemon", ...).
@@ -42,12 +43,13 @@ public final class NotificationServer: @unchecked Sendable {
     public init(address: String, capabilities: [String] = ["actions", "body", "body-markup", "sound", "persistence"],
                 inhibited: Bool = false, serverName: String = "test", serverVersion: String = "1", hangs: Bool = false) async throws {
         connection = try Connection(address: address)
+        objects = ObjectServer(connection: connection)
         self.capabilities = capabilities
         self.serverName = serverName
         self.serverVersion = serverVersion
         self.inhibited = inhibited
         self.hangs = hangs
-        try connection.export(Self.path, [interface()])
+        try objects.export(Self.path, [interface()])
         guard try await connection.requestName(Self.name) == .primaryOwner else { throw TestSupportError("notification server name taken") }
     }
 
@@ -80,7 +82,7 @@ public final class NotificationServer: @unchecked Sendable {
     public func setInhibited(_ value: Bool) {
         connection.onQueueSync {
             inhibited = value
-            connection.exportedObject(at: Self.path)?.propertiesChanged(["Inhibited"], on: Self.name)
+            objects.exportedObject(at: Self.path)?.propertiesChanged(["Inhibited"], on: Self.name)
         }
     }
 

@@ -1,3 +1,4 @@
+import CBoundary
 internal import CGLib
 import FoundationEssentials
 import Synchronization
@@ -15,12 +16,15 @@ public final class GLibLoop: Sendable {
     /// The one loop of the process: notifications and desktop settings share its thread.
     public static let shared = GLibLoop(name: "glib")
 
-    private let context: MainContext
+    /// The loop's `GMainContext`. Only the calls GLib documents as safe from any thread are made
+    /// on it (`g_main_context_invoke_full`, `g_source_attach`), and it lives as long as the
+    /// process: shared freely.
+    private let context: UncheckedSendable<OpaquePointer>
 
     init(name: String) {
         let context = g_main_context_new()
         let loop = g_main_loop_new(context, 0)
-        self.context = MainContext(context!)
+        self.context = UncheckedSendable(context!)
         // A GLib thread rather than Foundation's: GLib names it (Thread.name is not applied on
         // Linux to a thread started from a dispatch worker, which shows as "…root.default-qos").
         // The loop runs for as long as the process does: the thread keeps it.
@@ -42,7 +46,7 @@ public final class GLibLoop: Sendable {
     public func perform(_ work: @escaping () -> Void) {
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         Self.handOver.withLock { _ in }
-        g_main_context_invoke_full(context.pointer, 0, { data in
+        g_main_context_invoke_full(context.value, 0, { data in
             GLibLoop.handOver.withLock { _ in }
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
@@ -60,21 +64,13 @@ public final class GLibLoop: Sendable {
             Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
             return 0 // G_SOURCE_REMOVE
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
-        g_source_attach(source, context.pointer)
+        g_source_attach(source, context.value)
         g_source_unref(source)
     }
 
     private final class WorkBox {
         let work: () -> Void
         init(_ work: @escaping () -> Void) { self.work = work }
-    }
-
-    /// The loop's `GMainContext`. Only the calls GLib documents as safe from any thread are made
-    /// on it (`g_main_context_invoke_full`, `g_source_attach`), and it lives as long as the
-    /// process: shared freely.
-    private struct MainContext: @unchecked Sendable {
-        let pointer: OpaquePointer
-        init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
 }
 
@@ -83,21 +79,21 @@ public final class GLibLoop: Sendable {
 /// notifications, GSettings, a libcanberra context) goes in one, and the type that holds it is
 /// `Sendable` as the compiler checks it.
 ///
-/// The compiler cannot see the confinement: `Value` is not `Sendable`, and this shares it because
-/// every `perform` runs its work on the one loop thread. `Value` is taken (`sending`) and never
-/// handed out but to that work; the work itself is `@Sendable`, so that it carries nothing else
-/// of the caller's over.
-public final class LoopBound<Value: AnyObject>: @unchecked Sendable {
+/// The compiler cannot see the confinement: `Value` is not `Sendable`, and `value` shares it
+/// because every `perform` runs its work on the one loop thread. `Value` is taken (`sending`) and
+/// never handed out but to that work; the work itself is `@Sendable`, so that it carries nothing
+/// else of the caller's over.
+public final class LoopBound<Value: AnyObject>: Sendable {
     public let loop: GLibLoop
-    private let value: Value
+    private let value: UncheckedSendable<Value>
 
     public init(_ value: sending Value, on loop: GLibLoop = .shared) {
-        self.value = value
+        self.value = UncheckedSendable(value)
         self.loop = loop
     }
 
     /// Runs `work` with the value on the loop's thread, in order.
     public func perform(_ work: @escaping @Sendable (Value) -> Void) {
-        loop.perform { work(self.value) }
+        loop.perform { work(self.value.value) }
     }
 }

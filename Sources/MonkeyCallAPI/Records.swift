@@ -25,13 +25,13 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "configuration"
-        public static var fields: [RecordField<Self>] {
-            [.field(Key.name, \.name, required: true), .field(Key.maximumCallGroups, \.maximumCallGroups),
-             .field(Key.maximumCallsPerCallGroup, \.maximumCallsPerCallGroup), .field(Key.supportsVideo, \.supportsVideo),
-             .field(Key.supportedHandleTypes, \.supportedHandleTypes), .field(Key.includesCallsInRecents, \.includesCallsInRecents),
-             .optional(Key.ringtoneSound, \.ringtoneSound), .optional(Key.iconName, \.iconName), .optional(Key.iconData, \.iconData),
-             .field(Key.urlSchemes, \.urlSchemes), .optional(Key.desktopEntry, \.desktopEntry)]
-        }
+        public static let fields: [RecordField<Self>] = [
+            .field(Key.name, \.name, required: true), .field(Key.maximumCallGroups, \.maximumCallGroups),
+            .field(Key.maximumCallsPerCallGroup, \.maximumCallsPerCallGroup), .field(Key.supportsVideo, \.supportsVideo),
+            .field(Key.supportedHandleTypes, \.supportedHandleTypes), .field(Key.includesCallsInRecents, \.includesCallsInRecents),
+            .optional(Key.ringtoneSound, \.ringtoneSound), .optional(Key.iconName, \.iconName), .optional(Key.iconData, \.iconData),
+            .field(Key.urlSchemes, \.urlSchemes), .optional(Key.desktopEntry, \.desktopEntry),
+        ]
     }
 
     /// The handle types' names.
@@ -55,12 +55,12 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "update"
-        public static var fields: [RecordField<Self>] {
-            [.optional(Key.handle, \.handle), .optional(Key.handleType, \.handleType),
-             .optional(Key.localizedCallerName, \.localizedCallerName), .optional(Key.supportsHolding, \.supportsHolding),
-             .optional(Key.supportsGrouping, \.supportsGrouping), .optional(Key.supportsUngrouping, \.supportsUngrouping),
-             .optional(Key.supportsDTMF, \.supportsDTMF), .optional(Key.hasVideo, \.hasVideo)]
-        }
+        public static let fields: [RecordField<Self>] = [
+            .optional(Key.handle, \.handle), .optional(Key.handleType, \.handleType),
+            .optional(Key.localizedCallerName, \.localizedCallerName), .optional(Key.supportsHolding, \.supportsHolding),
+            .optional(Key.supportsGrouping, \.supportsGrouping), .optional(Key.supportsUngrouping, \.supportsUngrouping),
+            .optional(Key.supportsDTMF, \.supportsDTMF), .optional(Key.hasVideo, \.hasVideo),
+        ]
     }
 
     /// One entry of `Recents.List` and `EntryAdded`.
@@ -85,13 +85,13 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "Recents entry"
-        public static var fields: [RecordField<Self>] {
-            [.field(Key.id, \.id), .field(Key.callUUID, \.callUUID), .field(Key.providerName, \.providerName), .field(Key.appId, \.appID),
-             .field(Key.handle, \.handle), .field(Key.handleType, \.handleType), .field(Key.callerName, \.callerName),
-             .field(Key.outgoing, \.outgoing), .field(Key.status, \.status), .field(Key.endReason, \.endReason),
-             .field(Key.startedAt, \.startedAt), .field(Key.connectedAt, \.connectedAt), .field(Key.endedAt, \.endedAt),
-             .field(Key.hasVideo, \.hasVideo), .field(Key.seen, \.seen)]
-        }
+        public static let fields: [RecordField<Self>] = [
+            .field(Key.id, \.id), .field(Key.callUUID, \.callUUID), .field(Key.providerName, \.providerName), .field(Key.appId, \.appID),
+            .field(Key.handle, \.handle), .field(Key.handleType, \.handleType), .field(Key.callerName, \.callerName),
+            .field(Key.outgoing, \.outgoing), .field(Key.status, \.status), .field(Key.endReason, \.endReason),
+            .field(Key.startedAt, \.startedAt), .field(Key.connectedAt, \.connectedAt), .field(Key.endedAt, \.endedAt),
+            .field(Key.hasVideo, \.hasVideo), .field(Key.seen, \.seen),
+        ]
     }
 
     /// One entry of `Favorites.List`.
@@ -106,10 +106,10 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "favorite"
-        public static var fields: [RecordField<Self>] {
-            [.field(Key.id, \.id), .field(Key.handle, \.handle), .field(Key.handleType, \.handleType),
-             .field(Key.name, \.name), .field(Key.providerName, \.providerName)]
-        }
+        public static let fields: [RecordField<Self>] = [
+            .field(Key.id, \.id), .field(Key.handle, \.handle), .field(Key.handleType, \.handleType),
+            .field(Key.name, \.name), .field(Key.providerName, \.providerName),
+        ]
     }
 
     /// One contact of `AddressBook.Search`.
@@ -125,9 +125,9 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "contact"
-        public static var fields: [RecordField<Self>] {
-            [.field(Key.id, \.id), .field(Key.name, \.name), .field(Key.numbers, \.numbers), .field(Key.isFavorite, \.isFavorite)]
-        }
+        public static let fields: [RecordField<Self>] = [
+            .field(Key.id, \.id), .field(Key.name, \.name), .field(Key.numbers, \.numbers), .field(Key.isFavorite, \.isFavorite),
+        ]
     }
 
     /// `ReportCallEnded`'s and `FulfillAction`'s info.
@@ -138,14 +138,20 @@ extension Telephony1 {
         public init() {}
 
         public static let context = "info"
-        public static var fields: [RecordField<Self>] { [.optional(Key.date, \.date)] }
+        public static let fields: [RecordField<Self>] = [.optional(Key.date, \.date)]
     }
 }
 
 extension Telephony1 {
-    /// An action as a controller requests it (`RequestTransaction`'s `(kind, args)`) and as the
-    /// provider receives it (`PerformAction`'s `kind` and `args`). The kinds are spelled here only.
+    /// An action on the bus, both ways, the one coding of it: as a controller requests it
+    /// (`RequestTransaction`'s `(kind, args)`), read by the service and written by MonkeyCallKit, and
+    /// as the provider receives it (`PerformAction`'s `kind` and `args`), written by the service and
+    /// read by MonkeyCallKit. Its kind is named by the shared vocabulary's `ActionName` only: the
+    /// constructors below (`answer(_:)`, `setHeld(_:_:)`…) each say theirs, and `kind` reads the
+    /// action back by its name.
     public struct Action: Equatable, Sendable {
+        /// What the action does, with the arguments of its kind: `Action.kind`, read from the name
+        /// and the arguments.
         public enum Kind: Equatable, Sendable {
             /// `provider`: which provider places it (only in a request; else the service picks).
             case start(handle: String, handleType: String, video: Bool, contactIdentifier: String, provider: ObjectPath?)
@@ -161,32 +167,68 @@ extension Telephony1 {
             /// The kinds' names on the bus (the shared vocabulary's).
             public typealias Name = ActionName
 
-            public var kindName: Name {
-                switch self {
-                case .start: .start
-                case .answer: .answer
-                case .end: .end
-                case .setHeld: .setHeld
-                case .setMuted: .setMuted
-                case .setGroup: .setGroup
-                case .playDTMF: .playDTMF
-                }
-            }
-
-            public var name: String { kindName.rawValue }
-
             public static let names = Name.allCases.map(\.rawValue)
         }
 
+        /// The kind's name on the bus.
+        public let name: ActionName
         public var callUUID: String
-        public var kind: Kind
         /// The transaction the action belongs to (`PerformAction` only).
         public var transactionUUID: String?
+        /// The arguments of the action's kind (no other key is set).
+        private var own: Arguments
 
-        public init(callUUID: String, kind: Kind, transactionUUID: String? = nil) {
+        private init(_ name: ActionName, _ callUUID: String, _ own: Arguments = Arguments()) {
+            self.name = name
             self.callUUID = callUUID
-            self.kind = kind
-            self.transactionUUID = transactionUUID
+            self.own = own
+        }
+
+        /// `provider`: which provider places it (only in a request; else the service picks).
+        public static func start(_ callUUID: String, handle: String, handleType: String, video: Bool, contactIdentifier: String,
+                                 provider: ObjectPath? = nil) -> Action {
+            var own = Arguments()
+            (own.handle, own.handleType, own.video, own.contactIdentifier, own.provider) = (handle, handleType, video, contactIdentifier, provider)
+            return Action(.start, callUUID, own)
+        }
+        public static func answer(_ callUUID: String) -> Action { Action(.answer, callUUID) }
+        public static func end(_ callUUID: String) -> Action { Action(.end, callUUID) }
+        public static func setHeld(_ callUUID: String, _ onHold: Bool) -> Action {
+            var own = Arguments()
+            own.onHold = onHold
+            return Action(.setHeld, callUUID, own)
+        }
+        public static func setMuted(_ callUUID: String, _ muted: Bool) -> Action {
+            var own = Arguments()
+            own.muted = muted
+            return Action(.setMuted, callUUID, own)
+        }
+        /// `other`: the call to group with; "" takes the call out of its group.
+        public static func setGroup(_ callUUID: String, with other: String) -> Action {
+            var own = Arguments()
+            own.groupWith = other
+            return Action(.setGroup, callUUID, own)
+        }
+        /// `type`: `single-tone`, `soft-pause` or `hard-pause`.
+        public static func playDTMF(_ callUUID: String, digits: String, type: String) -> Action {
+            var own = Arguments()
+            (own.digits, own.type) = (digits, type)
+            return Action(.playDTMF, callUUID, own)
+        }
+
+        /// The action read by its name, with its kind's arguments.
+        public var kind: Kind {
+            switch name {
+            case .start:
+                .start(handle: own.handle ?? "", handleType: own.handleType ?? HandleTypes.generic, video: own.video ?? false,
+                       contactIdentifier: own.contactIdentifier ?? "", provider: own.provider)
+            case .answer: .answer
+            case .end: .end
+            case .setHeld: .setHeld(own.onHold ?? false)
+            case .setMuted: .setMuted(own.muted ?? false)
+            case .setGroup: .setGroup(with: own.groupWith ?? "")
+            case .playDTMF: .playDTMF(digits: own.digits ?? "", type: own.type ?? DTMFType.singleTone.rawValue)
+            }
         }
 
         /// Reads an action of kind `name`; a missing argument the kind needs, or an unknown kind, is
@@ -200,41 +242,45 @@ extension Telephony1 {
             guard let kindName = Kind.Name(rawValue: name) else {
                 throw DBusError.invalidArgs("unknown action kind '\(name.prefix(64))' (\(Kind.names.joined(separator: ", ")))")
             }
-            let kind: Kind
+            var own = Arguments()
             switch kindName {
             case .start:
-                kind = .start(handle: try required(args.handle, Key.handle), handleType: args.handleType ?? HandleTypes.generic,
-                              video: args.video ?? false, contactIdentifier: args.contactIdentifier ?? "", provider: args.provider)
-            case .answer: kind = .answer
-            case .end: kind = .end
-            case .setHeld: kind = .setHeld(try required(args.onHold, Key.onHold))
-            case .setMuted: kind = .setMuted(try required(args.muted, Key.muted))
-            case .setGroup: kind = .setGroup(with: try required(args.groupWith, Key.groupWith))
-            case .playDTMF: kind = .playDTMF(digits: try required(args.digits, Key.digits), type: args.type ?? DTMFType.singleTone.rawValue)
+                own.handle = try required(args.handle, Key.handle)
+                (own.handleType, own.video) = (args.handleType ?? HandleTypes.generic, args.video ?? false)
+                (own.contactIdentifier, own.provider) = (args.contactIdentifier ?? "", args.provider)
+            case .answer, .end: break
+            case .setHeld: own.onHold = try required(args.onHold, Key.onHold)
+            case .setMuted: own.muted = try required(args.muted, Key.muted)
+            case .setGroup: own.groupWith = try required(args.groupWith, Key.groupWith)
+            case .playDTMF: (own.digits, own.type) = (try required(args.digits, Key.digits), args.type ?? DTMFType.singleTone.rawValue)
             }
-            self.init(callUUID: try required(args.callUUID, Key.callUUID), kind: kind, transactionUUID: args.transactionUUID)
+            self.init(kindName, try required(args.callUUID, Key.callUUID), own)
+            transactionUUID = args.transactionUUID
         }
 
-        /// The action's `args`.
+        /// The action's `args`: its kind's arguments, its call's UUID, and its transaction's when set.
         public var arguments: [String: DBusValue] {
-            var args = Arguments()
+            var args = own
             args.callUUID = callUUID
             args.transactionUUID = transactionUUID
-            switch kind {
-            case .start(let handle, let handleType, let video, let contactIdentifier, let provider):
-                (args.handle, args.handleType, args.video, args.provider) = (handle, handleType, video, provider)
-                args.contactIdentifier = contactIdentifier
-            case .answer, .end: break
-            case .setHeld(let onHold): args.onHold = onHold
-            case .setMuted(let muted): args.muted = muted
-            case .setGroup(let other): args.groupWith = other
-            case .playDTMF(let digits, let type): (args.digits, args.type) = (digits, type)
-            }
             return args.entries
         }
 
+        /// `RequestTransaction`'s form of the action: `(kind, args)`.
+        public var value: ActionValue { ActionValue(kind: name.rawValue, args: arguments) }
+
+        /// The action of a `PerformAction` (`action_uuid`, `kind`, `call_uuid`, `args`; the call is
+        /// the one `call_uuid` names) and its UUID; `InvalidArgs` when malformed or of an unknown kind.
+        public static func performed(_ arguments: [DBusValue]) throws(DBusError) -> (actionUUID: String, action: Action) {
+            let (actionUUID, kind, callUUID, entries) = try Args<String, String, String, [String: DBusValue]>.decode(
+                arguments, context: Provider.performAction.name)
+            var args = entries
+            args[Key.callUUID] = .string(callUUID)
+            return (actionUUID, try Action(kind: kind, arguments: args))
+        }
+
         /// Every key any kind of action takes, declared once.
-        struct Arguments: VarDictRecord {
+        struct Arguments: VarDictRecord, Equatable {
             var callUUID: String?, transactionUUID: String?
             var handle: String?, handleType: String?, video: Bool?, contactIdentifier: String?, provider: ObjectPath?
             var onHold: Bool?, muted: Bool?, groupWith: String?, digits: String?, type: String?
@@ -252,12 +298,12 @@ extension Telephony1 {
             }
 
             static let context = "action"
-            static var fields: [RecordField<Self>] {
-                [.optional(Key.callUUID, \.callUUID), .optional(Key.transactionUUID, \.transactionUUID), .optional(Key.handle, \.handle),
-                 .optional(Key.handleType, \.handleType), .optional(Key.video, \.video), .optional(Key.contactIdentifier, \.contactIdentifier),
-                 .optional(Key.provider, \.provider), .optional(Key.onHold, \.onHold), .optional(Key.muted, \.muted),
-                 .optional(Key.groupWith, \.groupWith), .optional(Key.digits, \.digits), .optional(Key.type, \.type)]
-            }
+            static let fields: [RecordField<Self>] = [
+                .optional(Key.callUUID, \.callUUID), .optional(Key.transactionUUID, \.transactionUUID), .optional(Key.handle, \.handle),
+                .optional(Key.handleType, \.handleType), .optional(Key.video, \.video), .optional(Key.contactIdentifier, \.contactIdentifier),
+                .optional(Key.provider, \.provider), .optional(Key.onHold, \.onHold), .optional(Key.muted, \.muted),
+                .optional(Key.groupWith, \.groupWith), .optional(Key.digits, \.digits), .optional(Key.type, \.type),
+            ]
         }
     }
 }

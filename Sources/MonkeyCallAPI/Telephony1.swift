@@ -631,140 +631,42 @@ extension Telephony1 {
             CallController.PlayDTMF with type \(DTMFType.singleTone.quoted)).
             """, errors: CallController.transactionErrors + [DBusError.Name.accessDenied])
 
-        public static let uuid = PropertySpec(interface, "UUID", String.self, doc: """
-            the call's UUID, in lower case.
-            """)
-
-        public static let provider = PropertySpec(interface, "Provider", ObjectPath.self, doc: """
-            path of the provider that owns the call.
-            """)
-
-        public static let providerName = PropertySpec(interface, "ProviderName", String.self, doc: """
-            the owning provider's Name.
-            """)
-
-        public static let handle = PropertySpec(interface, "Handle", String.self, doc: """
-            the remote party's handle.
-            """)
-
-        public static let handleType = PropertySpec(interface, "HandleType", String.self, doc: """
-            \(HandleType.generic.quoted), \(HandleType.phoneNumber.quoted) or \(HandleType.emailAddress.quoted).
-            """)
-
-        public static let callerName = PropertySpec(interface, "CallerName", String.self, doc: """
-            the caller's name as the user knows it: a favorite's
-            name, else a contact's in the user's address book, else the name in
-            the provider's update, else an enabled call directory's label, else "".
-            A sandboxed app reads back of its own call only what it supplied or
-            its own directory gave.
-            """)
-
-        public static let outgoing = PropertySpec(interface, "Outgoing", Bool.self, doc: """
-            true for an outgoing call, false for an incoming one.
-            """)
-
-        public static let state = PropertySpec(interface, "State", String.self, doc: """
-            \(CallState.ringing.quoted), \(CallState.dialing.quoted), \(CallState.connecting.quoted), \(CallState.active.quoted), \(CallState.held.quoted) or \(CallState.ended.quoted).
-            """)
-
-        public static let onHold = PropertySpec(interface, "OnHold", Bool.self, doc: """
-            whether the call is on hold.
-            """)
-
-        public static let muted = PropertySpec(interface, "Muted", Bool.self, doc: """
-            whether the call is muted.
-            """)
-
         public static let silence = MethodSpec(interface, "Silence", doc: """
             stops this call's ringtone; the call keeps ringing on screen and
             in its app (iOS: a press of the side button). Host callers and the
             call's own app. InvalidAction when it is not ringing.
             """, errors: [APIError.invalidAction.rawValue, DBusError.Name.accessDenied])
 
-        public static let silenced = PropertySpec(interface, "Silenced", Bool.self, doc: """
-            whether the call's ringtone was silenced (Silence, the
-            notification's Silence button, or its dismissal).
-            """)
-
-        public static let hasConnected = PropertySpec(interface, "HasConnected", Bool.self, doc: """
-            whether the call has connected.
-            """)
-
-        public static let hasEnded = PropertySpec(interface, "HasEnded", Bool.self, doc: """
-            whether the call has ended.
-            """)
-
-        public static let hasVideo = PropertySpec(interface, "HasVideo", Bool.self, doc: """
-            whether the call has video.
-            """)
-
-        public static let group = PropertySpec(interface, "Group", String.self, doc: """
-            the call group the call belongs to; "" when none.
-            """)
-
-        public static let supportsHolding = PropertySpec(interface, "SupportsHolding", Bool.self, doc: """
-            whether the call can be held (default true).
-            """)
-
-        public static let supportsGrouping = PropertySpec(interface, "SupportsGrouping", Bool.self, doc: """
-            whether the call can be grouped (default false).
-            """)
-
-        public static let supportsUngrouping = PropertySpec(interface, "SupportsUngrouping", Bool.self, doc: """
-            whether the call can leave its group (default
-            false).
-            """)
-
-        public static let supportsDTMF = PropertySpec(interface, "SupportsDTMF", Bool.self, doc: """
-            whether the call can play DTMF (default true).
-            """)
-
-        public static let startedAt = PropertySpec(interface, "StartedAt", UInt64.self, doc: """
-            when the call started, in microseconds since the epoch.
-            """)
-
-        public static let connectedAt = PropertySpec(interface, "ConnectedAt", UInt64.self, doc: """
-            when the call connected; 0 if it has not.
-            """)
-
-        public static let endedAt = PropertySpec(interface, "EndedAt", UInt64.self, doc: """
-            when the call ended; 0 if it has not.
-            """)
+        // The properties: a call's published fields, declared once in `CallRecord.fields`. Each is
+        // also here, typed as on the wire, for clients to name (`Telephony1.Call.state.name`).
+        public static let uuid: PropertySpec<String> = CallRecord.property(\.uuid)
+        public static let provider: PropertySpec<ObjectPath> = CallRecord.property(\.provider)
+        public static let providerName: PropertySpec<String> = CallRecord.property(\.providerName)
+        public static let handle: PropertySpec<String> = CallRecord.property(\.handle)
+        public static let handleType: PropertySpec<String> = CallRecord.property(\.handleType)
+        public static let callerName: PropertySpec<String> = CallRecord.property(\.callerName)
+        public static let outgoing: PropertySpec<Bool> = CallRecord.property(\.outgoing)
+        public static let state: PropertySpec<String> = CallRecord.property(\.state)
+        public static let onHold: PropertySpec<Bool> = CallRecord.property(\.onHold)
+        public static let muted: PropertySpec<Bool> = CallRecord.property(\.muted)
+        public static let silenced: PropertySpec<Bool> = CallRecord.property(\.silenced)
+        public static let hasConnected: PropertySpec<Bool> = CallRecord.property(\.hasConnected)
+        public static let hasEnded: PropertySpec<Bool> = CallRecord.property(\.hasEnded)
+        public static let hasVideo: PropertySpec<Bool> = CallRecord.property(\.hasVideo)
+        public static let group: PropertySpec<String> = CallRecord.property(\.group)
+        public static let supportsHolding: PropertySpec<Bool> = CallRecord.property(\.supportsHolding)
+        public static let supportsGrouping: PropertySpec<Bool> = CallRecord.property(\.supportsGrouping)
+        public static let supportsUngrouping: PropertySpec<Bool> = CallRecord.property(\.supportsUngrouping)
+        public static let supportsDTMF: PropertySpec<Bool> = CallRecord.property(\.supportsDTMF)
+        public static let startedAt: PropertySpec<UInt64> = CallRecord.property(\.startedAt)
+        public static let connectedAt: PropertySpec<UInt64> = CallRecord.property(\.connectedAt)
+        public static let endedAt: PropertySpec<UInt64> = CallRecord.property(\.endedAt)
 
         public static let spec = InterfaceSpec(interface, doc: """
             org.monkeycall.Telephony1.Call (/org/monkeycall/Telephony1/Call/HEX):
             one live call. When it ends it first emits PropertiesChanged with State
             \(CallState.ended.quoted) and HasEnded true, then the object is removed.
-            """, members: [
-            answer,
-            end,
-            setHeld,
-            setMuted,
-            playDTMF,
-            silence,
-            uuid,
-            provider,
-            providerName,
-            handle,
-            handleType,
-            callerName,
-            outgoing,
-            state,
-            onHold,
-            muted,
-            silenced,
-            hasConnected,
-            hasEnded,
-            hasVideo,
-            group,
-            supportsHolding,
-            supportsGrouping,
-            supportsUngrouping,
-            supportsDTMF,
-            startedAt,
-            connectedAt,
-            endedAt,
-        ])
+            """, members: [answer, end, setHeld, setMuted, playDTMF, silence] as [any MemberSpec] + CallRecord.fields.map(\.property))
     }
 
     /// `org.monkeycall.Telephony1.CallDirectoryUpdate`.

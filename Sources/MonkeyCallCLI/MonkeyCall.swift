@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Localization
 import MonkeyCallAPI
+import QueueExecutor
 import ScreenText
 
 /// Runs the command on `SerialTaskExecutor.shared`, not on Swift concurrency's global executor,

@@ -166,9 +166,9 @@ extension CallSnapshot {
     /// A string property of the call; "" when absent.
     func string(_ property: PropertySpec<String>) -> String { self[property] ?? "" }
     /// The caller's name; "" when there is none or it only repeats the handle.
-    var name: String { callerName == handle ? "" : callerName }
+    var name: String { self.callerName == self.handle ? "" : self.callerName }
     /// The handle, and the caller's name after it when there is one.
-    var caller: String { name.isEmpty ? handle : "\(handle) (\(name))" }
+    var caller: String { name.isEmpty ? self.handle : "\(self.handle) (\(name))" }
 }
 
 extension [String: DBusValue] {

@@ -1,37 +1,35 @@
 import DBus
 import MonkeyCallAPI
 
-/// A call object's properties, read through the contract's specs.
+/// A call object as last read: its fields (`Telephony1.CallRecord`), each one readable on the
+/// snapshot itself (`call.state`, `call.callerName`, `call.supportsHolding`).
+@dynamicMemberLookup
 public struct CallSnapshot: Sendable, Equatable {
     public let path: ObjectPath
-    public var properties: [String: DBusValue]
+    public var record: Telephony1.CallRecord
 
-    public init(path: ObjectPath, properties: [String: DBusValue]) {
+    public init(path: ObjectPath, record: Telephony1.CallRecord) {
         self.path = path
-        self.properties = properties
+        self.record = record
     }
 
+    /// The call of these properties (`GetAll`, `GetManagedObjects`, `InterfacesAdded`).
+    public init(path: ObjectPath, properties: [String: DBusValue]) {
+        self.init(path: path, record: Telephony1.CallRecord(properties: properties))
+    }
+
+    /// A field of the call (nil `state` for a state this client does not know: a newer service's).
+    public subscript<T>(dynamicMember field: KeyPath<Telephony1.CallRecord, T>) -> T { record[keyPath: field] }
+
+    /// The call's properties as the service publishes them; what is merged into them (a
+    /// `PropertiesChanged`) changes the record.
+    public var properties: [String: DBusValue] {
+        get { record.properties }
+        set { record.apply(newValue) }
+    }
+
+    /// A property, typed as on the wire.
     public subscript<T: DBusRepresentable>(_ property: PropertySpec<T>) -> T? {
-        properties[property.name].flatMap { try? T(dbusValue: $0.unwrappedVariant) }
+        Telephony1.CallRecord.field(named: property.name).flatMap { try? T(dbusValue: $0.encode(record)) }
     }
-
-    public var uuid: String { self[Telephony1.Call.uuid] ?? "" }
-    /// nil for a state this client does not know (a newer service's).
-    public var state: CallState? { self[Telephony1.Call.state].flatMap(CallState.init(rawValue:)) }
-    public var handle: String { self[Telephony1.Call.handle] ?? "" }
-    public var callerName: String { self[Telephony1.Call.callerName] ?? "" }
-    public var providerName: String { self[Telephony1.Call.providerName] ?? "" }
-    public var outgoing: Bool { self[Telephony1.Call.outgoing] ?? false }
-    public var onHold: Bool { self[Telephony1.Call.onHold] ?? false }
-    public var muted: Bool { self[Telephony1.Call.muted] ?? false }
-    public var silenced: Bool { self[Telephony1.Call.silenced] ?? false }
-    public var hasEnded: Bool { self[Telephony1.Call.hasEnded] ?? false }
-    public var supportsHolding: Bool { self[Telephony1.Call.supportsHolding] ?? true }
-    public var supportsGrouping: Bool { self[Telephony1.Call.supportsGrouping] ?? false }
-    public var group: String { self[Telephony1.Call.group] ?? "" }
-    public var provider: ObjectPath? { self[Telephony1.Call.provider] }
-    public var supportsDTMF: Bool { self[Telephony1.Call.supportsDTMF] ?? true }
-    public var startedAt: UInt64 { self[Telephony1.Call.startedAt] ?? 0 }
-    public var connectedAt: UInt64 { self[Telephony1.Call.connectedAt] ?? 0 }
-    public var endedAt: UInt64 { self[Telephony1.Call.endedAt] ?? 0 }
 }

@@ -8,6 +8,7 @@ import Glibc
 import Localization
 import Logging
 import MonkeyCallAPI
+import QueueExecutor
 import ServiceLifecycle
 import TelephonyCore
 import TelephonyService

@@ -1,40 +1,36 @@
-import DBus
 import FoundationEssentials
 import MonkeyCallAPI
 
-/// A call as an observer sees it (CallKit's `CXCall`): a snapshot, replaced on each change.
+/// A call as an observer sees it (CallKit's `CXCall`): a snapshot of the service's call
+/// (`Telephony1.CallRecord`), replaced on each change, seen under CallKit's names.
 public final class CXCall: Sendable, Equatable, CustomStringConvertible {
     public let uuid: UUID
-    public let isOutgoing: Bool
-    public let isOnHold: Bool
-    public let hasConnected: Bool
-    public let hasEnded: Bool
+    /// The call's fields as the service last published them.
+    let record: Telephony1.CallRecord
 
-    init(uuid: UUID, isOutgoing: Bool, isOnHold: Bool, hasConnected: Bool, hasEnded: Bool) {
+    public var isOutgoing: Bool { record.outgoing }
+    public var isOnHold: Bool { record.onHold }
+    public var hasConnected: Bool { record.hasConnected }
+    public var hasEnded: Bool { record.hasEnded }
+
+    /// The call of this record; nil when its UUID is not one.
+    init?(record: Telephony1.CallRecord) {
+        guard let uuid = UUID(uuidString: record.uuid) else { return nil }
         self.uuid = uuid
-        self.isOutgoing = isOutgoing
-        self.isOnHold = isOnHold
-        self.hasConnected = hasConnected
-        self.hasEnded = hasEnded
-    }
-
-    /// The call described by the service's `Call` properties.
-    convenience init?(properties: [String: DBusValue]) {
-        typealias API = Telephony1.Call
-        guard case .string(let id)? = properties[API.uuid.name], let uuid = UUID(uuidString: id) else { return nil }
-        func flag(_ property: PropertySpec<Bool>) -> Bool { if case .bool(let value)? = properties[property.name] { value } else { false } }
-        self.init(uuid: uuid, isOutgoing: flag(API.outgoing), isOnHold: flag(API.onHold),
-                  hasConnected: flag(API.hasConnected), hasEnded: flag(API.hasEnded))
+        self.record = record
     }
 
     /// The same call, ended.
     func ended() -> CXCall {
-        CXCall(uuid: uuid, isOutgoing: isOutgoing, isOnHold: isOnHold, hasConnected: hasConnected, hasEnded: true)
+        var record = record
+        record.hasEnded = true
+        return CXCall(record: record) ?? self
     }
 
     /// Whether both are the same call (by UUID), as CallKit compares calls.
     public func isEqual(to call: CXCall) -> Bool { uuid == call.uuid }
 
+    /// Equal when CallKit's view of them is: a change of another field (a name, muting) is no change of a `CXCall`.
     public static func == (lhs: CXCall, rhs: CXCall) -> Bool {
         lhs.uuid == rhs.uuid && lhs.isOutgoing == rhs.isOutgoing && lhs.isOnHold == rhs.isOnHold
             && lhs.hasConnected == rhs.hasConnected && lhs.hasEnded == rhs.hasEnded

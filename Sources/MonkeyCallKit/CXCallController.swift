@@ -2,6 +2,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import MonkeyCallAPI
+import QueueExecutor
 
 /// Asks the service to perform the user's actions (CallKit's
 /// `CXCallController`). A request's completion means the service accepted

@@ -71,7 +71,8 @@ public final class CXCallObserver: Sendable {
 private actor CallTracker {
     private let serviceConnection: ServiceConnection
     private weak var observer: CXCallObserver?
-    private var properties: [ObjectPath: [String: DBusValue]] = [:]
+    /// Each call object's fields, as last read.
+    private var records: [ObjectPath: Telephony1.CallRecord] = [:]
     private var known: [UUID: CXCall] = [:]
     private var order: [UUID] = []
     private var subscriptions: [Subscription] = []
@@ -140,12 +141,13 @@ private actor CallTracker {
             var seen = Set<UUID>()
             for entry in entries {
                 guard case .objectPath(let path) = entry.key, let call = Self.callProperties(entry.value) else { continue }
-                properties[path] = call
-                if let uuid = CXCall(properties: call)?.uuid { seen.insert(uuid) }
+                let record = Telephony1.CallRecord(properties: call)
+                records[path] = record
+                if let uuid = CXCall(record: record)?.uuid { seen.insert(uuid) }
                 update(path)
             }
             for uuid in order where !seen.contains(uuid) {
-                properties = properties.filter { CXCall(properties: $0.value)?.uuid != uuid }
+                records = records.filter { CXCall(record: $0.value)?.uuid != uuid }
                 remove(uuid)
             }
         }
@@ -173,8 +175,8 @@ private actor CallTracker {
     private func propertiesChanged(_ message: Message) {
         guard let path = message.path, let args = try? message.arguments(), args.count >= 2,
               args[0] == .string(Telephony1.Call.interface), let changed = args[1].vardict,
-              properties[path] != nil else { return }
-        properties[path]?.merge(changed) { $1 }
+              records[path] != nil else { return }
+        records[path]?.apply(changed)
         update(path)
     }
 
@@ -183,10 +185,10 @@ private actor CallTracker {
         switch message.member {
         case "InterfacesAdded":
             guard let call = Self.callProperties(args[1]) else { return }
-            properties[path] = call
+            records[path] = Telephony1.CallRecord(properties: call)
             update(path)
         case "InterfacesRemoved":
-            guard let call = properties.removeValue(forKey: path).flatMap(CXCall.init(properties:)) else { return }
+            guard let call = records.removeValue(forKey: path).flatMap(CXCall.init(record:)) else { return }
             remove(call.uuid)
         default:
             break
@@ -195,11 +197,11 @@ private actor CallTracker {
 
     /// Publishes the call at `path` when it changed.
     private func update(_ path: ObjectPath) {
-        guard let values = properties[path], let call = CXCall(properties: values) else { return }
+        guard let record = records[path], let call = CXCall(record: record) else { return }
         guard known[call.uuid] != call else { return }
         if call.hasEnded {
             // An ended call leaves the list as it is reported.
-            properties[path] = nil
+            records[path] = nil
             known[call.uuid] = nil
             order.removeAll { $0 == call.uuid }
             publish(call)
@@ -218,7 +220,7 @@ private actor CallTracker {
     }
 
     private func serviceGone() {
-        properties = [:]
+        records = [:]
         for uuid in order { remove(uuid) }
     }
 

@@ -2,6 +2,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import MonkeyCallAPI
+import QueueExecutor
 import Synchronization
 
 /// The app's side of the service: it reports calls the app did not start
@@ -19,7 +20,8 @@ import Synchronization
 /// An app that links MonkeyCallKit gains no periodic wake-up: the kit's tasks run on a serial
 /// executor of its own, not on Swift concurrency's default one, whose first job starts
 /// libdispatch's once-a-second monitor on Linux. The app's own tasks are its business; to stay
-/// quiet when idle, give them a serial executor too (`SerialTaskExecutor`, `runMain`).
+/// quiet when idle, give them a serial executor too (`SerialTaskExecutor`, `runMain`, in
+/// `QueueExecutor`, which the MonkeyCallKit product includes).
 public final class CXProvider: Sendable {
     /// The configuration the provider registers with (also on every re-registration).
     public let configuration: CXProviderConfiguration

@@ -1,4 +1,4 @@
-import DBus
+import QueueExecutor
 
 extension SerialTaskExecutor {
     /// Where MonkeyCallKit runs its own tasks (registering, following the service, delivering

@@ -25,9 +25,20 @@ public enum PeerApp: CallerIdentity, Hashable {
 
     public var isSandboxed: Bool { self != .host }
 
-    public func isSameApp(as other: any CallerIdentity) -> Bool { (other as? PeerApp) == self }
+    public func isSame(as other: any CallerIdentity) -> Bool { (other as? PeerApp) == self }
 
     public var description: String { self == .host ? "a host app" : appID }
+
+    /// A sandboxed app by its app id and connection; a host caller by its connection alone.
+    public func describe(connection name: String) -> String { isSandboxed ? "\(self) (\(name))" : name }
+
+    /// Who pays for what a caller of this app holds (its subscriptions, the bytes of its calls): a
+    /// sandboxed app is its app however many connections it opens; a host caller is its process
+    /// (`process`: user, PID and start time), however many connections or names it uses. nil:
+    /// neither is known (its connection then).
+    public func account(process: String?) -> String? {
+        isSandboxed ? "app \(self)" : process.map { "process \($0)" }
+    }
 
     /// Identifies the process `pid` by the marks its sandbox leaves: `/.flatpak-info` in its root,
     /// or an AppArmor label `snap.NAME.*`. No mark: a host app.
@@ -101,7 +112,7 @@ public enum PeerApp: CallerIdentity, Hashable {
 
 extension Caller {
     public init(name: String, app: PeerApp) {
-        self.init(name: name, identity: app)
+        self.init(name: name, identity: app, account: app.account(process: nil))
     }
 
     /// The app behind the caller (a host app under a policy that does not identify apps).
@@ -113,7 +124,9 @@ extension Connection {
     public func peerApp(of name: String) async throws -> PeerApp {
         try await identify(name) { pid, credentials in try PeerApp.identify(processID: pid, securityLabel: credentials.securityLabel) }
     }
+}
 
+extension ObjectServer {
     /// The app behind `name`, when a call from it has been identified and it is still on the bus.
     public func identifiedApp(of name: String) -> PeerApp? {
         identity(of: name).map { $0 as? PeerApp ?? .host }

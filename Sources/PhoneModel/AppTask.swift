@@ -1,4 +1,4 @@
-import DBus
+import QueueExecutor
 
 /// Work the app starts: `body` runs on the main actor, and what it awaits that belongs to no
 /// actor (the D-Bus client's calls) runs on the app's serial executor. Never on Swift

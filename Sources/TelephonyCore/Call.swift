@@ -47,6 +47,10 @@ public struct Call: Hashable, Sendable, Identifiable {
     public var appDisplayName: String { appLabel.isEmpty ? providerName : appLabel }
     public internal(set) var handle: Handle
     public internal(set) var callerName: String
+    /// The caller's name as the user sees it (a favorite's, a contact's, else the app's, else a
+    /// directory's label), worked out once by the injected `CallScreening` when the call is reported,
+    /// made, or given another handle or name, and when the user's names change (`renameCallers`).
+    public internal(set) var displayName: String = ""
     public let outgoing: Bool
     /// Changed only by `move(to:at:reason:)`, with the timestamps and flags that go with it.
     public private(set) var state: CallState
@@ -147,5 +151,16 @@ public struct Call: Hashable, Sendable, Identifiable {
         if let value = update.supportsUngrouping { supportsUngrouping = value }
         if let value = update.supportsDTMF { supportsDTMF = value }
         if let value = update.hasVideo { hasVideo = value }
+    }
+
+    /// Whether the call differs from `other` in anything its observers see: in every field but the
+    /// bookkeeping below, which emits no `callChanged` alone. Which of these fields the API
+    /// publishes, and how, is the service's (MonkeyCallAPI's `CallRecord`), not the core's.
+    func publishedDiffers(from other: Call) -> Bool {
+        var other = other
+        other.wasAnswered = wasAnswered
+        other.startFulfilled = startFulfilled
+        other.heldBySystemFor = heldBySystemFor
+        return self != other
     }
 }

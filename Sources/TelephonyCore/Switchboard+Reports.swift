@@ -3,17 +3,13 @@ import ScreenText
 
 /// What providers report: things the system did not cause.
 extension Switchboard {
-    /// A new incoming call rings, once it passes the update's checks, the provider's call limits and
-    /// the flood guard (`admitNewIncomingCall`). The service screens it in between (block list, Do
-    /// Not Disturb): `admit`, then screen, then `ring`.
+    /// A new incoming call, in one operation: admitted (the provider and the UUID checked once, the
+    /// update's checks, the provider's and its app's call limits, then the flood guard), screened
+    /// (`screening`: the caller named once, the block list, Do Not Disturb), then rung. A call
+    /// admitted and then refused by screening has used its place in the flood guard (refused calls
+    /// cost the service work as well) and goes in Recents (`callRefused`).
     public func reportNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> Call {
-        try ring(try admitNewIncomingCall(provider: id, uuid: uuid, update: update))
-    }
-
-    /// The checks an incoming call passes before it may ring, in this order: the update's, the
-    /// provider's call limits, then the flood guard. A call admitted and then refused by the service's
-    /// screening has used its place in the flood guard: refused calls cost the service work as well.
-    public func admitNewIncomingCall(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) -> IncomingCallAdmission {
+        beginOperation(); defer { endOperation() }
         let provider = try requireProvider(id)
         guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
         let update = update.withCleanHandle()
@@ -30,15 +26,7 @@ extension Switchboard {
             throw .limitsExceeded("The app of provider \(provider.name) (\(id)) already has \(ringing) ringing calls; the limit for one app is \(limits.maximumRingingCallsPerApp).")
         }
         try admitIncomingCall(of: provider)
-        return IncomingCallAdmission(provider: provider, uuid: uuid, update: update)
-    }
 
-    /// Rings an admitted call (screened by the service meanwhile, on the same queue).
-    public func ring(_ admission: IncomingCallAdmission) throws(TelephonyError) -> Call {
-        beginOperation(); defer { endOperation() }
-        let provider = try requireProvider(admission.provider.id)
-        let uuid = admission.uuid
-        guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
         var call = Call(
             uuid: uuid, provider: provider.id, providerName: provider.name,
             handle: Handle(type: .generic, value: ""), callerName: "",
@@ -46,7 +34,18 @@ extension Switchboard {
         call.appAccount = provider.appAccount
         call.appKey = provider.appKey
         call.appLabel = provider.appLabel
-        call.apply(admission.update)
+        call.apply(update)
+        if let handle = update.handle, let screening {
+            let caller = screening.screen(handle, supplied: call.callerName, now: clock.now)
+            if let refusal = caller.verdict.refusal {
+                emit(.callRefused(RefusedCall(uuid: uuid, provider: provider, handle: handle, displayName: caller.displayName,
+                                              status: refusal.status, at: clock.now)))
+                throw refusal.error
+            }
+            call.displayName = caller.displayName
+        } else {
+            call.displayName = displayName(of: call)
+        }
         addCall(call)
         ringTimers[uuid] = clock.schedule(after: options.ringTimeout) { [weak self] in
             self?.ringTimedOut(uuid)

@@ -1,14 +1,6 @@
 import Dispatch
 import FoundationEssentials
 
-/// An incoming call that passed the switchboard's checks and the flood guard and may ring: the
-/// service screens it (block list, Do Not Disturb), then rings it with `Switchboard.ring` or lets it go.
-public struct IncomingCallAdmission: Sendable {
-    public let provider: Provider
-    public let uuid: UUID
-    public let update: CallUpdate
-}
-
 /// What the switchboard tells the service, in causal order, once the operation that caused it is complete.
 public enum SwitchboardEvent: Sendable {
     /// The service then sends DidBegin.
@@ -19,6 +11,8 @@ public enum SwitchboardEvent: Sendable {
     case callChanged(Call)
     /// After the final `callChanged` with state `.ended` and `hasEnded`.
     case callRemoved(Call)
+    /// An incoming call screening refused before it rang (it goes in Recents).
+    case callRefused(RefusedCall)
     /// To the action's provider.
     case performAction(Action)
     /// To the action's provider.
@@ -63,6 +57,9 @@ public final class Switchboard {
     public let options: SwitchboardOptions
     /// Receives every event, synchronously, from inside the call that caused it.
     public var onEvent: ((SwitchboardEvent) -> Void)?
+    /// Names callers and decides which incoming calls ring; without it every call rings, named
+    /// as its app named it.
+    public weak var screening: (any CallScreening)?
     private var pendingEvents: [SwitchboardEvent] = []
     private var operationDepth = 0
     private var deliveringEvents = false
@@ -258,6 +255,20 @@ public final class Switchboard {
 
     // MARK: - Changing calls
 
+    /// The caller's name as the user sees it, from the injected screening.
+    func displayName(of call: Call) -> String {
+        screening?.displayName(of: call.handle, supplied: call.callerName) ?? call.callerName
+    }
+
+    /// The user's names changed (a contact, a favorite): every live call is named again, and
+    /// those whose name changed are announced.
+    public func renameCallers() {
+        beginOperation(); defer { endOperation() }
+        for call in calls {
+            mutateCall(call.uuid) { $0.displayName = displayName(of: $0) }
+        }
+    }
+
     func addCall(_ call: Call) {
         liveCalls[call.uuid] = call
         nextCallSequence += 1
@@ -275,6 +286,7 @@ public final class Switchboard {
         guard var call = liveCalls[uuid] else { return nil }
         let before = call
         change(&call)
+        if call.handle != before.handle || call.callerName != before.callerName { call.displayName = displayName(of: call) }
         liveCalls[uuid] = call
         if call.wantsAudio && !before.wantsAudio { stampAudio(uuid) }
         if call.publishedDiffers(from: before) {
@@ -352,19 +364,5 @@ public final class Switchboard {
         }
         audioSessionHolder = holder
         if let holder { emit(.audioSessionActivated(holder)) }
-    }
-}
-
-extension Call {
-    /// Whether a property the API publishes differs (bookkeeping is ignored;
-    /// `onHold` and `hasEnded` follow `state`).
-    func publishedDiffers(from other: Call) -> Bool {
-        handle != other.handle || callerName != other.callerName || state != other.state
-            || muted != other.muted || hasConnected != other.hasConnected
-            || hasVideo != other.hasVideo || group != other.group
-            || supportsHolding != other.supportsHolding || supportsGrouping != other.supportsGrouping
-            || supportsUngrouping != other.supportsUngrouping || supportsDTMF != other.supportsDTMF
-            || connectedAt != other.connectedAt || endedAt != other.endedAt || endReason != other.endReason
-            || connectingAt != other.connectingAt
     }
 }

@@ -161,6 +161,7 @@ extension Switchboard {
         call.appAccount = provider.appAccount
         call.appKey = provider.appKey
         call.appLabel = provider.appLabel
+        call.displayName = displayName(of: call)
         plan.newCalls.append(call)
         plan.overlay[uuid] = call
         plan.groupChecks.append((provider.id, "starting call \(uuid.lowercased)"))

@@ -28,9 +28,9 @@ extension DirectoryInterfaces {
             throw error.dbusError
         }
         let path = Self.updatePath(provider.id)
-        context.connection.unexport(path)
+        context.objects.unexport(path)
         do {
-            try context.connection.export(path, [directoryUpdateInterface(provider)])
+            try context.objects.export(path, [directoryUpdateInterface(provider)])
         } catch {
             directories.cancelUpdate(providerName: provider.appKey)
             throw error
@@ -42,7 +42,7 @@ extension DirectoryInterfaces {
     func dropUpdate(_ provider: Provider) {
         guard let directories = context.screening.directories, directories.openUpdate(providerName: provider.appKey) != nil else { return }
         context.screening.dropUpdate(of: provider.appKey)
-        context.connection.unexport(Self.updatePath(provider.id))
+        context.objects.unexport(Self.updatePath(provider.id))
     }
 
     private func directoryUpdateInterface(_ provider: Provider) -> Interface {
@@ -81,7 +81,7 @@ extension DirectoryInterfaces {
             // update at a time whichever app's (20,000,000 entries take about a second); answered when done.
             methodReplyingLater(API.complete) { owner, reply in
                 try step(owner, reply.call) { _ throws(DirectoryError) in }
-                owner.context.connection.unexport(Self.updatePath(provider.id))
+                owner.context.objects.unexport(Self.updatePath(provider.id))
                 owner.context.screening.completeDirectory(of: name) { [weak owner] result in
                     switch result {
                     case .success(let asksUser):
@@ -96,7 +96,7 @@ extension DirectoryInterfaces {
             method(API.cancel) { owner, call in
                 try step(owner, call) { _ throws(DirectoryError) in
                     owner.context.screening.dropUpdate(of: name)
-                    owner.context.connection.unexport(Self.updatePath(provider.id))
+                    owner.context.objects.unexport(Self.updatePath(provider.id))
                 }
             }
         }

@@ -46,6 +46,8 @@ struct BusPublisher {
             calls.observe(event)
         case .transactionCompleted:
             controller.observe(event)
+        case .callRefused:
+            break
         }
     }
 }
@@ -60,6 +62,8 @@ struct SessionEffects {
 
     func apply(_ event: SwitchboardEvent) {
         switch event {
+        case .callRefused:
+            recents.observe(event)
         case .callRemoved:
             recents.observe(event)
             sleepInhibitor?.observe(event)

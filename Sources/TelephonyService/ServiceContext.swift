@@ -10,6 +10,8 @@ import TelephonyCore
 @TelephonyActor
 final class ServiceContext {
     let connection: Connection
+    /// The objects the service serves on `connection`, behind its access policy.
+    let objects: ObjectServer
     let options: ServiceOptions
     let switchboard: Switchboard
     /// Who rings: block list, directories, Do Not Disturb.
@@ -27,6 +29,7 @@ final class ServiceContext {
     init(connection: Connection, options: ServiceOptions, switchboard: Switchboard, screening: Screening,
          history: HistoryStore?, historyProblem: String?, addressBook: AddressBook?, logger: Logger) {
         self.connection = connection
+        self.objects = ObjectServer(connection: connection)
         self.options = options
         self.switchboard = switchboard
         self.screening = screening
@@ -40,16 +43,8 @@ final class ServiceContext {
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
 
-    /// The name the user sees and host apps read: the user's own names first (a favorite, else a
-    /// contact), else the name the app supplied, else an enabled call directory's label.
-    func callerName(of call: Call) -> String { callerName(of: call.handle, supplied: call.callerName) }
-
-    func callerName(of handle: Handle, supplied: String?) -> String {
-        if let favorite = favoriteNames[handle.value] { return favorite }
-        if let contact = contactName(of: handle) { return contact }
-        if let supplied, !supplied.isEmpty { return supplied }
-        return screening.label(for: handle.value) ?? ""
-    }
+    /// The name the user sees and host apps read, worked out once by screening (`CallScreening`).
+    func callerName(of call: Call) -> String { call.displayName }
 
     /// The contact in the user's address book with this number, as far as it has been read; nil for
     /// an email address or a number no contact has.
@@ -68,7 +63,7 @@ final class ServiceContext {
 
     /// Emits `PropertiesChanged` on the root object.
     func rootChanged(_ properties: [any PropertyName]) {
-        connection.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
+        objects.exportedObject(at: Telephony1.rootPath)?.propertiesChanged(properties)
     }
 
     /// Applies a change to the Do Not Disturb inputs and announces a new source.

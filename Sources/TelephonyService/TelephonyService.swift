@@ -16,7 +16,7 @@ public struct ServiceOptions: Sendable {
     public var actionTimeout: Double = 10
     public var ringTimeout: Double = 45
     public var limits = SwitchboardLimits()
-    /// What one app's calls may take on the wire a second, after a burst (`Connection.limitArgumentBytesPerAccount`).
+    /// What one app's calls may take on the wire a second, after a burst (`ObjectServer.limitArgumentBytesPerAccount`).
     public var argumentBytesPerSecond = 32 << 20
     /// Settings (Do Not Disturb, block list) and call directories; nil keeps settings in memory only.
     public var dataDirectory: String?
@@ -124,12 +124,14 @@ public final class TelephonyService {
             let counted = ContactCount()
             return AddressBook(configuration: configuration, logger: logger) { event in
                 Self.log(event, counted, logger: logger)
-                if case .changed = event { TelephonyActor.enter { contactsFollower.service?.contactsChanged() } }
+                if case .changed = event { TelephonyActor.enter { contactsFollower.service?.userNamesChanged() } }
             }
         }
         let context = ServiceContext(connection: connection, options: options, switchboard: switchboard, screening: screening,
                                      history: history, historyProblem: problem, addressBook: addressBook, logger: logger)
         self.context = context
+        // The switchboard names callers and screens calls through the context (weakly: it owns the switchboard).
+        switchboard.screening = context
         controller = CallControllerInterface(context: context)
         directories = DirectoryInterfaces(context: context, notifier: notifier)
         recents = RecentsInterface(context: context, controller: controller)
@@ -138,7 +140,7 @@ public final class TelephonyService {
         addressBookInterface = AddressBookInterface(finder: finder)
         searchProvider = SearchProviderObject(finder: finder)
         runner = RunnerObject(finder: finder)
-        providers = ProviderObjects(context: context, directories: directories, recents: recents)
+        providers = ProviderObjects(context: context, directories: directories)
         let board = notifier.map { NotificationBoard(notifier: $0) }
         let showApp = AppActivation(context: context)
         // The service rings itself unless told not to (`--no-ringtone`): a notification server plays a sound once at most.
@@ -164,6 +166,8 @@ public final class TelephonyService {
                            session: SessionEffects(recents: recents, sleepInhibitor: sleepInhibitor, mediaPause: mediaPause),
                            presenter: callNotifications)
         contactsFollower.service = self
+        // Favorites name callers as contacts do.
+        context.history?.onFavoritesChanged = { [weak self] in self?.userNamesChanged() }
     }
 
     public enum StartError: Error, CustomStringConvertible {
@@ -188,12 +192,13 @@ public final class TelephonyService {
         } catch {
             logger.error("cannot read Recents and Favorites from \(context.history?.path ?? ""): \(error)")
         }
-        connection.setAccessPolicy(ServiceAccessPolicy(context: context))
-        connection.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
-        connection.limitArrays(to: Telephony1.maximumArrayElements)
-        connection.limitArgumentBytes(to: Telephony1.maximumArgumentBytes)
-        connection.limitArgumentBytesPerAccount(burst: 128 << 20, perSecond: context.options.argumentBytesPerSecond)
-        connection.onSubscriptionDropped { [context] subscriber in
+        let objects = context.objects
+        objects.setAccessPolicy(ServiceAccessPolicy(context: context))
+        objects.limitVariantDictionaries(to: Telephony1.maximumDictionaryEntries)
+        objects.limitArrays(to: Telephony1.maximumArrayElements)
+        objects.limitArgumentBytes(to: Telephony1.maximumArgumentBytes)
+        objects.limitArgumentBytesPerAccount(burst: 128 << 20, perSecond: context.options.argumentBytesPerSecond)
+        objects.onSubscriptionDropped { [context] subscriber in
             TelephonyActor.assumeIsolated {
                 context.logger.warning("\(subscriber) stopped reading its signals: its subscription is dropped (it may subscribe again)")
                 try? context.connection.emit(Telephony1.Manager.subscriptionDropped, path: Telephony1.rootPath,
@@ -202,20 +207,20 @@ public final class TelephonyService {
         }
         switchboard.onEvent = { [weak self] event in self?.notify(event) }
         do {
-            try connection.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
+            try objects.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
                                                         recents.interface(), favorites.interface(), addressBookInterface.interface()])
             // The desktop's search, beside the API: not among the objects the root manages.
             if context.options.servesSystemSearch {
-                try connection.export(Telephony1.searchPath, [searchProvider.interface()], managed: false)
-                try connection.export(Telephony1.runnerPath, [runner.interface()], managed: false)
+                try objects.export(Telephony1.searchPath, [searchProvider.interface()], managed: false)
+                try objects.export(Telephony1.runnerPath, [runner.interface()], managed: false)
             }
         } catch {
             preconditionFailure("root object exported twice: \(error)")
         }
-        connection.addObjectManager(at: Telephony1.rootPath)
+        objects.addObjectManager(at: Telephony1.rootPath)
         try await connection.followNameOwners()
         // The desktop's own observers always may subscribe, however many the user's other processes are.
-        connection.reserveSubscriptions(for: TelephonyService.reservedObservers)
+        objects.reserveSubscriptions(for: TelephonyService.reservedObservers)
         await mediaPause.followPlayers()
         try await desktopSources.followNotificationServer()
         if let desktopDoNotDisturb, context.options.followsDesktopDoNotDisturb { desktopSources.follow(desktopDoNotDisturb) }
@@ -275,11 +280,10 @@ public final class TelephonyService {
         }
     }
 
-    /// A contact was added, edited or removed: the calls up show the name they would now ring with
-    /// (the notification, the call object), as if the call had changed; each observer keeps what
-    /// did not change as it is.
-    private func contactsChanged() {
-        for call in switchboard.calls { notify(.callChanged(call)) }
+    /// A contact or a favorite was added, edited or removed: the calls up show the name they would
+    /// now ring with (the notification, the call object): each call whose name changed changes.
+    private func userNamesChanged() {
+        switchboard.renameCallers()
         finder.peopleChanged()
     }
 

@@ -1,25 +1,25 @@
 /// The words of telephony that every layer shares, each spelled once with its name on the wire
 /// (`../../dbus/org.monkeycall.Telephony1.xml` documents them): the core, the service, the client
 /// library, MonkeyCallKit, the CLI and the Phone app all use these types, never the strings.
-/// A raw value is a wire name: renaming a case changes nothing on the bus.
+/// Each raw value is spelled out, the wire name written once: renaming a case changes nothing on the bus.
 
 /// Where a call is in its life.
 public enum CallState: String, CaseIterable, Hashable, Sendable, Codable {
-    case ringing, dialing, connecting, active, held, ended
+    case ringing = "ringing", dialing = "dialing", connecting = "connecting", active = "active", held = "held", ended = "ended"
 }
 
 /// Why a call ended, as its provider reports it (CallKit's `CXCallEndedReason`).
 public enum EndReason: String, CaseIterable, Hashable, Sendable, Codable {
-    case failed
+    case failed = "failed"
     case remoteEnded = "remote-ended"
-    case unanswered
+    case unanswered = "unanswered"
     case answeredElsewhere = "answered-elsewhere"
     case declinedElsewhere = "declined-elsewhere"
 }
 
 /// What a handle is (CallKit's `CXHandle.HandleType`).
 public enum HandleType: String, CaseIterable, Hashable, Sendable, Codable {
-    case generic
+    case generic = "generic"
     case phoneNumber = "phone-number"
     case emailAddress = "email-address"
 }
@@ -33,12 +33,13 @@ public enum DTMFType: String, CaseIterable, Hashable, Sendable, Codable {
 
 /// How a call in Recents went.
 public enum RecentStatus: String, CaseIterable, Hashable, Sendable, Codable {
-    case answered, missed, declined, blocked, filtered, failed, cancelled
+    case answered = "answered", missed = "missed", declined = "declined", blocked = "blocked", filtered = "filtered"
+    case failed = "failed", cancelled = "cancelled"
 }
 
 /// The kinds of action a provider performs for the user (CallKit's `CXAction` subclasses).
 public enum ActionName: String, CaseIterable, Hashable, Sendable, Codable {
-    case start, answer, end
+    case start = "start", answer = "answer", end = "end"
     case setHeld = "set-held", setMuted = "set-muted", setGroup = "set-group", playDTMF = "play-dtmf"
 }
 

@@ -209,6 +209,7 @@ enum LifecycleFloor {
 private final class NoOpPeer: Sendable {
     static let path: ObjectPath = "/org/monkeycall/BenchFloor"
     let connection: Connection
+    let objects: ObjectServer
     var uniqueName: String { connection.uniqueName }
     /// Where the unicast signals go: the app's and the controller's connections.
     let app: String
@@ -223,6 +224,7 @@ private final class NoOpPeer: Sendable {
         self.controller = controller
         self.observers = observers
         connection = try Connection(address: address)
+        objects = ObjectServer(connection: connection)
         let gone = DBusError.failed("the floor peer is closed")
         let provider = Interface(Telephony1.Provider.interface) {
             Method(Telephony1.Provider.reportNewIncomingCall, owner: self, gone: gone) { peer, _, _, _ in
@@ -244,7 +246,7 @@ private final class NoOpPeer: Sendable {
                 return try String(dbusValue: script.end.reply[0])
             }
         }
-        _ = try connection.export(Self.path, [provider, controller])
+        _ = try objects.export(Self.path, [provider, controller])
     }
 
     /// The step's signals as the daemon sent them; a unicast one to the app or the controller, by its interface.

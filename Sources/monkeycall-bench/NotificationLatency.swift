@@ -111,6 +111,7 @@ enum NotificationLatency {
 private final class NotifyingPeer: Sendable {
     static let path: ObjectPath = "/org/monkeycall/BenchNotify"
     let connection: Connection
+    let objects: ObjectServer
     var uniqueName: String { connection.uniqueName }
 
     private struct State {
@@ -131,6 +132,7 @@ private final class NotifyingPeer: Sendable {
 
     init(address: String) throws {
         connection = try Connection(address: address)
+        objects = ObjectServer(connection: connection)
         let gone = DBusError.failed("the notifying peer is closed")
         let provider = Interface(Telephony1.Provider.interface) {
             Method.replyingLater(Telephony1.Provider.reportNewIncomingCall, owner: self, gone: gone) { peer, reply, uuid, update in
@@ -144,7 +146,7 @@ private final class NotifyingPeer: Sendable {
                 peer.end(uuid)
             }
         }
-        _ = try connection.export(Self.path, [provider])
+        _ = try objects.export(Self.path, [provider])
     }
 
     private func notify(_ uuid: String, handle: String) throws {

@@ -78,9 +78,10 @@ enum RecentsPhase {
     private static func floor(address: String, page: DBusValue, iterations: Int,
                               _ ping: @escaping @Sendable () async throws -> [DBusValue]) async throws -> ([Double], [Double]) {
         let server = try Connection(address: address)
-        defer { server.close() }
+        let objects = ObjectServer(connection: server)
+        defer { withExtendedLifetime(objects) { server.close() } }
         let interface = "org.monkeycall.Bench.Page"
-        try server.export("/org/monkeycall/Bench", [Interface(interface) { Method("Get", out: ["entries": "aa{sv}"]) { _ in .values([page]) } }])
+        try objects.export("/org/monkeycall/Bench", [Interface(interface) { Method("Get", out: ["entries": "aa{sv}"]) { _ in .values([page]) } }])
         let client = try Connection(address: address)
         defer { client.close() }
         let get: @Sendable () async throws -> [DBusValue] = {

@@ -62,7 +62,7 @@ final class ProviderDelegate: CXProviderDelegate, Sendable {
     }
 
     func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) {
-        guard let call = knownCall(for: action, toDo: "answer") else { return }
+        guard let call = knownCall(for: action, toDo: "pick up") else { return }
         call.answerCall { successful in
             complete(action, successful) { Log.say("Answered the call from \(call.handle): it is active.") }
         }

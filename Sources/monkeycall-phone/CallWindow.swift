@@ -18,7 +18,7 @@ final class CallWindow {
     private let title: Label
     private let subtitle: Label
     private let status: Label
-    /// The page for the call's phase: "ringing", "ongoing", "ended" (`CallView.Phase`).
+    /// The page for the call's phase (`CallView.Phase`: ringing, ongoing, ended).
     private let controls: Stack
     private let waitingBox: AnyWidget
     private let otherBox: AnyWidget
@@ -62,7 +62,7 @@ final class CallWindow {
         keypad = template.child(widget, "keypad")
         keypadRevealer = template.child(widget, "keypad_revealer")
         actions = ActionGroup(insertedIn: widget, prefix: "call")
-        let answer: Button = template.child(widget, "answer")
+        let answer: Button = template.child(widget, "answer_call")
         let decline: Button = template.child(widget, "decline")
         let holdAndAnswer: Button = template.child(widget, "hold_answer")
         let endAndAnswer: Button = template.child(widget, "end_answer")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CallDirectory
+import PhoneNumber
 
 @Suite struct CallDirectoryPhoneNumberTests {
     @Test(arguments: [

@@ -25,7 +25,7 @@ struct AccessPolicyTests {
     func oneCheckPerMessage() async throws {
         let fixture = try await Fixture()
         let policy = Policy()
-        fixture.server.setAccessPolicy(policy)
+        fixture.objects.setAccessPolicy(policy)
         var sent = 0
         func send(_ interface: String?, _ member: String, _ arguments: [DBusValue] = [], at path: ObjectPath = Fixture.path) async {
             sent += 1
@@ -54,7 +54,7 @@ struct AccessPolicyTests {
     @Test func denialsAreTheReplyAndTheHandlerNeverRuns() async throws {
         let fixture = try await Fixture()
         let policy = Policy()
-        fixture.server.setAccessPolicy(policy)
+        fixture.objects.setAccessPolicy(policy)
         let held = await dbusError {
             _ = try await fixture.client.call(destination: Fixture.name, path: Fixture.path, interface: Fixture.interface, member: "Hold")
         }
@@ -70,9 +70,9 @@ struct AccessPolicyTests {
 
     @Test func callsWaitingForIdentificationRunInTheOrderTheyCame() async throws {
         let fixture = try await Fixture()
-        fixture.server.setAccessPolicy(Policy())
+        fixture.objects.setAccessPolicy(Policy())
         let order = Mutex<[Int32]>([])
-        try fixture.server.export("/org/example/Test1/Order", [Interface("org.example.Test1.Order") {
+        try fixture.objects.export("/org/example/Test1/Order", [Interface("org.example.Test1.Order") {
             Method("Record", in: ["n": "i"]) { call in
                 let n = try call.decode(Int32.self)
                 order.withLock { $0.append(n) }
@@ -95,19 +95,19 @@ struct AccessPolicyTests {
     @Test func aCallerIsForgottenWhenItLeavesAndGetManagedObjectsIsFiltered() async throws {
         let fixture = try await Fixture()
         try await fixture.server.followNameOwners()
-        fixture.server.setAccessPolicy(Policy())
-        try fixture.server.export("/org/example/Test1/Hidden", [fixture.echoInterface()])
-        try fixture.server.export("/org/example/Test1/Shown", [fixture.echoInterface()])
+        fixture.objects.setAccessPolicy(Policy())
+        try fixture.objects.export("/org/example/Test1/Hidden", [fixture.echoInterface()])
+        try fixture.objects.export("/org/example/Test1/Shown", [fixture.echoInterface()])
         let managed = try await fixture.client.call(destination: Fixture.name, path: Fixture.path,
                                                     interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         guard case .dictionary(_, _, let entries)? = managed.first else { Issue.record("no objects"); return }
         #expect(entries.map(\.key) == [.objectPath("/org/example/Test1/Shown")])
-        #expect(fixture.server.identifiedApp(of: fixture.client.uniqueName) == .host)
+        #expect(fixture.objects.identifiedApp(of: fixture.client.uniqueName) == .host)
 
         let name = fixture.client.uniqueName
         fixture.client.close()
         let deadline = ContinuousClock.now + .seconds(10)
-        while fixture.server.identifiedApp(of: name) != nil && ContinuousClock.now < deadline { await Task.yield() }
-        #expect(fixture.server.identifiedApp(of: name) == nil)
+        while fixture.objects.identifiedApp(of: name) != nil && ContinuousClock.now < deadline { await Task.yield() }
+        #expect(fixture.objects.identifiedApp(of: name) == nil)
     }
 }

@@ -11,7 +11,7 @@ struct ClientTests {
         let rule = MatchRule(interface: Fixture.interface, member: "Ping")
         let toClient = try await SignalRecorder(fixture.client, rule)
         let toBystander = try await SignalRecorder(bystander, rule)
-        let object = try #require(fixture.server.exportedObject(at: Fixture.path))
+        let object = try #require(fixture.objects.exportedObject(at: Fixture.path))
         try object.emit("Ping", on: Fixture.interface, [.string("just you")], to: fixture.client.uniqueName)
         try object.emit("Ping", on: Fixture.interface, [.string("everyone")])
         #expect(try await toClient.next("Ping")?.arguments() == [.string("just you")])
@@ -23,7 +23,7 @@ struct ClientTests {
 
     @Test func undeclaredOrMistypedSignalsAreRefused() async throws {
         let fixture = try await Fixture()
-        let object = try #require(fixture.server.exportedObject(at: Fixture.path))
+        let object = try #require(fixture.objects.exportedObject(at: Fixture.path))
         #expect(throws: DBusError.self) { try object.emit("Nope", on: Fixture.interface) }
         #expect(throws: DBusError.self) { try object.emit("Ping", on: Fixture.interface, [.int32(1)]) }
     }

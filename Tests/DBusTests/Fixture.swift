@@ -11,6 +11,8 @@ final class Fixture: @unchecked Sendable {
 
     let bus: PrivateBus
     let server: Connection
+    /// The server's objects.
+    let objects: ObjectServer
     let client: Connection
     var version = "1.0"
     var volume: Int32 = 5
@@ -22,8 +24,9 @@ final class Fixture: @unchecked Sendable {
         bus = try await PrivateBus.start()
         server = try Connection(address: bus.address)
         client = try Connection(address: bus.address)
-        try server.export(Fixture.path, [echoInterface()])
-        server.addObjectManager(at: Fixture.path)
+        objects = ObjectServer(connection: server)
+        try objects.export(Fixture.path, [echoInterface()])
+        objects.addObjectManager(at: Fixture.path)
         #expect(try await server.requestName(Fixture.name) == .primaryOwner)
     }
 

@@ -54,7 +54,7 @@ struct ObjectServerTests {
         let signals = try await SignalRecorder(fixture.client, MatchRule(interface: "org.freedesktop.DBus.ObjectManager"))
         let child = Fixture.path.appending("Child").appending("c1")
         let childInterface = Interface("org.example.Test1.Child") { Property("Label", "s") { .string("first") } }
-        try fixture.server.export(child, [childInterface])
+        try fixture.objects.export(child, [childInterface])
 
         let added = await signals.next("InterfacesAdded")
         #expect(try added?.arguments() == [.objectPath(child), .dictionary(key: "s", value: "a{sv}", [(key: .string("org.example.Test1.Child"), value: .vardict(["Label": .string("first")]))])])
@@ -63,7 +63,7 @@ struct ObjectServerTests {
         guard case .dictionary(_, _, let objects)? = managed.first else { Issue.record("bad reply"); return }
         #expect(objects.map(\.key) == [.objectPath(child)])
 
-        fixture.server.unexport(child)
+        fixture.objects.unexport(child)
         let removed = await signals.next("InterfacesRemoved")
         #expect(try removed?.arguments() == [.objectPath(child), .array(element: "s", [.string("org.example.Test1.Child")])])
         let after = await dbusError { _ = try await fixture.client.call(destination: Fixture.name, path: child, interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string("org.example.Test1.Child")]) }

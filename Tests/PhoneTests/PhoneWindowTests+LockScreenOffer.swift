@@ -11,6 +11,7 @@ import Testing
 /// Shell's EnableExtension is tested in GnomeShellTests.ExtensionTests.setupTurnsItOn.)
 final class ShellExtensionsStandIn: Sendable {
     let connection: Connection
+    let objects: ObjectServer
     /// The uuids GetExtensionInfo and EnableExtension were called with.
     let asked = EventBuffer<String>()
     let enabled = EventBuffer<String>()
@@ -18,7 +19,8 @@ final class ShellExtensionsStandIn: Sendable {
 
     init(address: String) async throws {
         connection = try Connection(address: address)
-        try connection.export(Desktop.ShellExtensions.path, [interface()])
+        objects = ObjectServer(connection: connection)
+        try objects.export(Desktop.ShellExtensions.path, [interface()])
         guard try await connection.requestName(Desktop.ShellExtensions.busName) == .primaryOwner else {
             throw TestSupportError("org.gnome.Shell is taken")
         }

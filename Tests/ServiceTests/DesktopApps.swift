@@ -14,13 +14,15 @@ func writeDesktopFile(_ id: String, in folder: URL, name: String, exec: String, 
 /// `org.freedesktop.Application.Activate` at its object path.
 final class ActivatableApp: Sendable {
     let connection: Connection
+    let objects: ObjectServer
     /// Each `Activate`'s arguments.
     let activated = EventBuffer<[DBusValue]>()
 
     init(_ appID: String, bus address: String) async throws {
         connection = try Connection(address: address)
+        objects = ObjectServer(connection: connection)
         let activated = self.activated
-        try connection.export(ObjectPath("/" + appID.replacingOccurrences(of: ".", with: "/")), [Interface("org.freedesktop.Application") {
+        try objects.export(ObjectPath("/" + appID.replacingOccurrences(of: ".", with: "/")), [Interface("org.freedesktop.Application") {
             Method("Activate", in: ["platform_data": "a{sv}"]) { call in
                 activated.append((try? call.message.arguments()) ?? [])
                 return .empty

@@ -386,6 +386,8 @@ struct StarvationTests {
                         outcome = "ok"
                     except dbus.exceptions.DBusException as error:
                         outcome = error.get_dbus_name().split(".")[-1]
+                        said = "said: " + error.get_dbus_message().split(";")[0]
+                        tally[said] = tally.get(said, 0) + 1
                     tally[outcome] = tally.get(outcome, 0) + 1
                 os.write(writer, (json.dumps(tally) + "\\n").encode())
                 while True:
@@ -408,10 +410,10 @@ struct StarvationTests {
         let flood = try ChildProcess("/usr/bin/python3", ["-c", Self.nonReadingSubscribers, daemon.bus.address, "3", "16"])
         defer { flood.kill() }
         #expect(await flood.waitForOutput(timeout: .seconds(60)) { $0.contains("subscribed {") && $0.hasSuffix("}\n") }, "\(flood.output.suffix(2000))")
-        #expect(flood.standardOutput.contains(#"subscribed {"LimitsExceeded": 16, "ok": 32}"#), "\(flood.standardOutput)")
-        let refused = await #expect(throws: DBusError.self) { try await Connection(address: daemon.bus.address).subscribeToTelephony() }
-        #expect(refused?.name == DBusError.Name.limitsExceeded && refused?.message.contains("host processes have 32 subscribed connections") == true,
-                "\(String(describing: refused))")
+        // The refusals' words are read where they were answered: a subscriber of its own, asked
+        // later, would find room whenever the suite's load let 5 s pass (the non-readers dropped).
+        #expect(flood.standardOutput.contains(#"subscribed {"LimitsExceeded": 16, "ok": 32, "said: host processes have 32 subscribed connections, their limit": 16}"#),
+                "\(flood.standardOutput)")
         var observers: [Connection] = []
         for name in [PhoneApp.appID, "org.gnome.Shell"] {
             let observer = try Connection(address: daemon.bus.address)

@@ -79,9 +79,12 @@ struct FloodGuardTests {
         for _ in 0..<5 {
             _ = expectErrorNamed("InvalidArgs") { try f.incoming(p, .n(1), CallUpdate(handle: tooLong)) }
         }
-        // Admitted, then refused by the service's screening: never rung.
-        _ = try f.board.admitNewIncomingCall(provider: p.id, uuid: .n(1), update: CallUpdate())
+        // Admitted, then refused by the service's screening: never rung, but it counted.
+        let blockList = RefusingScreening(verdict: .blocked)
+        f.board.screening = blockList
+        _ = expectErrorNamed("FilteredByBlockList") { try f.incoming(p, .n(1), CallUpdate(handle: Handle(value: "alice"))) }
         #expect(f.board.call(.n(1)) == nil)
+        f.board.screening = nil
         try f.incoming(p, .n(2))
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(p, .n(3)) }
     }
@@ -146,4 +149,14 @@ struct FloodGuardTests {
         #expect(refused?.message.contains("2 ringing calls") == true, "\(String(describing: refused))")
         try f.incoming(try f.register("Other"), .n(4))
     }
+}
+
+/// A screening that gives every caller one verdict and names them after their handle.
+final class RefusingScreening: CallScreening {
+    let verdict: ScreeningVerdict
+    init(verdict: ScreeningVerdict) { self.verdict = verdict }
+    func screen(_ handle: Handle, supplied name: String, now: UInt64) -> ScreenedCaller {
+        ScreenedCaller(displayName: "screened \(handle.value)", verdict: verdict)
+    }
+    func displayName(of handle: Handle, supplied name: String) -> String { "named \(handle.value)" }
 }

@@ -229,4 +229,29 @@ import Testing
         f.clock.advance(by: 0.01)
         #expect(f.log.performed.map(\.kind) == [.end])
     }
+
+    @Test("a report is one operation: screening names the caller once and decides; a refused call is announced as refused (for Recents), never added; a ringing one carries the screened name, named again only when its handle or name changes or the user's names do")
+    func screenedReport() throws {
+        let f = Fixture()
+        let p = try f.register()
+        let screening = RefusingScreening(verdict: .silenced)
+        f.board.screening = screening
+        f.log.clear()
+        _ = expectErrorNamed("FilteredByDoNotDisturb") { try f.incoming(p, .n(1), handle: "bob") }
+        #expect(f.log.added.isEmpty && f.board.call(.n(1)) == nil)
+        #expect(f.log.refused.map { "\($0.uuid == .n(1)) \($0.displayName) \($0.status.rawValue)" } == ["true screened bob missed"])
+
+        let ringing = RefusingScreening(verdict: .ring)
+        f.board.screening = ringing
+        let call = try f.incoming(p, .n(2), handle: "carol")
+        #expect(call.displayName == "screened carol" && f.log.added.map(\.displayName) == ["screened carol"])
+        f.log.clear()
+        try f.board.reportCallUpdated(provider: p.id, uuid: .n(2), update: CallUpdate(hasVideo: true))
+        #expect(f.log.changed.map(\.displayName) == ["screened carol"])
+        try f.board.reportCallUpdated(provider: p.id, uuid: .n(2), update: CallUpdate(handle: Handle(value: "dave")))
+        #expect(f.log.changed.last?.displayName == "named dave")
+        f.log.clear()
+        f.board.renameCallers()
+        #expect(f.log.events.isEmpty, "nothing renamed, nothing announced")
+    }
 }

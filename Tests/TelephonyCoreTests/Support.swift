@@ -30,6 +30,9 @@ final class EventLog {
     var added: [Call] {
         events.compactMap { if case .callAdded(let c) = $0 { c } else { nil } }
     }
+    var refused: [RefusedCall] {
+        events.compactMap { if case .callRefused(let c) = $0 { c } else { nil } }
+    }
     /// Audio events as "+1" (activated) and "-1" (deactivated).
     var audio: [String] {
         events.compactMap {
@@ -49,6 +52,7 @@ final class EventLog {
             case .callAdded(let c): "added:\(c.uuid.short)"
             case .callChanged(let c): "changed:\(c.uuid.short):\(c.state.rawValue)"
             case .callRemoved(let c): "removed:\(c.uuid.short)"
+            case .callRefused(let c): "refused:\(c.uuid.short):\(c.status.rawValue)"
             case .performAction(let a): "perform:\(a.provider):\(a.kind.name):\(a.callUUID.short)"
             case .actionTimedOut(let a): "timeout:\(a.provider):\(a.kind.name):\(a.callUUID.short)"
             case .transactionCompleted(_, let e): "completed:\(e?.name ?? "ok")"

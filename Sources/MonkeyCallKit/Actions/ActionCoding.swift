@@ -2,38 +2,36 @@ import DBus
 import FoundationEssentials
 import MonkeyCallAPI
 
-/// Actions as the API has them, both ways: a controller requests them in `RequestTransaction`,
-/// and the service sends them to the provider in `PerformAction`.
+/// MonkeyCallKit's actions as the API's (`Telephony1.Action`, the coding the service shares), both
+/// ways: a controller requests them in `RequestTransaction`, and the service sends them to the
+/// provider in `PerformAction`.
 enum ActionCoding {
     /// The action as `RequestTransaction` takes it: its kind (`start`, `answer`, …) and arguments.
     static func value(of action: any CXAction) -> ActionValue {
-        guard let action = action as? any CXCallAction, let kind = kind(of: action) else { return ActionValue(kind: "", args: [:]) }
-        let api = Telephony1.Action(callUUID: APIValue.uuid(action.callUUID), kind: kind)
-        return ActionValue(kind: kind.name, args: api.arguments)
+        guard let action = action as? any CXCallAction, let api = api(action) else { return ActionValue(kind: "", args: [:]) }
+        return api.value
     }
 
-    private static func kind(of action: any CXCallAction) -> Telephony1.Action.Kind? {
-        switch action {
+    private static func api(_ action: any CXCallAction) -> Telephony1.Action? {
+        let call = APIValue.uuid(action.callUUID)
+        return switch action {
         case let start as CXStartCallAction:
-            .start(handle: start.handle.value, handleType: start.handle.type.apiName, video: start.isVideo,
-                   contactIdentifier: start.contactIdentifier ?? "", provider: nil)
-        case is CXAnswerCallAction: .answer
-        case is CXEndCallAction: .end
-        case let held as CXSetHeldCallAction: .setHeld(held.isOnHold)
-        case let muted as CXSetMutedCallAction: .setMuted(muted.isMuted)
-        case let group as CXSetGroupCallAction: .setGroup(with: group.callUUIDToGroupWith.map(APIValue.uuid) ?? "")
-        case let dtmf as CXPlayDTMFCallAction: .playDTMF(digits: dtmf.digits, type: dtmf.type.apiName)
+            .start(call, handle: start.handle.value, handleType: start.handle.type.apiName, video: start.isVideo,
+                   contactIdentifier: start.contactIdentifier ?? "")
+        case is CXAnswerCallAction: .answer(call)
+        case is CXEndCallAction: .end(call)
+        case let held as CXSetHeldCallAction: .setHeld(call, held.isOnHold)
+        case let muted as CXSetMutedCallAction: .setMuted(call, muted.isMuted)
+        case let group as CXSetGroupCallAction: .setGroup(call, with: group.callUUIDToGroupWith.map(APIValue.uuid) ?? "")
+        case let dtmf as CXPlayDTMFCallAction: .playDTMF(call, digits: dtmf.digits, type: dtmf.type.apiName)
         default: nil
         }
     }
 
     /// The action for `PerformAction(action_uuid, kind, call_uuid, args)`, or nil when malformed or unknown.
     static func action(_ arguments: [DBusValue]) -> (any CXCallAction)? {
-        guard arguments.count == 4, case .string(let id) = arguments[0], case .string(let kind) = arguments[1],
-              case .string(let call) = arguments[2], var args = arguments[3].vardict,
-              let uuid = UUID(uuidString: id), let callUUID = UUID(uuidString: call) else { return nil }
-        args[Telephony1.Key.callUUID] = .string(call)
-        guard let api = try? Telephony1.Action(kind: kind, arguments: args) else { return nil }
+        guard let (id, api) = try? Telephony1.Action.performed(arguments),
+              let uuid = UUID(uuidString: id), let callUUID = UUID(uuidString: api.callUUID) else { return nil }
         let action: any CXCallAction
         switch api.kind {
         case .start(let handle, let typeName, let video, let contactIdentifier, _):

@@ -52,11 +52,11 @@ final class CallControllerInterface: ServiceObject, SwitchboardObserver {
                 try controller.request([.setMuted(try Decode.uuid(uuid), muted)], from: call.sender)
             }
             method(Controller.setGroup) { controller, call, uuid, other in
-                let action = try Decode.action(Telephony1.Action(callUUID: uuid, kind: .setGroup(with: other)))
+                let action = try Decode.action(.setGroup(uuid, with: other))
                 return try controller.request([action], from: call.sender)
             }
             method(Controller.playDTMF) { controller, call, uuid, digits, type in
-                let action = try Decode.action(Telephony1.Action(callUUID: uuid, kind: .playDTMF(digits: digits, type: type)))
+                let action = try Decode.action(.playDTMF(uuid, digits: digits, type: type))
                 return try controller.request([action], from: call.sender)
             }
             Signal(Controller.transactionCompleted)
@@ -66,7 +66,7 @@ final class CallControllerInterface: ServiceObject, SwitchboardObserver {
     func observe(_ event: SwitchboardEvent) {
         guard case .transactionCompleted(let transaction, let error) = event, let requester = transaction.requester else { return }
         let failure = error?.dbusError
-        try? context.connection.exportedObject(at: Telephony1.rootPath)?.emit(
+        try? context.objects.exportedObject(at: Telephony1.rootPath)?.emit(
             Telephony1.CallController.transactionCompleted,
             transaction.id.apiString, error == nil, failure?.name ?? "", failure?.message ?? "", to: requester)
     }

@@ -4,15 +4,15 @@ import MonkeyCallAPI
 import PeerIdentity
 import TelephonyCore
 
-/// One object per live call (`/Call/<uuid>`): its properties are read from the state the call
-/// last published, and each change is announced as the difference from it; its methods are
-/// shortcuts through the call controller.
+/// One object per live call (`/Call/<uuid>`): its properties are read from the record the call
+/// last published (`Telephony1.CallRecord`), and each change is announced as the fields that
+/// differ from it; its methods are shortcuts through the call controller.
 @TelephonyActor
 final class CallObjects: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
     private let controller: CallControllerInterface
-    /// The properties each live call last published: property reads and change diffs use them as they are.
-    private var published: [UUID: [String: DBusValue]] = [:]
+    /// What each live call last published: property reads and change diffs use it as it is.
+    private var published: [UUID: Telephony1.CallRecord] = [:]
     /// The `CallerName` a sandboxed app reads back of its own call (`ServiceContext.callerNameForOwningApp`).
     private var namesForOwningApp: [UUID: String] = [:]
     private var objects: [UUID: ExportedObject] = [:]
@@ -25,14 +25,13 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
     func observe(_ event: SwitchboardEvent) {
         switch event {
         case .callAdded(let call):
-            published[call.uuid] = Encode.properties(of: call, callerName: context.callerName(of: call))
+            published[call.uuid] = Encode.record(of: call, callerName: context.callerName(of: call))
             namesForOwningApp[call.uuid] = context.callerNameForOwningApp(of: call)
             export(call)
         case .callChanged(let call):
-            let before = published[call.uuid] ?? [:]
-            let after = Encode.properties(of: call, callerName: context.callerName(of: call))
-            published[call.uuid] = after
-            var changed = Set(after.keys.filter { before[$0] != after[$0] })
+            let after = Encode.record(of: call, callerName: context.callerName(of: call))
+            let before = published.updateValue(after, forKey: call.uuid)
+            var changed = Set((before.map { after.changedFields(from: $0) } ?? Telephony1.CallRecord.fields).map(\.name))
             let nameForOwningApp = context.callerNameForOwningApp(of: call)
             if namesForOwningApp.updateValue(nameForOwningApp, forKey: call.uuid) != nameForOwningApp {
                 changed.insert(Telephony1.Call.callerName.name)
@@ -42,7 +41,7 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             published[call.uuid] = nil
             namesForOwningApp[call.uuid] = nil
             objects[call.uuid] = nil
-            context.connection.unexport(Telephony1.callPath(call.uuid.apiString))
+            context.objects.unexport(Telephony1.callPath(call.uuid.apiString))
         default:
             break
         }
@@ -50,7 +49,7 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
 
     private func export(_ call: Call) {
         do {
-            objects[call.uuid] = try context.connection.export(Telephony1.callPath(call.uuid.apiString), [callInterface(call.uuid)])
+            objects[call.uuid] = try context.objects.export(Telephony1.callPath(call.uuid.apiString), [callInterface(call.uuid)])
         } catch {
             context.logger.error("cannot export call \(call.uuid.apiString): \(error)")
         }
@@ -67,17 +66,18 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             method(API.playDTMF) { calls, call, digits in
                 _ = try calls.controller.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
             }
-            // Read as last published (`Encode.properties`), whatever their types. A sandboxed
+            // Read from the record last published, each field as it goes on the wire. A sandboxed
             // reader (only ever the app that owns the call) reads back no name of the user's.
-            for member in API.spec.members where member.kind == .property {
-                property(member.name, member.type!) { calls, reader in
-                    guard let value = calls.published[uuid]?[member.name] else {
+            for field in Telephony1.CallRecord.fields {
+                let isCallerName = field.name == API.callerName.name
+                property(field.name, field.signature) { calls, reader in
+                    guard let record = calls.published[uuid] else {
                         throw DBusError.unknownObject("call \(uuid.apiString) has ended")
                     }
-                    if member.name == API.callerName.name, reader?.app.isSandboxed == true {
+                    if isCallerName, reader?.app.isSandboxed == true {
                         return .string(calls.namesForOwningApp[uuid] ?? "")
                     }
-                    return value
+                    return field.encode(record)
                 }
             }
         }

@@ -4,36 +4,32 @@ import TelephonyCore
 
 /// Core values as the API's D-Bus values.
 enum Encode {
-    /// The `Call` object's properties, by name.
-    static func properties(of call: Call, callerName: String? = nil) -> [String: DBusValue] {
-        typealias API = Telephony1.Call
-        var properties: [String: DBusValue] = [:]
-        // Its 22 properties: room for them at once, not grown (and rehashed) four times.
-        properties.reserveCapacity(22)
-        func set<T: DBusRepresentable>(_ spec: PropertySpec<T>, _ value: T) { properties[spec.name] = value.dbusValue }
-        set(API.uuid, call.uuid.apiString)
-        set(API.provider, Telephony1.providerPath(call.provider.rawValue))
-        set(API.providerName, call.providerName)
-        set(API.handle, call.handle.value)
-        set(API.handleType, call.handle.type.rawValue)
-        set(API.callerName, callerName ?? call.callerName)
-        set(API.outgoing, call.outgoing)
-        set(API.state, call.state.rawValue)
-        set(API.onHold, call.onHold)
-        set(API.muted, call.muted)
-        set(API.silenced, call.silenced)
-        set(API.hasConnected, call.hasConnected)
-        set(API.hasEnded, call.hasEnded)
-        set(API.hasVideo, call.hasVideo)
-        set(API.group, call.group?.apiString ?? "")
-        set(API.supportsHolding, call.supportsHolding)
-        set(API.supportsGrouping, call.supportsGrouping)
-        set(API.supportsUngrouping, call.supportsUngrouping)
-        set(API.supportsDTMF, call.supportsDTMF)
-        set(API.startedAt, call.startedAt)
-        set(API.connectedAt, call.connectedAt)
-        set(API.endedAt, call.endedAt)
-        return properties
+    /// A call as the API publishes it (its `Call` object's fields), named `callerName` as the user knows it.
+    static func record(of call: Call, callerName: String) -> Telephony1.CallRecord {
+        var record = Telephony1.CallRecord()
+        record.uuid = call.uuid.apiString
+        record.provider = Telephony1.providerPath(call.provider.rawValue)
+        record.providerName = call.providerName
+        record.handle = call.handle.value
+        record.handleType = call.handle.type
+        record.callerName = callerName
+        record.outgoing = call.outgoing
+        record.state = call.state
+        record.onHold = call.onHold
+        record.muted = call.muted
+        record.silenced = call.silenced
+        record.hasConnected = call.hasConnected
+        record.hasEnded = call.hasEnded
+        record.hasVideo = call.hasVideo
+        record.group = call.group?.apiString ?? ""
+        record.supportsHolding = call.supportsHolding
+        record.supportsGrouping = call.supportsGrouping
+        record.supportsUngrouping = call.supportsUngrouping
+        record.supportsDTMF = call.supportsDTMF
+        record.startedAt = call.startedAt
+        record.connectedAt = call.connectedAt
+        record.endedAt = call.endedAt
+        return record
     }
 
     /// The configuration with every default filled in.
@@ -55,17 +51,19 @@ enum Encode {
 
     /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
     static func arguments(of action: Action) -> [String: DBusValue] {
-        let kind: Telephony1.Action.Kind
+        let call = action.callUUID.apiString
+        var api: Telephony1.Action
         switch action.kind {
         case .start(let handle, let video, let contactIdentifier):
-            kind = .start(handle: handle.value, handleType: handle.type.rawValue, video: video, contactIdentifier: contactIdentifier, provider: nil)
-        case .answer: kind = .answer
-        case .end: kind = .end
-        case .setHeld(let onHold): kind = .setHeld(onHold)
-        case .setMuted(let muted): kind = .setMuted(muted)
-        case .setGroup(let other): kind = .setGroup(with: other?.apiString ?? "")
-        case .playDTMF(let digits, let type): kind = .playDTMF(digits: digits, type: type.rawValue)
+            api = .start(call, handle: handle.value, handleType: handle.type.rawValue, video: video, contactIdentifier: contactIdentifier)
+        case .answer: api = .answer(call)
+        case .end: api = .end(call)
+        case .setHeld(let onHold): api = .setHeld(call, onHold)
+        case .setMuted(let muted): api = .setMuted(call, muted)
+        case .setGroup(let other): api = .setGroup(call, with: other?.apiString ?? "")
+        case .playDTMF(let digits, let type): api = .playDTMF(call, digits: digits, type: type.rawValue)
         }
-        return Telephony1.Action(callUUID: action.callUUID.apiString, kind: kind, transactionUUID: action.transactionID.apiString).arguments
+        api.transactionUUID = action.transactionID.apiString
+        return api.arguments
     }
 }

@@ -35,14 +35,14 @@ final class ManagerObject: ServiceObject {
             method(Manager.setLinkHandler) { manager, _, scheme, app in try manager.context.linkClaims.choose(app, for: scheme) }
             method(Manager.subscribe) { manager, call in
                 let limits = manager.context.options.limits
-                if let refusal = manager.context.connection.subscribe(call.caller ?? Caller(name: call.sender, app: .host),
-                                                                      within: SubscriptionLimits(perAccount: limits.maximumSubscriptionsPerApp,
-                                                                                                 hosts: limits.maximumHostSubscriptions,
-                                                                                                 total: limits.maximumSubscriptions)) {
-                    throw DBusError.limitsExceeded("Subscribe: \(refusal).")
+                let caller = call.caller ?? Caller(name: call.sender, app: .host)
+                if let refusal = manager.context.objects.subscribe(caller, within: SubscriptionLimits(perAccount: limits.maximumSubscriptionsPerApp,
+                                                                                                      unconfined: limits.maximumHostSubscriptions,
+                                                                                                      total: limits.maximumSubscriptions)) {
+                    throw DBusError.limitsExceeded("Subscribe: \(ServiceAccessPolicy.explain(refusal, of: caller, limits: limits)).")
                 }
             }
-            method(Manager.unsubscribe) { manager, call in manager.context.connection.unsubscribe(call.sender) }
+            method(Manager.unsubscribe) { manager, call in manager.context.objects.unsubscribe(call.sender) }
             Signal(Manager.subscriptionDropped)
             Property(Manager.version) { Telephony1.version }
             screeningProperties()

@@ -38,6 +38,39 @@ final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
         try PeerApp.identify(processID: processID, securityLabel: credentials.securityLabel)
     }
 
+    /// A sandboxed app is one account however many connections it opens; a host caller is its
+    /// process, however many connections or names it uses (`PeerApp.account`).
+    nonisolated func account(of identity: any CallerIdentity, process: String?) -> String? {
+        (identity as? PeerApp ?? .host).account(process: process)
+    }
+
+    /// A host subscriber may hear of every object; a sandboxed one only of its own app's (the
+    /// objects of the providers it registered, and their calls).
+    func scope(of subscriber: Caller) -> SignalScope {
+        subscriber.app.isSandboxed ? .ownAccount : .unconfined
+    }
+
+    /// A host subscriber hears everything; a sandboxed one only of its own app's objects.
+    func mayHear(interface: String, about owner: Caller?, _ subscriber: Caller) -> Bool {
+        guard subscriber.app.isSandboxed else { return true }
+        guard let owner else { return false }
+        return owner.app == subscriber.app
+    }
+
+    /// Why `Subscribe` was refused, in the words of the API: the app, or the host process, that
+    /// has as many subscribed connections as it may; or the host processes, or all, have.
+    nonisolated static func explain(_ refusal: SubscriptionRefusal, of caller: Caller, limits: SwitchboardLimits) -> String {
+        let retry = "those that do not read are dropped within \(SubscriptionRefusal.patience.components.seconds) s: try again then"
+        switch refusal {
+        case .accountFull(let count):
+            return "\(caller.app.isSandboxed ? "the app \(caller.app)" : "this process") already has \(count) subscribed connections; the limit is \(limits.maximumSubscriptionsPerApp)"
+        case .unconfinedFull(let count):
+            return "host processes have \(count) subscribed connections, their limit; \(retry)"
+        case .full(let count):
+            return "the service has \(count) subscribed connections, its limit; \(retry)"
+        }
+    }
+
     func identificationFailed(of name: String, _ error: any Error) {
         context?.logger.warning("the calls of \(name) were refused: it could not be identified (\(error))")
     }
@@ -46,7 +79,7 @@ final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
     /// that registered it.
     func owner(of path: ObjectPath) -> Caller? {
         guard let context, let provider = context.provider(owning: path) else { return nil }
-        return Caller(name: provider.owner, app: context.connection.identifiedApp(of: provider.owner) ?? PeerApp(appID: provider.appID))
+        return Caller(name: provider.owner, app: context.objects.identifiedApp(of: provider.owner) ?? PeerApp(appID: provider.appID))
     }
 
     func reveals(_ path: ObjectPath, to caller: Caller) -> Bool {
@@ -141,7 +174,7 @@ extension ServiceContext {
     /// The sandboxed app behind a bus connection ("" for a host app or one not yet identified:
     /// every caller of a method is identified before its handler runs).
     func appID(of connectionName: String) -> String {
-        connection.identifiedApp(of: connectionName)?.appID ?? ""
+        objects.identifiedApp(of: connectionName)?.appID ?? ""
     }
 
     /// The app a provider's or a call's object (or one below it) belongs to; nil for other paths.

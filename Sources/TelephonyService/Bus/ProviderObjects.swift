@@ -10,16 +10,14 @@ import TelephonyCore
 final class ProviderObjects: ServiceObject, SwitchboardObserver {
     private let context: ServiceContext
     private let directories: DirectoryInterfaces
-    private let recents: RecentsInterface
     /// Each registered provider's owner (its signals go there alone) and its object.
     private var registered: [ProviderID: (owner: String, object: ExportedObject?)] = [:]
     /// One watch per connection that owns providers: when it leaves, they go.
     private var ownerWatches: [String: Subscription] = [:]
 
-    init(context: ServiceContext, directories: DirectoryInterfaces, recents: RecentsInterface) {
+    init(context: ServiceContext, directories: DirectoryInterfaces) {
         self.context = context
         self.directories = directories
-        self.recents = recents
     }
 
     /// `Manager.RegisterProvider`: the provider's object is exported (by the event), the reply
@@ -54,7 +52,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         case .providerRegistered(let provider):
             export(provider)
         case .providerRemoved(let provider):
-            context.connection.unexport(Telephony1.providerPath(provider.id.rawValue))
+            context.objects.unexport(Telephony1.providerPath(provider.id.rawValue))
             registered[provider.id] = nil
             if context.switchboard.providers(ownedBy: provider.owner).isEmpty { ownerWatches[provider.owner] = nil }
             context.logger.info("provider \(provider.id) '\(provider.name)' removed")
@@ -69,7 +67,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             emit(to: id, Telephony1.Provider.didActivateAudioSession)
         case .audioSessionDeactivated(let id):
             emit(to: id, Telephony1.Provider.didDeactivateAudioSession)
-        case .callChanged, .transactionCompleted:
+        case .callChanged, .callRefused, .transactionCompleted:
             break
         }
     }
@@ -93,44 +91,11 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
     private func export(_ provider: Provider) {
         var object: ExportedObject?
         do {
-            object = try context.connection.export(Telephony1.providerPath(provider.id.rawValue), [providerInterface(provider)])
+            object = try context.objects.export(Telephony1.providerPath(provider.id.rawValue), [providerInterface(provider)])
         } catch {
             context.logger.error("cannot export provider \(provider.id): \(error)")
         }
         registered[provider.id] = (provider.owner, object)
-    }
-
-    /// The provider a call on its object acts as. Only the connection that registered it gets
-    /// here (`ServiceAccessPolicy`); it may have just gone.
-    private func owned(_ id: ProviderID, by call: MethodCall) throws -> ProviderID {
-        guard context.switchboard.provider(id) != nil else {
-            throw DBusError.unknownObject("provider \(id) is no longer registered")
-        }
-        return id
-    }
-
-    /// Refuses a call the user does not want to ring, and records it.
-    private func screen(_ uuid: UUID, _ update: CallUpdate, from provider: Provider) throws(TelephonyError) {
-        guard let handle = update.handle else { return }
-        let favorite = context.favoriteNames[handle.value]
-        // Contacts count as known callers, as on iOS; an address book still being read only knows fewer.
-        let contact = context.contactName(of: handle)
-        let verdict = context.screening.screen(handle.value, isFavorite: favorite != nil, isContact: contact != nil,
-                                               isKnown: context.history?.knows(handle: handle.value) == true, now: context.switchboard.clock.now)
-        let name = context.callerName(of: handle, supplied: update.localizedCallerName)
-        switch verdict {
-        case .ring:
-            return
-        case .blocked:
-            recents.recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .blocked)
-            throw TelephonyError.filteredByBlockList
-        case .filtered:
-            recents.recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .filtered)
-            throw TelephonyError.filteredByDoNotDisturb
-        case .silenced:
-            recents.recordRefused(uuid, provider: provider, handle: handle, callerName: name, status: .missed)
-            throw TelephonyError.filteredByDoNotDisturb
-        }
     }
 
     private func endReason(_ text: String) throws -> EndReason {
@@ -140,49 +105,45 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         return reason
     }
 
+    /// The provider's interface. Only the connection that registered the provider reaches a
+    /// handler (`ServiceAccessPolicy`'s one check, in the same turn of the queue, found it
+    /// registered and owned by the caller), so none looks the provider up again.
     private func providerInterface(_ provider: Provider) -> Interface {
         typealias API = Telephony1.Provider
         let id = provider.id
         return Interface(API.interface) {
             method(API.reportNewIncomingCall) { providers, call, uuidText, fields in
-                let provider = try providers.owned(id, by: call)
                 let uuid = try Decode.uuid(uuidText)
                 let update = try Decode.update(fields)
-                let switchboard = providers.context.switchboard
-                let admission = try switchboard.admitNewIncomingCall(provider: provider, uuid: uuid, update: update)
-                try providers.screen(uuid, update, from: admission.provider)
-                return Telephony1.callPath(try switchboard.ring(admission).uuid.apiString)
+                return Telephony1.callPath(try providers.context.switchboard.reportNewIncomingCall(provider: id, uuid: uuid, update: update).uuid.apiString)
             }
             method(API.reportCallUpdated) { providers, call, uuid, update in
-                try providers.context.switchboard.reportCallUpdated(provider: try providers.owned(id, by: call), uuid: try Decode.uuid(uuid), update: try Decode.update(update))
+                try providers.context.switchboard.reportCallUpdated(provider: id, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
             }
             method(API.reportCallEnded) { providers, call, uuid, reason, at in
-                try providers.context.switchboard.reportCallEnded(provider: try providers.owned(id, by: call), uuid: try Decode.uuid(uuid),
+                try providers.context.switchboard.reportCallEnded(provider: id, uuid: try Decode.uuid(uuid),
                                                         reason: try providers.endReason(reason), at: at)
             }
             method(API.reportOutgoingCallStartedConnecting) { providers, call, uuid, at in
-                try providers.context.switchboard.reportOutgoingCallStartedConnecting(provider: try providers.owned(id, by: call), uuid: try Decode.uuid(uuid), at: at)
+                try providers.context.switchboard.reportOutgoingCallStartedConnecting(provider: id, uuid: try Decode.uuid(uuid), at: at)
             }
             method(API.reportOutgoingCallConnected) { providers, call, uuid, at in
-                try providers.context.switchboard.reportOutgoingCallConnected(provider: try providers.owned(id, by: call), uuid: try Decode.uuid(uuid), at: at)
+                try providers.context.switchboard.reportOutgoingCallConnected(provider: id, uuid: try Decode.uuid(uuid), at: at)
             }
             method(API.fulfillAction) { providers, call, action, info in
-                let provider = try providers.owned(id, by: call)
                 let at = try Telephony1.ActionInfo(entries: info).date ?? 0
-                try providers.context.switchboard.fulfillAction(provider: provider, action: try Decode.uuid(action, "action UUID"), at: at)
+                try providers.context.switchboard.fulfillAction(provider: id, action: try Decode.uuid(action, "action UUID"), at: at)
             }
             method(API.failAction) { providers, call, action, info in
-                let provider = try providers.owned(id, by: call)
                 _ = try Telephony1.ActionInfo(entries: info)
-                try providers.context.switchboard.failAction(provider: provider, action: try Decode.uuid(action, "action UUID"))
+                try providers.context.switchboard.failAction(provider: id, action: try Decode.uuid(action, "action UUID"))
             }
             method(API.beginCallDirectoryUpdate) { providers, call, incremental in
-                let id = try providers.owned(id, by: call)
                 guard let provider = providers.context.switchboard.provider(id) else { throw DBusError.unknownObject("provider \(id) is gone") }
                 return try providers.directories.beginUpdate(provider, incremental: incremental)
             }
             method(API.invalidate) { providers, call in
-                providers.context.switchboard.invalidateProvider(try providers.owned(id, by: call))
+                providers.context.switchboard.invalidateProvider(id)
             }
             Signal(API.didBegin)
             Signal(API.performAction)

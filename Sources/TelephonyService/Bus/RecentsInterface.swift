@@ -4,8 +4,8 @@ import FoundationEssentials
 import MonkeyCallAPI
 import TelephonyCore
 
-/// `Recents` on the root object, and what records it: calls are recorded as they end (an
-/// observer of the switchboard) or as they are refused before ringing (from screening), and each
+/// `Recents` on the root object, and what records it: calls are recorded as they end or as
+/// screening refuses them before they ring (both the switchboard's events), and each
 /// entry is announced once written. The missed count lives in `HistoryStore`.
 @TelephonyActor
 final class RecentsInterface: HistoryInterface, SwitchboardObserver {
@@ -18,7 +18,11 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
     }
 
     func observe(_ event: SwitchboardEvent) {
-        if case .callRemoved(let call) = event { recordEnded(call) }
+        switch event {
+        case .callRemoved(let call): recordEnded(call)
+        case .callRefused(let call): recordRefused(call)
+        default: break
+        }
     }
 
     /// What Recents calls the way a call ended.
@@ -41,7 +45,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         guard let history = context.history else { return }
         if let provider = context.switchboard.provider(call.provider), !provider.configuration.includesCallsInRecents { return }
         let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.providerName, handle: call.handle.value,
-                               handleType: call.handle.type.rawValue, callerName: context.callerName(of: call), outgoing: call.outgoing,
+                               handleType: call.handle.type.rawValue, callerName: call.displayName, outgoing: call.outgoing,
                                status: Self.status(of: call), endReason: call.endReason?.rawValue ?? "", startedAt: call.startedAt,
                                connectedAt: call.connectedAt, endedAt: call.endedAt, hasVideo: call.hasVideo,
                                appID: context.switchboard.provider(call.provider)?.appID ?? "")
@@ -53,7 +57,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         history.record(entry) { [weak self] recorded, missedCountChanged in
             guard let self else { return }
             do {
-                try context.connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
+                try context.objects.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
             } catch {
                 context.logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
             }
@@ -68,12 +72,11 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
     }
 
     /// A call refused before it rang (blocked, held back by Do Not Disturb, silenced) still goes in Recents.
-    func recordRefused(_ uuid: UUID, provider: Provider, handle: Handle, callerName: String, status: RecentCall.Status) {
-        guard let history = context.history, provider.configuration.includesCallsInRecents else { return }
-        let now = context.switchboard.clock.now
-        let entry = RecentCall(callUUID: uuid.apiString, providerName: provider.name, handle: handle.value, handleType: handle.type.rawValue,
-                               callerName: callerName, outgoing: false, status: status, endReason: "", startedAt: now, connectedAt: 0,
-                               endedAt: now, hasVideo: false, appID: provider.appID)
+    private func recordRefused(_ call: RefusedCall) {
+        guard let history = context.history, call.provider.configuration.includesCallsInRecents else { return }
+        let entry = RecentCall(callUUID: call.uuid.apiString, providerName: call.provider.name, handle: call.handle.value,
+                               handleType: call.handle.type.rawValue, callerName: call.displayName, outgoing: false, status: call.status,
+                               endReason: "", startedAt: call.at, connectedAt: 0, endedAt: call.at, hasVideo: false, appID: call.provider.appID)
         store(entry, in: history)
     }
 

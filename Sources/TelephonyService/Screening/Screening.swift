@@ -3,6 +3,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import Logging
+import PhoneNumber
 import TelephonyCore
 
 /// Whose Do Not Disturb holds calls back; the first that is on, in this order.
@@ -22,16 +23,6 @@ enum DoNotDisturbSource: String {
 /// `storage`, in order, and the results come back to the actor.
 @TelephonyActor
 final class Screening {
-    enum Verdict: Equatable {
-        case ring
-        /// The block list or a directory blocks the caller.
-        case blocked
-        /// Do Not Disturb holds the call back.
-        case filtered
-        /// An unknown caller, silenced: refused like Do Not Disturb, recorded as missed.
-        case silenced
-    }
-
     /// "A second call from the same handle within 3 minutes rings."
     static let repeatWindow: UInt64 = 180_000_000
 
@@ -203,7 +194,7 @@ final class Screening {
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     /// `isContact`: the caller is in the user's address book (known, and let through Do Not
     /// Disturb when `doNotDisturbAllowContacts`); `isKnown`: the caller is in Recents.
-    func screen(_ handle: String, isFavorite: Bool, isContact: Bool = false, isKnown: @autoclosure () -> Bool, now: UInt64) -> Verdict {
+    func screen(_ handle: String, isFavorite: Bool, isContact: Bool = false, isKnown: @autoclosure () -> Bool, now: UInt64) -> ScreeningVerdict {
         let key = PhoneNumber.key(handle) ?? handle.lowercased()
         let previous = attempts.record(key, at: now)
         if isBlocked(handle) { return .blocked }

@@ -32,7 +32,6 @@ final class PeopleFinder {
         self.context = context
         self.controller = controller
         numbering = context.addressBook?.configuration.numbering ?? .fromEnvironment()
-        context.history?.onFavoritesChanged = { [weak self] in self?.peopleChanged() }
     }
 
     /// What a search reads, as of now: references, taken in no time.
@@ -82,7 +81,7 @@ final class PeopleFinder {
     private func tellChange() {
         changeDue = false
         do {
-            try context.connection.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.AddressBook.changed)
+            try context.objects.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.AddressBook.changed)
         } catch {
             context.logger.error("cannot send \(Telephony1.AddressBook.changed.name): \(error)")
         }

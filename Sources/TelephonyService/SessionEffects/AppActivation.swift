@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import Logging
 import MonkeyCallAPI
+import QueueExecutor
 import TelephonyCore
 
 /// CallKit's in-call app button: brings a call's app forward, and tells the provider

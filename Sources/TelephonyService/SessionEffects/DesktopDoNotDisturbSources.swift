@@ -2,6 +2,7 @@ import DBus
 import DesktopNotifications
 import FoundationEssentials
 import MonkeyCallAPI
+import QueueExecutor
 
 /// The notification server (org.freedesktop.Notifications): ringing resumes
 /// when one appears, and its `Inhibited` property (KDE Plasma's Do Not

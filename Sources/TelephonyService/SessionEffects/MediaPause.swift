@@ -1,6 +1,7 @@
 import DBus
 import FoundationEssentials
 import Logging
+import QueueExecutor
 import TelephonyCore
 
 /// Pauses the desktop's media players (MPRIS, `org.mpris.MediaPlayer2.*`)

@@ -1,6 +1,7 @@
 import DBus
 import FoundationEssentials
 import Logging
+import QueueExecutor
 import TelephonyCore
 
 /// Keeps the machine awake while a call is up: a logind inhibitor lock

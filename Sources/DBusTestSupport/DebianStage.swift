@@ -27,12 +27,6 @@ public struct DebianStage: Sendable {
     /// The command that makes the root, for messages.
     public let maker: String
 
-    public init(root: String, name: String, maker: String) {
-        self.root = root
-        self.name = name
-        self.maker = maker
-    }
-
     /// Debian 13 with GNOME Shell 48 and Plasma 6's krunner (`scripts/debian-root trixie desktop`):
     /// `MONKEYCALL_TRIXIE_STAGE`, else /var/tmp/monkeycall-stage-trixie-desktop.
     public static let trixieDesktop = DebianStage(

@@ -9,6 +9,18 @@ public protocol ListRow: AnyObject {
     var key: String { get set }
 }
 
+extension ListRow {
+    /// The row's widget as an outlet (its accessible label).
+    public var root: AnyWidget { AnyWidget(unchecked: widget) }
+
+    /// Connects `button` to `handler`, given the key the row shows when it is pressed read as an
+    /// `ID` (a row of Favorites or Recents is keyed by its entry's id); nothing once the row is
+    /// gone, or for a key that does not read as one.
+    public func onClicked<ID: LosslessStringConvertible>(_ button: Button, withKey handler: @escaping (ID) -> Void) {
+        button.onClicked { [weak self] in if let id = self.flatMap({ ID($0.key) }) { handler(id) } }
+    }
+}
+
 /// A GtkListView showing rows keyed by strings: a GtkStringList of keys with a
 /// GtkSignalListItemFactory; the data stays in Swift. Each visible row is made once (`make`: its
 /// template, its buttons connected, reading `key` when pressed) and filled each time it shows

@@ -68,10 +68,10 @@ public struct Label: WidgetType {
     }
 }
 
-public struct Button: WidgetType {
-    public static var gType: GType { gtk_button_get_type() }
-    public let object: GPointer
-    public init(unchecked object: GPointer) { self.object = object }
+/// A GtkButton or a subclass of it (GtkToggleButton): its label and `clicked`.
+public protocol ButtonType: WidgetType {}
+
+extension ButtonType {
     public var label: String {
         get { gtk_button_get_label(cast(object)).map { String(cString: $0) } ?? "" }
         nonmutating set { gtk_button_set_label(cast(object), newValue) }
@@ -79,14 +79,16 @@ public struct Button: WidgetType {
     public func onClicked(_ handler: @escaping Handler0) { on("clicked", handler) }
 }
 
-public struct ToggleButton: WidgetType {
+public struct Button: ButtonType {
+    public static var gType: GType { gtk_button_get_type() }
+    public let object: GPointer
+    public init(unchecked object: GPointer) { self.object = object }
+}
+
+public struct ToggleButton: ButtonType {
     public static var gType: GType { gtk_toggle_button_get_type() }
     public let object: GPointer
     public init(unchecked object: GPointer) { self.object = object }
-    public var label: String {
-        get { gtk_button_get_label(cast(object)).map { String(cString: $0) } ?? "" }
-        nonmutating set { gtk_button_set_label(cast(object), newValue) }
-    }
     public var isActive: Bool {
         get { gtk_toggle_button_get_active(cast(object)) != 0 }
         nonmutating set { gtk_toggle_button_set_active(cast(object), newValue ? 1 : 0) }

@@ -66,29 +66,36 @@ private let trampolineBool: @convention(c) (GPointer?, GPointer?) -> gboolean = 
     return MainActor.assumeIsolated { handler() } ? 1 : 0
 }
 
+/// Connects `handler` through `trampoline`, the C function for its signal's signature: the handler
+/// is boxed for GLib and the box released with the closure.
+@MainActor
+private func connect<Trampoline>(_ instance: GPointer?, _ signal: String, _ handler: Any, through trampoline: Trampoline) -> UInt {
+    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampoline, to: GCallback.self), box(handler), release))
+}
+
 /// Connects a signal whose handler takes only the instance (`clicked`, `activate`, `changed`).
 @discardableResult @MainActor
 public func connect(_ instance: GPointer?, _ signal: String, _ handler: @escaping Handler0) -> UInt {
-    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampoline0, to: GCallback.self), box(handler), release))
+    connect(instance, signal, handler, through: trampoline0)
 }
 
 /// Connects a signal whose handler takes the instance and one pointer (`notify::x`, a list item
 /// factory's `setup` and `bind`, a GAction's `activate`, a dialog's `response`).
 @discardableResult @MainActor
 public func connect(_ instance: GPointer?, _ signal: String, _ handler: @escaping Handler1) -> UInt {
-    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampoline1, to: GCallback.self), box(handler), release))
+    connect(instance, signal, handler, through: trampoline1)
 }
 
 /// Connects a signal whose handler takes the instance and an unsigned number (a list view's `activate`).
 @discardableResult @MainActor
 public func connectPosition(_ instance: GPointer?, _ signal: String, _ handler: @escaping HandlerU) -> UInt {
-    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampolineU, to: GCallback.self), box(handler), release))
+    connect(instance, signal, handler, through: trampolineU)
 }
 
 /// Connects a signal whose handler answers true or false (`close-request`: true keeps the window).
 @discardableResult @MainActor
 public func connectReturning(_ instance: GPointer?, _ signal: String, _ handler: @escaping HandlerBool) -> UInt {
-    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampolineBool, to: GCallback.self), box(handler), release))
+    connect(instance, signal, handler, through: trampolineBool)
 }
 
 // MARK: Object data
@@ -122,5 +129,5 @@ private let trampolineKey: @convention(c) (GPointer?, UInt32, UInt32, UInt32, GP
 /// Connects a key controller's `key-pressed` (keyval, keycode, modifiers): true when handled.
 @discardableResult @MainActor
 public func connectKey(_ instance: GPointer?, _ signal: String, _ handler: @escaping HandlerKey) -> UInt {
-    UInt(mc_signal_connect(instance, signal, unsafeBitCast(trampolineKey, to: GCallback.self), box(handler), release))
+    connect(instance, signal, handler, through: trampolineKey)
 }

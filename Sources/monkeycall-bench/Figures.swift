@@ -45,19 +45,12 @@ struct Figure {
 
     private static func number(_ value: Double, _ digits: Int) -> String { value.isFinite ? fixed(value, digits) : "null" }
 
+    /// `text` as a JSON string: quoted, escaped by Foundation's encoder (slashes as they are).
     private static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        // A String always encodes: only non-finite numbers throw.
+        return String(decoding: try! encoder.encode(text), as: UTF8.self)
     }
 
     static func lifecycle(_ single: LifecycleResult, _ floor: FloorResult) -> Figure {

@@ -11,7 +11,6 @@ final class ContactRowView: ListRow {
 
     let widget: GPointer
     var key = ""
-    private let row: AnyWidget
     private let title: Label
     private let numbers: Box
     private let call: (String) -> Void
@@ -21,7 +20,6 @@ final class ContactRowView: ListRow {
     init(call: @escaping (String) -> Void, favorite: @escaping (_ contact: String, _ number: String) -> Void) {
         let template = Self.template
         widget = template.instantiate()
-        row = AnyWidget(unchecked: widget)
         title = template.child(widget, "title")
         numbers = template.child(widget, "numbers")
         self.call = call
@@ -30,7 +28,7 @@ final class ContactRowView: ListRow {
 
     func show(_ contact: ContactRow) {
         title.text = contact.name
-        row.setAccessibleLabel(contact.name)
+        root.setAccessibleLabel(contact.name)
         numbers.removeAll()
         for number in contact.numbers {
             let line = ContactNumberView(number, call: { [call] in call(number.number) },

@@ -12,7 +12,6 @@ final class FavoriteRowView: ListRow {
 
     let widget: GPointer
     var key = ""
-    private let row: AnyWidget
     private let title: Label
     private let subtitle: Label
     private let call: Button
@@ -22,19 +21,18 @@ final class FavoriteRowView: ListRow {
     init(call onCall: @escaping (UInt64) -> Void, remove onRemove: @escaping (UInt64) -> Void) {
         let template = Self.template
         widget = template.instantiate()
-        row = AnyWidget(unchecked: widget)
         title = template.child(widget, "title")
         subtitle = template.child(widget, "subtitle")
         call = template.child(widget, "call")
         remove = template.child(widget, "remove")
-        call.onClicked { [weak self] in if let id = self.flatMap({ UInt64($0.key) }) { onCall(id) } }
-        remove.onClicked { [weak self] in if let id = self.flatMap({ UInt64($0.key) }) { onRemove(id) } }
+        onClicked(call, withKey: onCall)
+        onClicked(remove, withKey: onRemove)
     }
 
     func show(_ favorite: FavoriteRow) {
         title.text = favorite.title
         subtitle.text = favorite.subtitle
-        row.setAccessibleLabel(favorite.accessibleLabel)
+        root.setAccessibleLabel(favorite.accessibleLabel)
         call.setAccessibleLabel(tr("Call %1$s", favorite.title))
         remove.setAccessibleLabel(tr("Remove %1$s from Favorites", favorite.title))
     }

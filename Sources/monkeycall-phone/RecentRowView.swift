@@ -12,7 +12,6 @@ final class RecentRowView: ListRow {
 
     let widget: GPointer
     var key = ""
-    private let row: AnyWidget
     private let title: Label
     private let subtitle: Label
     private let details: Label
@@ -22,16 +21,13 @@ final class RecentRowView: ListRow {
     init(callBack: @escaping (UInt64) -> Void, delete: @escaping (UInt64) -> Void, favorite: @escaping (UInt64) -> Void) {
         let template = Self.template
         widget = template.instantiate()
-        row = AnyWidget(unchecked: widget)
         title = template.child(widget, "title")
         subtitle = template.child(widget, "subtitle")
         details = template.child(widget, "details")
         call = template.child(widget, "call")
-        let deleteButton: Button = template.child(widget, "delete")
-        let favoriteButton: Button = template.child(widget, "favorite")
-        call.onClicked { [weak self] in if let id = self.flatMap({ UInt64($0.key) }) { callBack(id) } }
-        deleteButton.onClicked { [weak self] in if let id = self.flatMap({ UInt64($0.key) }) { delete(id) } }
-        favoriteButton.onClicked { [weak self] in if let id = self.flatMap({ UInt64($0.key) }) { favorite(id) } }
+        onClicked(call, withKey: callBack)
+        onClicked(template.child(widget, "delete"), withKey: delete)
+        onClicked(template.child(widget, "favorite"), withKey: favorite)
     }
 
     func show(_ recent: RecentRow) {
@@ -39,7 +35,7 @@ final class RecentRowView: ListRow {
         subtitle.text = [recent.subtitle, recent.time].filter { !$0.isEmpty }.joined(separator: " · ")
         details.text = recent.details
         if recent.missed { title.addCSSClass("error") } else { title.removeCSSClass("error") }
-        row.setAccessibleLabel(recent.accessibleLabel)
+        root.setAccessibleLabel(recent.accessibleLabel)
         call.setAccessibleLabel(tr("Call back %1$s", recent.title))
     }
 }

@@ -412,7 +412,7 @@ struct StarvationTests {
         #expect(await flood.waitForOutput(timeout: .seconds(60)) { $0.contains("subscribed {") && $0.hasSuffix("}\n") }, "\(flood.output.suffix(2000))")
         // The refusals' words are read where they were answered: a subscriber of its own, asked
         // later, would find room whenever the suite's load let 5 s pass (the non-readers dropped).
-        #expect(flood.standardOutput.contains(#"subscribed {"LimitsExceeded": 16, "ok": 32, "said: host processes have 32 subscribed connections, their limit": 16}"#),
+        #expect(flood.standardOutput.contains(#"subscribed {"LimitsExceeded": 16, "ok": 32, "said: Subscribe: host processes have 32 subscribed connections, their limit": 16}"#),
                 "\(flood.standardOutput)")
         var observers: [Connection] = []
         for name in [PhoneApp.appID, "org.gnome.Shell"] {

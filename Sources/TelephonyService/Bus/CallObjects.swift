@@ -55,6 +55,12 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
         }
     }
 
+    /// What the call last published, while it lives.
+    private func record(_ uuid: UUID) throws -> Telephony1.CallRecord {
+        guard let record = published[uuid] else { throw DBusError.unknownObject("call \(uuid.apiString) has ended") }
+        return record
+    }
+
     private func callInterface(_ uuid: UUID) -> Interface {
         typealias API = Telephony1.Call
         return Interface(API.interface) {
@@ -66,18 +72,18 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             method(API.playDTMF) { calls, call, digits in
                 _ = try calls.controller.request([.playDTMF(uuid, digits: digits, type: .singleTone)], from: call.sender)
             }
-            // Read from the record last published, each field as it goes on the wire. A sandboxed
-            // reader (only ever the app that owns the call) reads back no name of the user's.
+            // Read from the record last published, each field as it goes on the wire. Only
+            // CallerName depends on who reads it: a sandboxed reader (only ever the app that owns
+            // the call) reads back no name of the user's. The others are the same for every reader,
+            // so a signal that changes only them is built once for all its recipients.
             for field in Telephony1.CallRecord.fields {
-                let isCallerName = field.name == API.callerName.name
-                property(field.name, field.signature) { calls, reader in
-                    guard let record = calls.published[uuid] else {
-                        throw DBusError.unknownObject("call \(uuid.apiString) has ended")
+                if field.name == API.callerName.name {
+                    property(field.name, field.signature) { calls, reader in
+                        let record = try calls.record(uuid)
+                        return reader?.app.isSandboxed == true ? .string(calls.namesForOwningApp[uuid] ?? "") : field.encode(record)
                     }
-                    if isCallerName, reader?.app.isSandboxed == true {
-                        return .string(calls.namesForOwningApp[uuid] ?? "")
-                    }
-                    return field.encode(record)
+                } else {
+                    property(field.name, field.signature) { calls in field.encode(try calls.record(uuid)) }
                 }
             }
         }

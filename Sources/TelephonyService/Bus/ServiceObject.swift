@@ -34,7 +34,14 @@ extension ServiceObject {
     }
 
     /// A property whose type is known only as a signature (a call's, read as last published).
-    /// `get` receives the reader: a property whose value depends on who reads it.
+    func property(_ name: String, _ signature: Signature, get: @escaping (Self) throws -> DBusValue) -> Property {
+        Property(name, signature, get: { [weak self] in
+            guard let self else { throw stopping }
+            return try get(self)
+        })
+    }
+
+    /// The same for a property whose value depends on who reads it: `get` receives the reader.
     func property(_ name: String, _ signature: Signature, get: @escaping (Self, _ reader: Caller?) throws -> DBusValue) -> Property {
         Property(name, signature, perReader: { [weak self] reader in
             guard let self else { throw stopping }

@@ -13,7 +13,8 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
     private let controller: CallControllerInterface
     /// What each live call last published: property reads and change diffs use it as it is.
     private var published: [UUID: Telephony1.CallRecord] = [:]
-    /// The `CallerName` a sandboxed app reads back of its own call (`ServiceContext.callerNameForOwningApp`).
+    /// The `CallerName` a sandboxed app reads back of its own call (`ServiceContext.callerNameForOwningApp`);
+    /// none for a host app's call, which no sandboxed app can read.
     private var namesForOwningApp: [UUID: String] = [:]
     private var objects: [UUID: ExportedObject] = [:]
 
@@ -26,14 +27,15 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
         switch event {
         case .callAdded(let call):
             published[call.uuid] = Encode.record(of: call, callerName: context.callerName(of: call))
-            namesForOwningApp[call.uuid] = context.callerNameForOwningApp(of: call)
+            namesForOwningApp[call.uuid] = nameForOwningApp(of: call)
             export(call)
         case .callChanged(let call):
             let after = Encode.record(of: call, callerName: context.callerName(of: call))
             let before = published.updateValue(after, forKey: call.uuid)
             var changed = Set((before.map { after.changedFields(from: $0) } ?? Telephony1.CallRecord.fields).map(\.name))
-            let nameForOwningApp = context.callerNameForOwningApp(of: call)
-            if namesForOwningApp.updateValue(nameForOwningApp, forKey: call.uuid) != nameForOwningApp {
+            let ownersName = nameForOwningApp(of: call)
+            if namesForOwningApp[call.uuid] != ownersName {
+                namesForOwningApp[call.uuid] = ownersName
                 changed.insert(Telephony1.Call.callerName.name)
             }
             objects[call.uuid]?.propertiesChanged(changed.sorted(), on: Telephony1.Call.interface)
@@ -53,6 +55,12 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
         } catch {
             context.logger.error("cannot export call \(call.uuid.apiString): \(error)")
         }
+    }
+
+    /// The name a sandboxed owner reads back, worked out (a directory lookup) only for a sandboxed app's call.
+    private func nameForOwningApp(of call: Call) -> String? {
+        guard context.switchboard.provider(call.provider)?.isSandboxed == true else { return nil }
+        return context.callerNameForOwningApp(of: call)
     }
 
     /// What the call last published, while it lives.

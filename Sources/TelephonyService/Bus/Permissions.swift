@@ -20,7 +20,8 @@ final class ServiceAccessPolicy: @TelephonyActor AccessPolicy {
 
     /// Deny by default: a sandboxed app may make the calls `SandboxGrants` lists, on the objects it
     /// names, and nothing else; the answer is the same whether or not the object exists or belongs
-    /// to another app, and names nothing of it. Checked before the object is looked up.
+    /// to another app, and names nothing of it: the server answers a refused call with the refusal
+    /// whatever its lookup of the object found.
     func check(_ request: AccessRequest) -> DBusError? {
         guard let context else { return nil }
         let app = request.caller.app

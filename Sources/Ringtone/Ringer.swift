@@ -165,6 +165,10 @@ public final class Ringer: Sendable {
         /// sound server: the next ring tries again.
         private func openContext() -> OpaquePointer? {
             if let context { return context }
+            guard SoundServerSocket.mayAnswer() else {
+                warnOnce("cannot ring: no sound server (nothing at its socket); calls still work, the next ring tries again")
+                return nil
+            }
             var made: OpaquePointer?
             guard ca_context_create(&made) == Int32(CA_SUCCESS), let made else { return nil }
             var properties: OpaquePointer?

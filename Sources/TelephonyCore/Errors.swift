@@ -65,6 +65,27 @@ public enum TelephonyError: Error, Hashable, Sendable {
 }
 
 extension UUID {
-    /// The UUID in the API's form: 8-4-4-4-12, lower case.
-    public var lowercased: String { uuidString.lowercased() }
+    /// The UUID in the API's form: 8-4-4-4-12, lower case. Written from the bytes: Foundation's
+    /// `uuidString` goes through `snprintf`, and every call's path and every signal about it names
+    /// its UUID (some 300,000 instructions a call's life, 3.7 % of the daemon's, issue 55).
+    public var lowercased: String {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                digits.withUTF8Buffer { hex in
+                    var at = 0
+                    for (index, byte) in bytes.enumerated() {
+                        if index == 4 || index == 6 || index == 8 || index == 10 {
+                            text[at] = UInt8(ascii: "-")
+                            at += 1
+                        }
+                        text[at] = hex[Int(byte >> 4)]
+                        text[at + 1] = hex[Int(byte & 0x0f)]
+                        at += 2
+                    }
+                }
+                return 36
+            }
+        }
+    }
 }

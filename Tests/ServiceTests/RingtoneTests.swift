@@ -113,6 +113,23 @@ struct RingtoneTests {
         #expect(try await quiet.streams().filter(Self.isRing).isEmpty)
     }
 
+    @Test("where no sound server can be (every socket its clients would try missing), no ring loads libcanberra's sound server client to find out (issue 55: 1.4 million instructions at every ring of a daemon without one); a TCP server, an abstract name or nothing known is tried")
+    func soundServerSocket() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sound-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("pulse"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("none").path
+        let socket = folder.appendingPathComponent("pulse/native").path
+        #expect(!SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:" + missing]))
+        #expect(!SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "{0123}unix:\(missing) \(missing)"]))
+        #expect(!SoundServerSocket.mayAnswer(environment: ["XDG_RUNTIME_DIR": folder.path]))
+        #expect(SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:\(missing) tcp:localhost:4713"]))
+        #expect(SoundServerSocket.mayAnswer(environment: [:]))
+        FileManager.default.createFile(atPath: socket, contents: nil)
+        #expect(SoundServerSocket.mayAnswer(environment: ["XDG_RUNTIME_DIR": folder.path]))
+        #expect(SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:" + socket]))
+    }
+
     @Test("no sound server: calls work and one warning is logged; a server that starts later rings the next call")
     func noSoundServerThenOne() async throws {
         let later = try await SoundServer(start: false)

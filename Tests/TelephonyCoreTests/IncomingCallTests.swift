@@ -254,4 +254,12 @@ import Testing
         f.board.renameCallers()
         #expect(f.log.events.isEmpty, "nothing renamed, nothing announced")
     }
+
+    @Test("a UUID in the API's form, written from its bytes, is Foundation's uuidString in lower case")
+    func uuidText() {
+        for uuid in (0..<1000).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                                                        UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
+            #expect(uuid.lowercased == uuid.uuidString.lowercased())
+        }
+    }
 }

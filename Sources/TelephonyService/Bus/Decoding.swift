@@ -87,6 +87,6 @@ enum Decode {
 }
 
 extension UUID {
-    /// The API's form: lower case.
-    var apiString: String { uuidString.lowercased() }
+    /// The API's form: lower case (`lowercased`, written from the bytes).
+    var apiString: String { lowercased }
 }

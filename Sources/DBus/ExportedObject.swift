@@ -55,9 +55,12 @@ public final class ExportedObject: Sendable {
         let properties = names.compactMap { interface.property($0) }.filter { $0.changeSignal != .none }
         guard !properties.isEmpty, let server else { return }
         let invalidated = properties.filter { $0.changeSignal == .invalidates }.map(\.name)
+        // What every reader sees alike is read once, not once per recipient.
+        var alike: [String: DBusValue] = [:]
+        for property in properties where property.changeSignal == .value && !property.variesByReader { alike[property.name] = try? property.getter(nil) }
         func arguments(_ reader: Caller?) -> [DBusValue] {
-            var changed: [String: DBusValue] = [:]
-            for property in properties where property.changeSignal == .value { changed[property.name] = try? property.getter(reader) }
+            var changed = alike
+            for property in properties where property.changeSignal == .value && property.variesByReader { changed[property.name] = try? property.getter(reader) }
             return [.string(interfaceName), .vardict(changed), invalidated.dbusValue]
         }
         server.connection.onQueueSync {
@@ -71,8 +74,24 @@ public final class ExportedObject: Sendable {
     /// announced as invalidated (`changeSignal: .invalidates`): values too big to copy to every
     /// listener unasked, read with Get by whoever wants them.
     func allProperties(of interface: Interface, for reader: Caller?, announcing: Bool = false) throws -> DBusValue {
+        try allProperties(of: interface, for: reader, alike: try propertiesAlike(of: interface, announcing: announcing), announcing: announcing)
+    }
+
+    /// The properties of `interface` that every reader sees alike, read once for all the
+    /// recipients of a signal (`allProperties(of:for:alike:announcing:)` adds each one's own).
+    func propertiesAlike(of interface: Interface, announcing: Bool) throws -> [String: DBusValue] {
         var values: [String: DBusValue] = [:]
-        for property in interface.properties where !(announcing && property.changeSignal == .invalidates) {
+        values.reserveCapacity(interface.properties.count)
+        for property in interface.properties where !property.variesByReader && !(announcing && property.changeSignal == .invalidates) {
+            values[property.name] = try property.getter(nil)
+        }
+        return values
+    }
+
+    /// `alike`, with the properties that vary by reader as `reader` sees them.
+    func allProperties(of interface: Interface, for reader: Caller?, alike: [String: DBusValue], announcing: Bool) throws -> DBusValue {
+        var values = alike
+        for property in interface.properties where property.variesByReader && !(announcing && property.changeSignal == .invalidates) {
             values[property.name] = try property.getter(reader)
         }
         return .vardict(values)

@@ -84,11 +84,14 @@ public final class ObjectServer: Sendable {
             state.objects.objects[path] = object
             state.objects.served[path] = nil
             for manager in state.objects.managers(above: path) where managed {
+                // What every reader sees alike is read once, not once per recipient.
+                let alike = interfaces.map { try? object.propertiesAlike(of: $0, announcing: true) }
                 try? emit(path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded", owner: object.owner,
                           concerning: StandardInterfaces.objectManager, variesByReader: object.variesByReader) { reader in
                     var added: [(key: DBusValue, value: DBusValue)] = []
-                    for interface in interfaces {
-                        added.append((key: .string(interface.name), value: (try? object.allProperties(of: interface, for: reader, announcing: true)) ?? .vardict([:])))
+                    for (interface, alike) in zip(interfaces, alike) {
+                        let values = alike.flatMap { try? object.allProperties(of: interface, for: reader, alike: $0, announcing: true) }
+                        added.append((key: .string(interface.name), value: values ?? .vardict([:])))
                     }
                     return [.objectPath(path), .dictionary(key: "s", value: "a{sv}", added)]
                 }

@@ -120,14 +120,14 @@ struct RingtoneTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let missing = folder.appendingPathComponent("none").path
         let socket = folder.appendingPathComponent("pulse/native").path
-        #expect(!SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:" + missing]))
-        #expect(!SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "{0123}unix:\(missing) \(missing)"]))
-        #expect(!SoundServerSocket.mayAnswer(environment: ["XDG_RUNTIME_DIR": folder.path]))
-        #expect(SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:\(missing) tcp:localhost:4713"]))
-        #expect(SoundServerSocket.mayAnswer(environment: [:]))
+        #expect(!SoundServerSocket.mayAnswer(environment: { ["PULSE_SERVER": "unix:" + missing][$0] }))
+        #expect(!SoundServerSocket.mayAnswer(environment: { ["PULSE_SERVER": "{0123}unix:\(missing) \(missing)"][$0] }))
+        #expect(!SoundServerSocket.mayAnswer(environment: { ["XDG_RUNTIME_DIR": folder.path][$0] }))
+        #expect(SoundServerSocket.mayAnswer(environment: { ["PULSE_SERVER": "unix:\(missing) tcp:localhost:4713"][$0] }))
+        #expect(SoundServerSocket.mayAnswer(environment: { _ in nil }))
         FileManager.default.createFile(atPath: socket, contents: nil)
-        #expect(SoundServerSocket.mayAnswer(environment: ["XDG_RUNTIME_DIR": folder.path]))
-        #expect(SoundServerSocket.mayAnswer(environment: ["PULSE_SERVER": "unix:" + socket]))
+        #expect(SoundServerSocket.mayAnswer(environment: { ["XDG_RUNTIME_DIR": folder.path][$0] }))
+        #expect(SoundServerSocket.mayAnswer(environment: { ["PULSE_SERVER": "unix:" + socket][$0] }))
     }
 
     @Test("no sound server: calls work and one warning is logged; a server that starts later rings the next call")

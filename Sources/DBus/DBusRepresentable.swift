@@ -105,7 +105,9 @@ extension DBusValue: DBusRepresentable {
 
 extension Array: DBusRepresentable where Element: DBusRepresentable {
     public static var dbusSignature: Signature { Signature(unchecked: "a" + Element.dbusSignature.rawValue) }
-    public var dbusValue: DBusValue { .array(element: Element.dbusSignature, map(\.dbusValue)) }
+    // A closure, not `map(\.dbusValue)`: a key path to a protocol requirement goes through the
+    // runtime (`swift_getAtKeyPath`) for each element.
+    public var dbusValue: DBusValue { .array(element: Element.dbusSignature, map { $0.dbusValue }) }
     public init(dbusValue: DBusValue) throws(DBusError) {
         guard case .array(let element, let items) = dbusValue, element == Element.dbusSignature else { throw Self.mismatch(dbusValue) }
         var result: [Element] = []

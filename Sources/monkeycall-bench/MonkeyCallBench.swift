@@ -186,7 +186,10 @@ struct MonkeyCallBench: AsyncParsableCommand {
     /// The bench plays many apps from one process (which the daemon counts as one app): it may
     /// register as many providers as it needs, as fast as it can (a round of the floor registers
     /// afresh). The limits stay for apps: these are options of this daemon only.
-    static let manyApps = ["--registration-rate", "0", "--providers-per-app", "10000", "--subscriptions-per-app", "4096"]
+    /// Its directory phases send 20 million entries (hundreds of MiB) as that one app: its bytes of
+    /// arguments a second are not bounded either (`--argument-bytes-rate`, 1 TiB/s).
+    static let manyApps = ["--registration-rate", "0", "--providers-per-app", "10000", "--subscriptions-per-app", "4096",
+                           "--argument-bytes-rate", "\(1 << 40)"]
 
     /// The daemon as the bench runs it: ringing calls outlive the 45 s ring timeout, and one app
     /// reports calls as fast as it can, since the flood guard would measure itself.

@@ -43,9 +43,6 @@ final class ServiceContext {
     /// Favorite names by handle, kept in memory: caller names are read on every call change.
     var favoriteNames: [String: String] { history?.favoriteNames ?? [:] }
 
-    /// The name the user sees and host apps read, worked out once by screening (`CallScreening`).
-    func callerName(of call: Call) -> String { call.displayName }
-
     /// The contact in the user's address book with this number, as far as it has been read; nil for
     /// an email address or a number no contact has.
     func contactName(of handle: Handle) -> String? {

@@ -152,7 +152,7 @@ public final class TelephonyService {
         let sleepInhibitor = options.systemBusAddress.map { address in
             SleepInhibitor(systemBusAddress: address, switchboard: switchboard, logger: logger) { call in
                 // Names the call that keeps the machine awake ("Call with Alice").
-                let name = context.callerName(of: call)
+                let name = call.displayName
                 return "Call with \(name.isEmpty ? call.handle.value : name)"
             }
         }

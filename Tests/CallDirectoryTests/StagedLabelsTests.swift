@@ -12,6 +12,18 @@ struct StagedLabelsTests {
     /// A label of 100 bytes naming `number`.
     static func label(_ number: Int64) -> String { String("label \(number) ".padding(toLength: 100, withPad: "x", startingAt: 0)) }
 
+    /// A store whose lane is held busy (until `blocked` is signalled), and a complete update of
+    /// provider "P" that took 20,000 identification entries meanwhile.
+    static func twentyThousandLabelsWhileTheLaneIsBusy(in folder: TemporaryFolder) throws -> (DirectoryStore, DispatchSemaphore, DirectoryUpdate) {
+        let store = try DirectoryStore(folder: folder.path)
+        let blocked = DispatchSemaphore(value: 0)
+        store.lane.async { blocked.wait() }
+        let update = try store.beginUpdate(providerName: "P", kind: .complete)
+        let numbers = numbers(1, 20_000)
+        try update.addIdentification(numbers, labels: numbers.map(label))
+        return (store, blocked, update)
+    }
+
     @Test("a store's update stages its labels in a file nobody sees (nothing in the folder, only a MB in memory); applied, they read back whole, merged with a saved directory too")
     func labelsAreStagedAndReadBack() throws {
         let folder = TemporaryFolder()
@@ -70,13 +82,8 @@ struct StagedLabelsTests {
     @Test("the owner never waits for the lane: batches are taken while it is busy, and a completion waits for them, then runs alone")
     func ownerNeverWaitsForTheLane() async throws {
         let folder = TemporaryFolder()
-        let store = try DirectoryStore(folder: folder.path)
-        let blocked = DispatchSemaphore(value: 0)
-        store.lane.async { blocked.wait() }
-        let update = try store.beginUpdate(providerName: "P", kind: .complete)
-        let numbers = Self.numbers(1, 20_000)
         // Taken and answered while the lane cannot run anything.
-        try update.addIdentification(numbers, labels: numbers.map(Self.label))
+        let (store, blocked, update) = try Self.twentyThousandLabelsWhileTheLaneIsBusy(in: folder)
         try update.addBlocking([5, 6])
         let completion = try store.beginCompletion(providerName: "P")
         let running = Task.detached { Result { () throws(DirectoryError) in try completion.run() } }
@@ -89,12 +96,7 @@ struct StagedLabelsTests {
     @Test("an update cancelled or dropped while its labels are on their way frees them on the lane; the budget is given back at once")
     func cancelledWhileOnTheirWay() throws {
         let folder = TemporaryFolder()
-        let store = try DirectoryStore(folder: folder.path)
-        let blocked = DispatchSemaphore(value: 0)
-        store.lane.async { blocked.wait() }
-        let update = try store.beginUpdate(providerName: "P", kind: .complete)
-        let numbers = Self.numbers(1, 20_000)
-        try update.addIdentification(numbers, labels: numbers.map(Self.label))
+        let (store, blocked, update) = try Self.twentyThousandLabelsWhileTheLaneIsBusy(in: folder)
         store.cancelUpdate(providerName: "P")
         #expect(store.updateBudget.heldBytes == 0)
         blocked.signal()

@@ -26,11 +26,11 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
     func observe(_ event: SwitchboardEvent) {
         switch event {
         case .callAdded(let call):
-            published[call.uuid] = Encode.record(of: call, callerName: context.callerName(of: call))
+            published[call.uuid] = Encode.record(of: call)
             namesForOwningApp[call.uuid] = nameForOwningApp(of: call)
             export(call)
         case .callChanged(let call):
-            let after = Encode.record(of: call, callerName: context.callerName(of: call))
+            let after = Encode.record(of: call)
             let before = published.updateValue(after, forKey: call.uuid)
             var changed = Set((before.map { after.changedFields(from: $0) } ?? Telephony1.CallRecord.fields).map(\.name))
             let ownersName = nameForOwningApp(of: call)

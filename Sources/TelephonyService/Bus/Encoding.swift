@@ -4,15 +4,16 @@ import TelephonyCore
 
 /// Core values as the API's D-Bus values.
 enum Encode {
-    /// A call as the API publishes it (its `Call` object's fields), named `callerName` as the user knows it.
-    static func record(of call: Call, callerName: String) -> Telephony1.CallRecord {
+    /// A call as the API publishes it (its `Call` object's fields), named as the user knows the
+    /// caller (`Call.displayName`, worked out once by screening).
+    static func record(of call: Call) -> Telephony1.CallRecord {
         var record = Telephony1.CallRecord()
         record.uuid = call.uuid.apiString
         record.provider = Telephony1.providerPath(call.provider.rawValue)
         record.providerName = call.providerName
         record.handle = call.handle.value
         record.handleType = call.handle.type
-        record.callerName = callerName
+        record.callerName = call.displayName
         record.outgoing = call.outgoing
         record.state = call.state
         record.onHold = call.onHold

@@ -42,9 +42,9 @@ struct CallNotification {
     /// "Incoming call", ringing with the app's sound (silenced once dismissed), urgent.
     /// `servicePlaysRingtone`: the service plays the ringtone itself (`CallRingtone`): the server
     /// plays none, and a Silence button stops it while it plays.
-    func ringing(othersUp: [Call], app: ProviderConfiguration?, service: ServiceContext, servicePlaysRingtone: Bool = false) -> DesktopNotification {
+    func ringing(othersUp: [Call], app: ProviderConfiguration?, servicePlaysRingtone: Bool = false) -> DesktopNotification {
         var notification = base(summary: call.hasVideo ? tr("Incoming video call") : tr("Incoming call"),
-                                body: NotificationText.caller(call, service), category: "call.incoming", app: app)
+                                body: NotificationText.caller(call), category: "call.incoming", app: app)
         notification.urgency = .critical
         notification.resident = true
         notification.expiry = .never
@@ -64,8 +64,8 @@ struct CallNotification {
 
     /// "Call with Alice", its handle, app, since when and whether muted, and the buttons. `urgency` 1,
     /// never 2: it must not break through Do Not Disturb the way a ringing call may.
-    func ongoing(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
-        let who = NotificationText.who(call, service)
+    func ongoing(app: ProviderConfiguration?) -> DesktopNotification {
+        let who = NotificationText.who(call)
         let summary = switch call.state {
         // TRANSLATORS: %1$s is the caller's name or number.
         case .dialing, .connecting: tr("Calling %1$s…", who)
@@ -93,9 +93,9 @@ struct CallNotification {
     }
 
     /// "Call ended · M:SS", for `endedExpiry` seconds.
-    func ended(app: ProviderConfiguration?, service: ServiceContext, expiry seconds: Int) -> DesktopNotification {
+    func ended(app: ProviderConfiguration?, expiry seconds: Int) -> DesktopNotification {
         let duration = NotificationText.duration(call.endedAt - min(call.endedAt, call.connectedAt))
-        var notification = base(summary: tr("Call ended · %1$s", duration), body: NotificationText.caller(call, service), category: "call.ended", app: app)
+        var notification = base(summary: tr("Call ended · %1$s", duration), body: NotificationText.caller(call), category: "call.ended", app: app)
         notification.expiry = .seconds(seconds)
         return notification
     }
@@ -103,8 +103,8 @@ struct CallNotification {
     /// "Missed call", who and when, with Call back. The server's own timeout: on servers that show
     /// one notification at a time, a missed call that never expired would hide the next ringing
     /// one. Those with a history keep it.
-    func missed(app: ProviderConfiguration?, service: ServiceContext) -> DesktopNotification {
-        var notification = base(summary: tr("Missed call"), body: NotificationText.caller(call, service) + "\n" + NotificationText.when(call.startedAt),
+    func missed(app: ProviderConfiguration?) -> DesktopNotification {
+        var notification = base(summary: tr("Missed call"), body: NotificationText.caller(call) + "\n" + NotificationText.when(call.startedAt),
                                 category: "call.unanswered", app: app)
         notification.imagePNG = []
         notification.actions = actions([.callBack], opensApp: false)

@@ -80,7 +80,7 @@ final class CallNotifications: SwitchboardObserver {
         // A call that had its ongoing card leaves "Call ended" in its place (only where it had one:
         // the bound holds); any other's closes.
         if phase == .ended, shown.remove(uuid) != nil, showsOngoing, let notification {
-            board.post(notification.ended(app: app(of: call), service: service, expiry: Self.endedExpiry), by: self) { _ in }
+            board.post(notification.ended(app: app(of: call), expiry: Self.endedExpiry), by: self) { _ in }
         }
         show()
         if phase == .missed, let notification { postMissed(notification) }
@@ -100,7 +100,7 @@ final class CallNotifications: SwitchboardObserver {
         }
         for uuid in ongoingChosen {
             guard let notification = calls[uuid] else { continue }
-            post(notification.ongoing(app: app(of: notification.call), service: service), phase: .ongoing, call: uuid)
+            post(notification.ongoing(app: app(of: notification.call)), phase: .ongoing, call: uuid)
         }
         postCount(of: ringing, shown: ringingChosen, summary: Self.moreIncoming, key: Self.moreRingingKey, category: "call.incoming")
         // The first call that rings on screen, unsilenced, rings aloud (the call-waiting tone while
@@ -120,7 +120,7 @@ final class CallNotifications: SwitchboardObserver {
     private var playsRingtone: Bool { ringtone != nil && service.screening.settings.playsRingtone }
 
     private func postRinging(_ notification: CallNotification) {
-        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), service: service, servicePlaysRingtone: playsRingtone),
+        post(notification.ringing(othersUp: othersUp, app: app(of: notification.call), servicePlaysRingtone: playsRingtone),
              phase: .ringing, call: notification.call.uuid)
     }
 
@@ -141,7 +141,7 @@ final class CallNotifications: SwitchboardObserver {
     private func postMissed(_ notification: CallNotification) {
         let key = notification.key
         let call = notification.call
-        board.post(notification.missed(app: app(of: call), service: service), by: self) { [weak self] event in
+        board.post(notification.missed(app: app(of: call)), by: self) { [weak self] event in
             self?.missedEvent(event, key: key)
         }
         missedShown.append((key, call))

@@ -8,8 +8,8 @@ import TelephonyCore
 enum NotificationText {
     /// "Name\nhandle", or the handle alone (also when the name is the handle). Each part is cleaned
     /// before they are joined, so that a newline inside a caller name cannot fake a line of its own.
-    @TelephonyActor static func caller(_ call: Call, _ service: ServiceContext) -> String {
-        let name = ScreenText.clean(service.callerName(of: call))
+    static func caller(_ call: Call) -> String {
+        let name = ScreenText.clean(call.displayName)
         let handle = ScreenText.clean(call.handle.value)
         if name.isEmpty { return handle }
         // The name alone when the handle only repeats it ("Bob", not "Bob\nbob").
@@ -29,8 +29,8 @@ enum NotificationText {
     }
 
     /// The caller's name, else the handle: "Call with Alice".
-    @TelephonyActor static func who(_ call: Call, _ service: ServiceContext) -> String {
-        let name = service.callerName(of: call)
+    static func who(_ call: Call) -> String {
+        let name = call.displayName
         return name.isEmpty ? call.handle.value : name
     }
 

@@ -252,19 +252,6 @@ extension ObjectServer {
         }
     }
 
-    /// The policy's verdict on a call to `method` found at `path`; nil when allowed.
-    func accessDenial(_ message: Message, caller: Caller?, interface: String, arguments: [DBusValue]) -> DBusError? {
-        guard let caller, let policy = state.callers.policy, let path = message.path, let member = message.member else { return nil }
-        var propertyInterface: String?
-        var property: String?
-        if interface == StandardInterfaces.properties {
-            if case .string(let name)? = arguments.first { propertyInterface = name }
-            if arguments.count > 1, case .string(let name) = arguments[1] { property = name }
-        }
-        return policy.check(AccessRequest(caller: caller, path: path, interface: interface, member: member,
-                                          propertyInterface: propertyInterface, property: property))
-    }
-
     /// Whether `GetManagedObjects` shows the object at `path` to the caller of `call`.
     func reveals(_ path: ObjectPath, to call: MethodCall) -> Bool {
         guard let caller = call.caller, let policy = state.callers.policy else { return true }

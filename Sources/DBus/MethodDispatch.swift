@@ -65,6 +65,19 @@ extension ObjectServer {
         }
     }
 
+    /// The policy's verdict on a call to `method` found at `path`, its one check of the message; nil when allowed.
+    private func accessDenial(_ message: Message, caller: Caller?, interface: String, arguments: [DBusValue]) -> DBusError? {
+        guard let caller, let policy = state.callers.policy, let path = message.path, let member = message.member else { return nil }
+        var propertyInterface: String?
+        var property: String?
+        if interface == StandardInterfaces.properties {
+            if case .string(let name)? = arguments.first { propertyInterface = name }
+            if arguments.count > 1, case .string(let name) = arguments[1] { property = name }
+        }
+        return policy.check(AccessRequest(caller: caller, path: path, interface: interface, member: member,
+                                          propertyInterface: propertyInterface, property: property))
+    }
+
     /// The method `member` names at `path`, in the interface requested (or the first that has it);
     /// else the error that says what is missing.
     private static func target(of member: String, requested: String?, among interfaces: [Interface], at path: ObjectPath)

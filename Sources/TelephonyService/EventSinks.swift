@@ -8,13 +8,25 @@ import TelephonyCore
 /// - the **presenter**: the call's card and its ringtone.
 /// A call's object exists before its provider's `Calls` names it, and before anything shows it.
 @TelephonyActor
-struct EventSinks {
+final class EventSinks {
     let bus: BusPublisher
     let session: SessionEffects
     /// nil without notifications (`--no-notifications`).
     let presenter: CallNotifications?
 
-    func deliver(_ event: SwitchboardEvent) {
+    init(bus: BusPublisher, session: SessionEffects, presenter: CallNotifications?) {
+        self.bus = bus
+        self.session = session
+        self.presenter = presenter
+    }
+
+    /// From now on the switchboard's events come here, each as its operation ends. Weakly: the sinks
+    /// hold objects that hold the switchboard.
+    func listen(to switchboard: Switchboard) {
+        switchboard.onEvent = { [weak self] event in self?.deliver(event) }
+    }
+
+    private func deliver(_ event: SwitchboardEvent) {
         bus.publish(event)
         session.apply(event)
         switch event {

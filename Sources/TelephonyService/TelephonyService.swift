@@ -205,7 +205,7 @@ public final class TelephonyService {
                                              "it stopped reading: its signals went unread", destination: subscriber.name)
             }
         }
-        switchboard.onEvent = { [weak self] event in self?.notify(event) }
+        sinks.listen(to: switchboard)
         do {
             try objects.export(Telephony1.rootPath, [manager.interface(), controller.interface(), directories.interface(),
                                                         recents.interface(), favorites.interface(), addressBookInterface.interface()])
@@ -285,10 +285,6 @@ public final class TelephonyService {
     private func userNamesChanged() {
         switchboard.renameCallers()
         finder.peopleChanged()
-    }
-
-    private func notify(_ event: SwitchboardEvent) {
-        sinks.deliver(event)
     }
 }
 

@@ -49,22 +49,4 @@ enum Encode {
         record.desktopEntry = configuration.desktopEntry
         return record.entries
     }
-
-    /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
-    static func arguments(of action: Action) -> [String: DBusValue] {
-        let call = action.callUUID.apiString
-        var api: Telephony1.Action
-        switch action.kind {
-        case .start(let handle, let video, let contactIdentifier):
-            api = .start(call, handle: handle.value, handleType: handle.type.rawValue, video: video, contactIdentifier: contactIdentifier)
-        case .answer: api = .answer(call)
-        case .end: api = .end(call)
-        case .setHeld(let onHold): api = .setHeld(call, onHold)
-        case .setMuted(let muted): api = .setMuted(call, muted)
-        case .setGroup(let other): api = .setGroup(call, with: other?.apiString ?? "")
-        case .playDTMF(let digits, let type): api = .playDTMF(call, digits: digits, type: type.rawValue)
-        }
-        api.transactionUUID = action.transactionID.apiString
-        return api.arguments
-    }
 }

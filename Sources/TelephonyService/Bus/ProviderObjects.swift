@@ -60,7 +60,7 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
             registered[call.provider]?.object?.propertiesChanged([Telephony1.Provider.calls])
         case .performAction(let action):
             emit(to: action.provider, Telephony1.Provider.performAction,
-                 action.id.apiString, action.kind.name, action.callUUID.apiString, Encode.arguments(of: action))
+                 action.id.apiString, action.kind.name, action.callUUID.apiString, Self.arguments(of: action))
         case .actionTimedOut(let action):
             emit(to: action.provider, Telephony1.Provider.timedOutPerformingAction, action.id.apiString, action.kind.name, action.callUUID.apiString)
         case .audioSessionActivated(let id):
@@ -76,6 +76,24 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
     /// DidReset ("every call ended").
     func reset(_ ids: [ProviderID]) {
         for id in ids { emit(to: id, Telephony1.Provider.didReset) }
+    }
+
+    /// `PerformAction`'s `args`: the action's keys as in `RequestTransaction`, plus `TransactionUUID`.
+    private static func arguments(of action: Action) -> [String: DBusValue] {
+        let call = action.callUUID.apiString
+        var api: Telephony1.Action
+        switch action.kind {
+        case .start(let handle, let video, let contactIdentifier):
+            api = .start(call, handle: handle.value, handleType: handle.type.rawValue, video: video, contactIdentifier: contactIdentifier)
+        case .answer: api = .answer(call)
+        case .end: api = .end(call)
+        case .setHeld(let onHold): api = .setHeld(call, onHold)
+        case .setMuted(let muted): api = .setMuted(call, muted)
+        case .setGroup(let other): api = .setGroup(call, with: other?.apiString ?? "")
+        case .playDTMF(let digits, let type): api = .playDTMF(call, digits: digits, type: type.rawValue)
+        }
+        api.transactionUUID = action.transactionID.apiString
+        return api.arguments
     }
 
     /// Provider signals go to the provider's own connection only.

@@ -56,7 +56,29 @@ extension Message {
             case .unsupported: return false
             }
         }
-        guard let bytes = try withMarshalled({ header in Self.splice(header: header, signature: signature, body: body.bytes) }),
+        return try setWireBody(signature: signature, body.bytes)
+    }
+
+    /// Gives the message the records as its one argument, `aa{sv}`, written as bytes (see
+    /// `VarDictRecord.write`); false as `appendWire`.
+    func appendWire<R: VarDictRecord>(records: some Collection<R>) throws(DBusError) -> Bool {
+        guard signature.rawValue.isEmpty else { return false }
+        var body = WireWriter(reservingCapacity: 512)
+        do {
+            try R.write(records, to: &body)
+        } catch {
+            switch error {
+            case .invalid(let problem): throw problem
+            case .unsupported: return false
+            }
+        }
+        return try setWireBody(signature: "aa{sv}", body.bytes)
+    }
+
+    /// The message, still without a body, given `body` (of `signature`): its header spliced in
+    /// front and the whole loaded by libdbus, which validates it; false where that fails.
+    private func setWireBody(signature: String, _ body: [UInt8]) throws(DBusError) -> Bool {
+        guard let bytes = try withMarshalled({ header in Self.splice(header: header, signature: signature, body: body) }),
               let replacement = Self.demarshal(bytes) else { return false }
         replace(with: replacement)
         return true

@@ -46,6 +46,14 @@ public final class Message: Sendable {
         return reply
     }
 
+    /// A reply whose one argument is `records`, an `aa{sv}` written straight to the wire.
+    func makeReply<R: VarDictRecord>(records: [R]) throws(DBusError) -> Message {
+        guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
+        let reply = Message(taking: pointer)
+        if try !reply.appendWire(records: records) { try reply.appendWithIterators([records.dbusValue]) }
+        return reply
+    }
+
     /// An error reply to this method call.
     public func makeErrorReply(_ error: DBusError) -> Message? {
         // libdbus aborts on an invalid error name: fall back to Failed rather than crash.

@@ -67,6 +67,20 @@ public final class MethodCall: Sendable {
         }
     }
 
+    /// Sends the reply for a method whose one output is `aa{sv}`: the records, written straight to
+    /// the wire (no `DBusValue` is built for them; the bytes are those `reply([records.dbusValue])` sends).
+    public func reply<R: VarDictRecord>(records: [R]) {
+        guard outputs.count == 1, outputs[0].signature.rawValue == "aa{sv}" else {
+            return fail(DBusError.failed("\(name) produced a reply of type 'aa{sv}' instead of '\(outputSignature)'"))
+        }
+        guard claimReply(), message.expectsReply else { return }
+        do {
+            connection.send(try message.makeReply(records: records))
+        } catch {
+            sendError(DBusError(error))
+        }
+    }
+
     /// Sends an error reply; D-Bus-convertible errors keep their names.
     public func fail(_ error: any Error) {
         guard claimReply() else { return }

@@ -20,21 +20,31 @@ public struct RecordField<Record>: Sendable {
     let decode: @Sendable (inout Record, DBusValue) throws(DBusError) -> Void
     /// nil: not sent (an optional field that is not set).
     let encode: @Sendable (Record) -> DBusValue?
+    /// Writes the field's entry (key, variant) straight to the wire, when it is sent.
+    let write: @Sendable (Record, inout WireWriter) throws(WireFailure) -> Void
 
     /// A field that is always sent; when absent on receipt, the record keeps its default.
     public static func field<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T> & Sendable, required: Bool = false) -> Self {
         let read = reader(path)
-        return RecordField(key: key, signature: T.dbusSignature, isRequired: required,
+        let signature = T.dbusSignature
+        return RecordField(key: key, signature: signature, isRequired: required,
                            decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
-                           encode: { read($0).dbusValue })
+                           encode: { read($0).dbusValue },
+                           write: { (record: Record, writer: inout WireWriter) throws(WireFailure) in
+                               try writer.putVariantEntry(key, signature, read(record).dbusValue)
+                           })
     }
 
     /// A field that is sent only when set.
     public static func optional<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T?> & Sendable, required: Bool = false) -> Self {
         let read = reader(path)
-        return RecordField(key: key, signature: T.dbusSignature, isRequired: required,
+        let signature = T.dbusSignature
+        return RecordField(key: key, signature: signature, isRequired: required,
                            decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
-                           encode: { read($0)?.dbusValue })
+                           encode: { read($0)?.dbusValue },
+                           write: { (record: Record, writer: inout WireWriter) throws(WireFailure) in
+                               if let value = read(record) { try writer.putVariantEntry(key, signature, value.dbusValue) }
+                           })
     }
 
     /// Reads the field at `path`: for a stored property of a struct, straight from its offset in
@@ -76,6 +86,20 @@ extension VarDictRecord {
 
     public static var dbusSignature: Signature { "a{sv}" }
     public var dbusValue: DBusValue { .vardict(entries) }
+
+    /// Writes records as an `aa{sv}` straight to the wire, the same bytes as their `dbusValue`s
+    /// (keys in order), without building those: for a large reply (a page of Recents), where the
+    /// dictionaries, their sorting and the values' boxes cost more than the writing (issue 55).
+    static func write(_ records: some Collection<Self>, to writer: inout WireWriter) throws(WireFailure) {
+        let fields = Self.fields.sorted { $0.key < $1.key }
+        try writer.putArray(alignment: 4) { (writer) throws(WireFailure) in
+            for record in records {
+                try writer.putArray(alignment: 8) { (writer) throws(WireFailure) in
+                    for field in fields { try field.write(record, &writer) }
+                }
+            }
+        }
+    }
 
     public init(dbusValue: DBusValue) throws(DBusError) {
         guard let entries = dbusValue.vardict else {

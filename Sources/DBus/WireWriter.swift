@@ -106,8 +106,17 @@ struct WireWriter {
         bytes.append(0)
     }
 
+    /// One entry of an `a{sv}`: its key, then the value as a variant of `signature`.
+    mutating func putVariantEntry(_ key: String, _ signature: Signature, _ value: DBusValue) throws(WireFailure) {
+        align(8)
+        try putString(key)
+        putSignature(signature.rawValue)
+        align(Self.alignment(of: signature.rawValue.utf8.first ?? 0))
+        try write(value)
+    }
+
     /// Length, padding to the first element, elements; the length counts the elements' bytes only.
-    private mutating func putArray(alignment: Int, _ elements: (inout WireWriter) throws(WireFailure) -> Void) throws(WireFailure) {
+    mutating func putArray(alignment: Int, _ elements: (inout WireWriter) throws(WireFailure) -> Void) throws(WireFailure) {
         put(UInt32(0))
         let lengthOffset = bytes.count - 4
         align(alignment)

@@ -26,6 +26,33 @@ struct WireFormatTests {
         #expect(try theirs.wireArguments() == arguments)
     }
 
+    /// A record with a field of each kind a page of Recents or Favorites has, and one that is sent only when set.
+    private struct Entry: VarDictRecord, Equatable {
+        var id: UInt64 = 0
+        var handle = ""
+        var outgoing = false
+        var schemes: [String] = []
+        var note: String?
+        static let context = "entry"
+        // Not in key order: the wire's order is the keys' (`DBusValue.vardict` sorts them).
+        static let fields: [RecordField<Entry>] = [.field("Id", \.id), .field("Handle", \.handle), .field("Outgoing", \.outgoing),
+                                                   .field("Schemes", \.schemes), .optional("Note", \.note)]
+    }
+
+    @Test("records written straight to the wire are the bytes of their DBusValues, and read back")
+    func recordsStraightToTheWire() throws {
+        for records in [[], [Entry()], [Entry(id: 7, handle: "+15551234567", outgoing: true, schemes: ["sip", "tel"], note: "héllo"),
+                                        Entry(id: 8, handle: "x", note: nil)]] {
+            let direct = try message()
+            #expect(try direct.appendWire(records: records))
+            let libdbus = try message()
+            try libdbus.appendWithIterators([records.dbusValue])
+            #expect(direct.signature == "aa{sv}")
+            #expect(try direct.withMarshalled { Array($0) } == libdbus.withMarshalled { Array($0) })
+            #expect(try [Entry](dbusValue: try direct.argumentsWithIterators()[0]) == records)
+        }
+    }
+
     @Test("what libdbus would refuse is refused with the same errors")
     func refusals() throws {
         let mixed = DBusValue.array(element: "s", [.string("a"), .int32(1)])

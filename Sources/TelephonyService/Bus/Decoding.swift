@@ -7,7 +7,7 @@ import TelephonyCore
 enum Decode {
     static func uuid(_ text: String, _ what: String = "call UUID") throws(DBusError) -> UUID {
         // 8-4-4-4-12 hex digits in any letter case; Foundation accepts both cases.
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else {
+        guard let uuid = UUID(apiString: text) else {
             throw DBusError.invalidArgs("'\(text.prefix(64))' is not a \(what) (8-4-4-4-12 hexadecimal digits)")
         }
         return uuid

@@ -17,11 +17,11 @@ final class FavoritesInterface: HistoryInterface {
         self.controller = controller
     }
 
-    nonisolated static func encode(_ favorite: Favorite) -> [String: DBusValue] {
+    nonisolated static func encode(_ favorite: Favorite) -> Telephony1.Favorite {
         var record = Telephony1.Favorite()
         (record.id, record.handle, record.handleType) = (UInt64(favorite.id ?? 0), favorite.handle, favorite.handleType)
         (record.name, record.providerName) = (favorite.name, favorite.providerName)
-        return record.entries
+        return record
     }
 
     func interface() -> Interface {
@@ -48,7 +48,7 @@ final class FavoritesInterface: HistoryInterface {
                 }
             }
             methodReplyingLater(API.list) { favorites, reply in
-                _ = try favorites.answer(reply.call, reading: { [try $0.favorites().map(Self.encode).dbusValue] })
+                _ = try favorites.answer(reply.call, reading: { try $0.favorites().map(Self.encode) })
             }
             methodReplyingLater(API.call) { favorites, reply, id in
                 try favorites.call(reply, id, "favorite") { history, id in

@@ -41,14 +41,15 @@ extension HistoryInterface {
         try answer(call, nil, body, reply: reply)
     }
 
-    /// The same for a read whose result is the reply as it is: sent from the database's executor,
-    /// so that encoding a large one (a List of 10,000 entries) keeps the service queue free too.
-    func answer(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> [DBusValue]) throws -> MethodReply {
+    /// The same for a read whose result is the reply as it is, a list of records: sent from the
+    /// database's executor, so that encoding a large one (a List of 10,000 entries) keeps the service
+    /// queue free too, and written straight to the wire (`MethodCall.reply(records:)`).
+    func answer<R: VarDictRecord>(_ call: MethodCall, reading body: @escaping @Sendable (CallHistory) throws -> [R]) throws -> MethodReply {
         guard let history = context.history else { throw historyUnavailable(context.historyProblem ?? "no database") }
         let path = history.path
         history.database.read(body, completingHere: true) { result in
             switch result {
-            case .success(let values): call.reply(values)
+            case .success(let records): call.reply(records: records)
             case .failure(let error): call.fail(historyUnavailable("\(path): \(error)"))
             }
         }

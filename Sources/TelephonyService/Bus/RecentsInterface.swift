@@ -57,7 +57,7 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         history.record(entry) { [weak self] recorded, missedCountChanged in
             guard let self else { return }
             do {
-                try context.objects.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded))
+                try context.objects.exportedObject(at: Telephony1.rootPath)?.emit(Telephony1.Recents.entryAdded, Self.encode(recorded).entries)
             } catch {
                 context.logger.error("cannot announce Recents entry \(entry.callUUID): \(error)")
             }
@@ -80,20 +80,20 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         store(entry, in: history)
     }
 
-    nonisolated static func encode(_ entry: RecentCall) -> [String: DBusValue] {
+    nonisolated static func encode(_ entry: RecentCall) -> Telephony1.RecentEntry {
         var record = Telephony1.RecentEntry()
         (record.id, record.callUUID, record.providerName, record.appID) = (UInt64(entry.id ?? 0), entry.callUUID, entry.providerName, entry.appID)
         (record.handle, record.handleType, record.callerName, record.outgoing) = (entry.handle, entry.handleType, entry.callerName, entry.outgoing)
         (record.status, record.endReason, record.hasVideo, record.seen) = (entry.status.rawValue, entry.endReason, entry.hasVideo, entry.seen)
         (record.startedAt, record.connectedAt, record.endedAt) = (entry.startedAt, entry.connectedAt, entry.endedAt)
-        return record.entries
+        return record
     }
 
     func interface() -> Interface {
         typealias API = Telephony1.Recents
         return Interface(API.interface) {
             methodReplyingLater(API.list) { recents, reply, limit, offset in
-                _ = try recents.answer(reply.call, reading: { [try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode).dbusValue] })
+                _ = try recents.answer(reply.call, reading: { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode) })
             }
             methodReplyingLater(API.delete) { recents, reply, id in
                 let id = try Self.id(id, "recent call")

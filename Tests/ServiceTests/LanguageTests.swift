@@ -189,5 +189,9 @@ struct LanguageTests {
         #expect(Localization.format("%3$s %0$s %x %", ["a"]) == "%3$s %0$s %x %")
         #expect(Localization.format("%9223372036854775807$s %s", ["a"]) == "%9223372036854775807$s %s")
         #expect(Localization.format("%99999999999999999999$s", []) == "%99999999999999999999$s")
+        // Read as bytes: text around the placeholders, in any script, is kept whole.
+        #expect(Localization.format("%1$s さんから着信 (%2$s)", ["Zoë", "☎️"]) == "Zoë さんから着信 (☎️)")
+        #expect(Localization.format("é%\u{301}s %é %1\u{301}$s 100%", ["x"]) == "é%\u{301}s %é %1\u{301}$s 100%")
+        #expect(Localization.format("%s%s%%%1$s%", ["a", "b"]) == "ab%a%")
     }
 }

@@ -50,17 +50,36 @@ enum SoundTheme {
 
     /// The files that may hold the sound `name`, in the order they are tried; none for a name that
     /// is not one path component.
-    static func candidates(for name: String, dataHome: String?, dataDirectories: String?) -> [String] {
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return [] }
-        let folders = Self.folders(dataHome: dataHome, dataDirectories: dataDirectories)
+    static func candidates(for name: String, dataHome: String?, dataDirectories: String?) -> Candidates {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return Candidates(names: [], folders: []) }
         var names = [name]
         var shorter = Substring(name)
         while let dash = shorter.lastIndex(of: "-"), dash > shorter.startIndex {
             shorter = shorter[..<dash]
             names.append(String(shorter))
         }
-        return names.flatMap { name in
-            folders.flatMap { folder in suffixes.map { "\(folder)/sounds/\(theme)/\(profile)/\(name)\($0)" } }
+        return Candidates(names: names, folders: Self.folders(dataHome: dataHome, dataDirectories: dataDirectories))
+    }
+
+    /// The candidates, each path made only when it is reached: a ring stops at the first that
+    /// exists, and making all 36 of them took 4 % of the daemon's instructions in a call's life (issue 55).
+    struct Candidates: Sequence, IteratorProtocol {
+        let names: [String]
+        let folders: [String]
+        private var position = 0
+
+        init(names: [String], folders: [String]) {
+            self.names = names
+            self.folders = folders
+        }
+
+        mutating func next() -> String? {
+            let perName = folders.count * suffixes.count
+            guard position < names.count * perName else { return nil }
+            defer { position += 1 }
+            let name = names[position / perName]
+            let place = position % perName
+            return "\(folders[place / suffixes.count])/sounds/\(theme)/\(profile)/\(name)\(suffixes[place % suffixes.count])"
         }
     }
 
@@ -75,7 +94,7 @@ enum SoundTheme {
     }
 
     /// The data folders of this process's environment.
-    static func candidates(for name: String) -> [String] {
+    static func candidates(for name: String) -> Candidates {
         let home = getenv("XDG_DATA_HOME").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? getenv("HOME").map { String(cString: $0) + "/.local/share" }
         return candidates(for: name, dataHome: home, dataDirectories: getenv("XDG_DATA_DIRS").map { String(cString: $0) })

@@ -57,10 +57,10 @@ public final class ExportedObject: Sendable {
         let invalidated = properties.filter { $0.changeSignal == .invalidates }.map(\.name)
         // What every reader sees alike is read once, not once per recipient.
         var alike: [String: DBusValue] = [:]
-        for property in properties where property.changeSignal == .value && !property.variesByReader { alike[property.name] = try? property.getter(nil) }
+        for property in properties where property.changeSignal == .value && !property.variesByReader { alike[property.name] = try? property.getter(path, nil) }
         func arguments(_ reader: Caller?) -> [DBusValue] {
             var changed = alike
-            for property in properties where property.changeSignal == .value && property.variesByReader { changed[property.name] = try? property.getter(reader) }
+            for property in properties where property.changeSignal == .value && property.variesByReader { changed[property.name] = try? property.getter(path, reader) }
             return [.string(interfaceName), .vardict(changed), invalidated.dbusValue]
         }
         server.connection.onQueueSync {
@@ -83,7 +83,7 @@ public final class ExportedObject: Sendable {
         var values: [String: DBusValue] = [:]
         values.reserveCapacity(interface.properties.count)
         for property in interface.properties where !property.variesByReader && !(announcing && property.changeSignal == .invalidates) {
-            values[property.name] = try property.getter(nil)
+            values[property.name] = try property.getter(path, nil)
         }
         return values
     }
@@ -92,7 +92,7 @@ public final class ExportedObject: Sendable {
     func allProperties(of interface: Interface, for reader: Caller?, alike: [String: DBusValue], announcing: Bool) throws -> DBusValue {
         var values = alike
         for property in interface.properties where property.variesByReader && !(announcing && property.changeSignal == .invalidates) {
-            values[property.name] = try property.getter(reader)
+            values[property.name] = try property.getter(path, reader)
         }
         return .vardict(values)
     }

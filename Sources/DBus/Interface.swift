@@ -96,8 +96,9 @@ public struct Property {
     public let name: String
     public let signature: Signature
     public let changeSignal: ChangeSignal
-    /// The value as `reader` may see it (nil: no reader known, such as the service itself).
-    let getter: (_ reader: Caller?) throws -> DBusValue
+    /// The value on the object at `path` as `reader` may see it (nil: no reader known, such as the
+    /// service itself).
+    let getter: (_ path: ObjectPath, _ reader: Caller?) throws -> DBusValue
     let setter: ((DBusValue, MethodCall) throws -> Void)?
     /// Whether readers may see different values (`init(_:_:changeSignal:set:perReader:)`):
     /// a signal carrying it is then built for each recipient.
@@ -109,7 +110,7 @@ public struct Property {
     /// checked against `signature`.
     public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value,
                 set: ((DBusValue, MethodCall) throws -> Void)? = nil, get: @escaping () throws -> DBusValue) {
-        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: false) { _ in try get() }
+        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: false) { _, _ in try get() }
     }
 
     /// A property whose value depends on who reads it: `get` receives the reader (the caller of
@@ -117,11 +118,19 @@ public struct Property {
     /// identified it, nil when there is no policy.
     public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value,
                 set: ((DBusValue, MethodCall) throws -> Void)? = nil, perReader get: @escaping (Caller?) throws -> DBusValue) {
-        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: true, get: get)
+        self.init(name, signature, changeSignal: changeSignal, set: set, variesByReader: true) { _, reader in try get(reader) }
+    }
+
+    /// A read-only property read for the object it is read on (`get` receives its path), so that one
+    /// interface, made once, serves many objects alike (a call's): `variesByReader` as above.
+    public init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal = .value, variesByReader: Bool,
+                ofObject get: @escaping (_ path: ObjectPath, _ reader: Caller?) throws -> DBusValue) {
+        self.init(name, signature, changeSignal: changeSignal, set: nil, variesByReader: variesByReader, get: get)
     }
 
     private init(_ name: String, _ signature: Signature, changeSignal: ChangeSignal,
-                 set: ((DBusValue, MethodCall) throws -> Void)?, variesByReader: Bool, get: @escaping (Caller?) throws -> DBusValue) {
+                 set: ((DBusValue, MethodCall) throws -> Void)?, variesByReader: Bool,
+                 get: @escaping (_ path: ObjectPath, _ reader: Caller?) throws -> DBusValue) {
         assert(Names.isValidMember(name), "invalid property name '\(name)'")
         assert(signature.isSingleCompleteType, "a property has exactly one complete type")
         self.name = name

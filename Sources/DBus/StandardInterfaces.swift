@@ -24,6 +24,7 @@ enum StandardInterfaces {
 
     /// Holds the object weakly: the object caches its standard interfaces.
     static func properties(of object: ExportedObject) -> Interface {
+        let path = object.path
         weak let object = object
         func find(_ call: MethodCall, _ interfaceName: String) throws -> Interface {
             guard let object else { throw DBusError.unknownObject("the object is gone") }
@@ -41,7 +42,7 @@ enum StandardInterfaces {
         return Interface(properties) {
             Method("Get", in: ["interface_name": "s", "property_name": "s"], out: ["value": "v"]) { call in
                 let (interfaceName, name) = try call.decode(String.self, String.self)
-                return .values([.variant(try findProperty(call, interfaceName, name).getter(call.caller))])
+                return .values([.variant(try findProperty(call, interfaceName, name).getter(path, call.caller))])
             }
             Method("GetAll", in: ["interface_name": "s"], out: ["properties": "a{sv}"]) { call in
                 let interfaceName = try call.decode(String.self)
@@ -57,9 +58,9 @@ enum StandardInterfaces {
                 guard value.signature == property.signature else {
                     throw DBusError.invalidArgs("property \(interfaceName).\(name) is of type '\(property.signature)', not '\(value.signature)'")
                 }
-                let before = try? property.getter(nil)
+                let before = try? property.getter(path, nil)
                 try setter(value, call)
-                if before != (try? property.getter(nil)) { object?.propertiesChanged([name], on: interfaceName) }
+                if before != (try? property.getter(path, nil)) { object?.propertiesChanged([name], on: interfaceName) }
                 return call.repliesLater ? .later : .empty
             }
             Signal("PropertiesChanged", ["interface_name": "s", "changed_properties": "a{sv}", "invalidated_properties": "as"])

@@ -27,6 +27,21 @@ public enum Telephony1 {
         callRoot.appending(String(decoding: uuid.lowercased().utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
     }
 
+    /// The call's UUID (8-4-4-4-12, lower case) in a call path, or nil when it is not one.
+    public static func callUUID(from path: ObjectPath) -> String? {
+        let prefix = callRoot.rawValue + "/"
+        guard path.rawValue.hasPrefix(prefix) else { return nil }
+        let digits = Array(path.rawValue.utf8.dropFirst(prefix.utf8.count))
+        guard digits.count == 32 else { return nil }
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, digit) in digits.enumerated() {
+            if index == 8 || index == 12 || index == 16 || index == 20 { text.append(UInt8(ascii: "-")) }
+            text.append(digit)
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The provider number in a provider path, or nil when it is not one.
     public static func providerID(from path: ObjectPath) -> UInt64? {
         let prefix = providerRoot.rawValue + "/"

@@ -41,6 +41,16 @@ extension ServiceObject {
         })
     }
 
+    /// A property of an interface made once for many objects: `get` receives the path of the
+    /// object read, and the reader.
+    func property(_ name: String, _ signature: Signature, variesByReader: Bool,
+                  ofObject get: @escaping (Self, ObjectPath, _ reader: Caller?) throws -> DBusValue) -> Property {
+        Property(name, signature, variesByReader: variesByReader, ofObject: { [weak self] path, reader in
+            guard let self else { throw stopping }
+            return try get(self, path, reader)
+        })
+    }
+
     /// The same for a property whose value depends on who reads it: `get` receives the reader.
     func property(_ name: String, _ signature: Signature, get: @escaping (Self, _ reader: Caller?) throws -> DBusValue) -> Property {
         Property(name, signature, perReader: { [weak self] reader in

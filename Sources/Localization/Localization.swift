@@ -1,5 +1,6 @@
 import CIntl
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,6 +34,7 @@ public enum Localization {
         setlocale(LC_NUMERIC, "C")
         bindtextdomain(domain, directory)
         bind_textdomain_codeset(domain, "UTF-8")
+        translations.withLock { $0.removeAll() }
     }
 
     /// The columns `text` takes on a terminal: two for each wide (CJK) character, none for a
@@ -104,15 +106,39 @@ public enum Localization {
 
 /// The translation of `message`, with `arguments` put in its placeholders.
 public func tr(_ message: StaticString, _ arguments: String...) -> String {
-    Localization.format(lookUp(message.description), arguments)
+    Localization.format(translation(of: message, in: nil), arguments)
 }
 
 /// The translation of `message` as meant in `context` ("button", "noun"): the same English word
 /// may need two words in another language.
 public func trc(_ context: StaticString, _ message: StaticString, _ arguments: String...) -> String {
-    let key = "\(context)\u{4}\(message)"
-    let found = lookUp(key)
-    return Localization.format(found == key ? message.description : found, arguments)
+    Localization.format(translation(of: message, in: context), arguments)
+}
+
+/// Translations looked up once each, by the address of their literal: gettext's lookup and the
+/// copy out of its catalog took 6.4M of the daemon's instructions in the bench's 101 call
+/// lifecycles, the card's few texts each time (issue 55). As many as the program has literals;
+/// emptied when the locale is set up again.
+private let translations = Mutex<[TranslationKey: String]>([:])
+
+private struct TranslationKey: Hashable {
+    let context: UInt
+    let message: UInt
+}
+
+private func translation(of message: StaticString, in context: StaticString?) -> String {
+    func lookUpNow() -> String {
+        guard let context else { return lookUp(message.description) }
+        let key = "\(context)\u{4}\(message)"
+        let found = lookUp(key)
+        return found == key ? message.description : found
+    }
+    guard message.hasPointerRepresentation, context?.hasPointerRepresentation ?? true else { return lookUpNow() }
+    let key = TranslationKey(context: context.map { UInt(bitPattern: $0.utf8Start) } ?? 0, message: UInt(bitPattern: message.utf8Start))
+    if let known = translations.withLock({ $0[key] }) { return known }
+    let found = lookUpNow()
+    translations.withLock { $0[key] = found }
+    return found
 }
 
 /// The singular or the plural as the catalog's rules choose for `count`, which is the first

@@ -17,6 +17,7 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
     /// none for a host app's call, which no sandboxed app can read.
     private var namesForOwningApp: [UUID: String] = [:]
     private var objects: [UUID: ExportedObject] = [:]
+    private var lastFound: (path: ObjectPath, uuid: UUID)?
 
     init(context: ServiceContext, controller: CallControllerInterface) {
         self.context = context
@@ -93,16 +94,25 @@ final class CallObjects: ServiceObject, SwitchboardObserver {
             for field in Telephony1.CallRecord.fields {
                 if field.name == API.callerName.name {
                     property(field.name, field.signature, variesByReader: true) { calls, path, reader in
-                        let uuid = try Self.uuid(at: path)
+                        let uuid = try calls.call(at: path)
                         let record = try calls.record(uuid)
                         return reader?.app.isSandboxed == true ? .string(calls.namesForOwningApp[uuid] ?? "") : field.encode(record)
                     }
                 } else {
-                    property(field.name, field.signature, variesByReader: false) { calls, path, _ in field.encode(try calls.record(try Self.uuid(at: path))) }
+                    property(field.name, field.signature, variesByReader: false) { calls, path, _ in field.encode(try calls.record(try calls.call(at: path))) }
                 }
             }
         }
     }()
+
+    /// The call whose object is at `path`; the last one found is kept, as InterfacesAdded and
+    /// GetAll read every property of one object in turn.
+    private func call(at path: ObjectPath) throws -> UUID {
+        if let lastFound, lastFound.path == path { return lastFound.uuid }
+        let uuid = try Self.uuid(at: path)
+        lastFound = (path, uuid)
+        return uuid
+    }
 
     private static func uuid(of call: MethodCall) throws -> UUID {
         try uuid(at: call.message.path ?? .root)

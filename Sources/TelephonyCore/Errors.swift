@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ScreenText
 
 /// Every error the telephony core reports. The cases are CallKit's errors,
 /// named after the API's error names (see `name`).
@@ -104,7 +105,7 @@ extension UUID {
                         guard utf8[at] == UInt8(ascii: "-") else { return false }
                         at += 1
                     }
-                    guard let high = Self.hexDigit(utf8[at]), let low = Self.hexDigit(utf8[at + 1]) else { return false }
+                    guard let high = ScreenText.hexValue(utf8[at]), let low = ScreenText.hexValue(utf8[at + 1]) else { return false }
                     bytes[index] = high << 4 | low
                     at += 2
                 }
@@ -113,14 +114,5 @@ extension UUID {
         }
         guard parsed else { return nil }
         self.init(uuid: value)
-    }
-
-    private static func hexDigit(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -23,8 +23,15 @@ public struct DesktopNotification: Sendable, Equatable {
     public var key: String
     public var appName: String
     public var summary: String
-    /// Plain text, one line per fact; escaped for servers that read markup.
-    public var body: String
+    /// The body: plain text, one line per fact. The notifier cleans each line on its own
+    /// (`ScreenText.clean`: a line break inside one, say in a caller's name, cannot fake a line of
+    /// its own) and escapes them for servers that read markup.
+    public var lines: [String]
+    /// The lines, one under the other; set, split at its line breaks.
+    public var body: String {
+        get { lines.joined(separator: "\n") }
+        set { lines = Self.lines(of: newValue) }
+    }
     /// The body for servers that draw it as one line (GNOME Shell 46 and later, which show line
     /// breaks as spaces): written for one line, naming no app (the header does). Nil: the body's
     /// lines joined with " · ".
@@ -52,11 +59,21 @@ public struct DesktopNotification: Sendable, Equatable {
     /// server does not draw `appName`.
     public var namesAppInText: Bool = false
 
+    /// `body`'s lines are its line breaks.
     public init(key: String, appName: String, summary: String, body: String) {
+        self.init(key: key, appName: appName, summary: summary, lines: Self.lines(of: body))
+    }
+
+    public init(key: String, appName: String, summary: String, lines: [String]) {
         self.key = key
         self.appName = appName
         self.summary = summary
-        self.body = body
+        self.lines = lines
+    }
+
+    private static func lines(of body: String) -> [String] {
+        // At each "\n" scalar, as `ScreenText.cleanKeepingLineBreaks` keeps them ("\r\n" is one Character).
+        body.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(Substring($0)) }
     }
 }
 

@@ -131,11 +131,14 @@ public final class LibnotifyNotifier: Notifier, Sendable {
         }
     }
 
-    /// A notification's texts and desktop entry as `server` draws them. Every text is cleaned here,
-    /// where it leaves for the screen, whoever composed it: caller names, handles and labels come
-    /// from apps and directories (ScreenText says what goes).
+    /// A notification's texts and desktop entry as `server` draws them, cleaned here, once, where
+    /// they leave for the screen, whoever composed them: caller names, handles and labels come from
+    /// apps and directories (ScreenText says what goes). Each line of the body is cleaned on its own,
+    /// and the body escaped where the server reads markup. (The app's name and the buttons' labels
+    /// are cleaned as `Display.show` sets them.)
     struct Layout: Equatable {
         let summary: String
+        /// As sent: escaped for a server with `body-markup`.
         let body: String
         let desktopEntry: String
 
@@ -144,18 +147,19 @@ public final class LibnotifyNotifier: Notifier, Sendable {
             // The header names the app of the desktop entry: the fallback's, not this one's.
             let headerNamesOtherApp = !server.drawsNoAppName && notification.desktopEntry.isEmpty && !desktopEntry.isEmpty
             summary = ScreenText.clean(headerNamesOtherApp ? notification.summaryNamingApp ?? notification.summary : notification.summary)
+            var body: String
             if server.drawsBodyAsOneLine {
-                let lines = notification.oneLineBody.map { [$0] } ?? notification.body.split(separator: "\n").map(String.init)
+                let lines = notification.oneLineBody.map { [$0] } ?? notification.lines
                 body = lines.map(ScreenText.clean).filter { !$0.isEmpty }.joined(separator: " · ")
-                return
+            } else {
+                body = notification.lines.map(ScreenText.clean).joined(separator: "\n")
+                if !notification.namesAppInText, server.drawsNoAppName {
+                    // The server would not say which app this is: the body's last line does.
+                    let app = ScreenText.clean(notification.appName)
+                    body = body.isEmpty ? app : body + "\n" + app
+                }
             }
-            var body = ScreenText.cleanKeepingLineBreaks(notification.body)
-            if !notification.namesAppInText, server.drawsNoAppName {
-                // The server would not say which app this is: the body's last line does.
-                let app = ScreenText.clean(notification.appName)
-                body = body.isEmpty ? app : body + "\n" + app
-            }
-            self.body = body
+            self.body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(body) : body
         }
     }
 
@@ -253,12 +257,11 @@ public final class LibnotifyNotifier: Notifier, Sendable {
                 }
                 return
             }
-            // Every text is cleaned here, where it leaves for the screen, whoever composed it: caller
-            // names, handles and labels come from apps and directories (ScreenText says what goes).
+            // Every text is cleaned here, once, where it leaves for the screen, whoever composed it:
+            // caller names, handles and labels come from apps and directories (ScreenText says what goes).
             let layout = Layout(notification, server: server, fallbackDesktopEntry: fallbackEntry)
             let summary = layout.summary
-            let plainBody = layout.body
-            let body = server.capabilities.contains("body-markup") ? ScreenText.markupEscaped(plainBody) : plainBody
+            let body = layout.body
             let icon = notification.iconName.isEmpty ? nil : notification.iconName
             let target: UnsafeMutablePointer<NotifyNotification>
             if let existing = shown[notification.key], server.dropsButtonsOnUpdate, !notification.actions.isEmpty {

@@ -19,7 +19,7 @@ public final class GLibLoop: Sendable {
     /// The loop's `GMainContext`. Only the calls GLib documents as safe from any thread are made
     /// on it (`g_main_context_invoke_full`, `g_source_attach`), and it lives as long as the
     /// process: shared freely.
-    private let context: UncheckedSendable<OpaquePointer>
+    fileprivate let context: UncheckedSendable<OpaquePointer>
 
     init(name: String) {
         let context = g_main_context_new()
@@ -40,38 +40,37 @@ public final class GLibLoop: Sendable {
     /// GLib hands `work` to its thread under locks of its own, futexes that
     /// ThreadSanitizer does not see. Taking this one on both sides as well shows it
     /// what is so: all the caller did before `perform` happens before `work` runs.
-    private static let handOver = Mutex(())
+    fileprivate static let handOver = Mutex(())
 
     /// Runs `work` on the loop's thread, in order.
     public func perform(_ work: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         Self.handOver.withLock { _ in }
-        g_main_context_invoke_full(context.value, 0, { data in
-            GLibLoop.handOver.withLock { _ in }
-            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
-            return 0 // G_SOURCE_REMOVE
-        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+        g_main_context_invoke_full(context.value, 0, WorkBox.run, Unmanaged.passRetained(WorkBox(work)).toOpaque(), WorkBox.release)
     }
 
     /// Runs `work` on the loop's thread once `milliseconds` have passed (a GLib timeout: no wake-up
     /// before then, none after).
     public func perform(afterMilliseconds milliseconds: UInt32, _ work: @escaping () -> Void) {
-        let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         Self.handOver.withLock { _ in }
         let source = g_timeout_source_new(milliseconds)
-        g_source_set_callback(source, { data in
-            GLibLoop.handOver.withLock { _ in }
-            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
-            return 0 // G_SOURCE_REMOVE
-        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+        g_source_set_callback(source, WorkBox.run, Unmanaged.passRetained(WorkBox(work)).toOpaque(), WorkBox.release)
         g_source_attach(source, context.value)
         g_source_unref(source)
     }
+}
 
-    private final class WorkBox {
-        let work: () -> Void
-        init(_ work: @escaping () -> Void) { self.work = work }
+/// Work on its way to a loop's thread, as GLib carries it: retained until GLib releases it, run
+/// once there (`run`, which returns `G_SOURCE_REMOVE`).
+private final class WorkBox {
+    let work: () -> Void
+    init(_ work: @escaping () -> Void) { self.work = work }
+
+    static let run: GSourceFunc = { data in
+        GLibLoop.handOver.withLock { _ in }
+        Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+        return 0 // G_SOURCE_REMOVE
     }
+    static let release: GDestroyNotify = { data in Unmanaged<WorkBox>.fromOpaque(data!).release() }
 }
 
 /// An object that lives on a GLib loop's thread: made anywhere, then touched only there, in
@@ -92,8 +91,11 @@ public final class LoopBound<Value: AnyObject>: Sendable {
         self.loop = loop
     }
 
-    /// Runs `work` with the value on the loop's thread, in order.
+    /// Runs `work` with the value on the loop's thread, in order: handed to GLib here, as
+    /// `GLibLoop.perform` hands its work (the same box and callbacks), one step from the caller.
     public func perform(_ work: @escaping @Sendable (Value) -> Void) {
-        loop.perform { work(self.value.value) }
+        let value = value
+        GLibLoop.handOver.withLock { _ in }
+        g_main_context_invoke_full(loop.context.value, 0, WorkBox.run, Unmanaged.passRetained(WorkBox { work(value.value) }).toOpaque(), WorkBox.release)
     }
 }

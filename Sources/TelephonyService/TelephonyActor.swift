@@ -44,6 +44,12 @@ extension TelephonyActor {
         if isOnQueue { assumeIsolated(operation) } else { queue.async { assumeIsolated(operation) } }
     }
 
+    /// A callback for an API that calls it from any thread (libnotify's, on GLib's): each call
+    /// enters the actor as `enter` does, with what it was called with.
+    public static func entering<Argument: Sendable>(_ callback: @escaping @Sendable @TelephonyActor (Argument) -> Void) -> @Sendable (Argument) -> Void {
+        { argument in enter { callback(argument) } }
+    }
+
     /// A completion for an API that calls it on the actor's queue (a D-Bus reply, the database's
     /// results): it enters the actor there, and traps when called anywhere else.
     public static func onQueue<Argument: Sendable>(_ completion: @escaping @Sendable @TelephonyActor (Argument) -> Void) -> @Sendable (Argument) -> Void {

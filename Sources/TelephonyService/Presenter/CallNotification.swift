@@ -16,21 +16,14 @@ struct CallNotification {
     /// call rings on in its app only.
     private(set) var dismissals = 0
 
-    /// Nil when `call` is in no phase that shows anything.
-    init?(_ call: Call) {
+    /// `call`'s notification as the call is now, following on from `previous`, its notification
+    /// before this change (a dismissal counts for the ringing only); nil when `call` is in no phase
+    /// that shows anything.
+    init?(_ call: Call, following previous: CallNotification? = nil) {
         guard let phase = Phase(call) else { return nil }
         self.call = call
         self.phase = phase
-    }
-
-    /// The call changed; false when it left the phases that show anything. A dismissal counts for
-    /// the ringing only.
-    mutating func follow(_ call: Call) -> Bool {
-        guard let phase = Phase(call) else { return false }
-        if phase != .ringing { dismissals = 0 }
-        self.call = call
-        self.phase = phase
-        return true
+        dismissals = phase == .ringing ? previous?.dismissals ?? 0 : 0
     }
 
     mutating func dismissed() { dismissals += 1 }
@@ -41,10 +34,11 @@ struct CallNotification {
 
     /// "Incoming call", ringing with the app's sound (silenced once dismissed), urgent.
     /// `servicePlaysRingtone`: the service plays the ringtone itself (`CallRingtone`): the server
-    /// plays none, and a Silence button stops it while it plays.
+    /// plays none, and a Silence button stops it while it plays. `othersUp`: the calls that are up
+    /// and not on hold, for the buttons.
     func ringing(othersUp: [Call], app: ProviderConfiguration?, servicePlaysRingtone: Bool = false) -> DesktopNotification {
         var notification = base(summary: call.hasVideo ? tr("Incoming video call") : tr("Incoming call"),
-                                body: NotificationText.caller(call), category: "call.incoming", app: app)
+                                lines: callerLines, category: "call.incoming", app: app)
         notification.urgency = .critical
         notification.resident = true
         notification.expiry = .never
@@ -57,15 +51,25 @@ struct CallNotification {
                 notification.soundName = ringtone.isEmpty ? "phone-incoming-call" : ringtone
             }
         }
-        let silence = servicePlaysRingtone && !call.silenced && dismissals == 0
-        notification.actions = actions(Button.ringing(othersUp: othersUp, silence: silence), opensApp: !notification.desktopEntry.isEmpty)
+        // The buttons, those that matter most first (GNOME Shell draws three): Answer, Decline and,
+        // while the service rings, Silence; while a call is up, Hold & Answer (when every call that
+        // is up can be held) and End & Answer come first and plain Answer last; then the body's click.
+        var buttons: [Button] = []
+        if !othersUp.isEmpty, othersUp.allSatisfy(\.supportsHolding) { buttons.append(.holdAndAnswer) }
+        if !othersUp.isEmpty { buttons.append(.endAndAnswer) }
+        if othersUp.isEmpty { buttons.append(.answer) }
+        buttons.append(.decline)
+        if servicePlaysRingtone && !call.silenced && dismissals == 0 { buttons.append(.silence) }
+        if !othersUp.isEmpty { buttons.append(.answer) }
+        notification.actions = actions(buttons + [.body], opensApp: !notification.desktopEntry.isEmpty)
         return notification
     }
 
     /// "Call with Alice", its handle, app, since when and whether muted, and the buttons. `urgency` 1,
     /// never 2: it must not break through Do Not Disturb the way a ringing call may.
     func ongoing(app: ProviderConfiguration?) -> DesktopNotification {
-        let who = NotificationText.who(call)
+        // The caller's name, else the handle.
+        let who = call.displayName.isEmpty ? call.handle.value : call.displayName
         let summary = switch call.state {
         // TRANSLATORS: %1$s is the caller's name or number.
         case .dialing, .connecting: tr("Calling %1$s…", who)
@@ -75,27 +79,32 @@ struct CallNotification {
         default: tr("Call with %1$s", who)
         }
         // The handle once: not under a name it repeats ("Call with Bob", not "bob" again).
-        let handle = NotificationText.repeats(who, call.handle.value) && who != call.handle.value ? "" : call.handle.value
+        let handle = Self.repeats(who, call.handle.value) && who != call.handle.value ? "" : call.handle.value
         var facts = [NotificationText.since(call.connectedAt > 0 ? call.connectedAt : call.startedAt)]
         if call.muted { facts.append(tr("muted")) }
         // Lines: the handle, the app (servers before GNOME Shell 46 draw it nowhere else), since
         // when, muted. One line where the header names the app: "+1 408 555 0142 · since 14:02".
         let lines = [handle, call.appDisplayName] + facts
-        var notification = base(summary: summary, body: lines.filter { !$0.isEmpty }.joined(separator: "\n"), category: "call.ongoing", app: app)
+        var notification = base(summary: summary, lines: lines.filter { !$0.isEmpty }, category: "call.ongoing", app: app)
         notification.oneLineBody = ([handle] + facts).filter { !$0.isEmpty }.joined(separator: " · ")
         notification.urgency = .normal
         notification.namesAppInText = true
         notification.resident = true
         notification.expiry = .never
+        // Hang Up, Mute or Unmute, Hold or Resume where the call can be held, and the app's window
+        // (without one, the Phone app's call window).
         let opensApp = !notification.desktopEntry.isEmpty
-        notification.actions = actions(Button.ongoing(call, opensApp: opensApp), opensApp: opensApp)
+        var buttons: [Button] = [.hangUp, call.muted ? .unmute : .mute]
+        if call.supportsHolding { buttons.append(call.onHold ? .resume : .hold) }
+        buttons.append(opensApp ? .showApp : .ongoingBody)
+        notification.actions = actions(buttons, opensApp: opensApp)
         return notification
     }
 
     /// "Call ended · M:SS", for `endedExpiry` seconds.
     func ended(app: ProviderConfiguration?, expiry seconds: Int) -> DesktopNotification {
         let duration = NotificationText.duration(call.endedAt - min(call.endedAt, call.connectedAt))
-        var notification = base(summary: tr("Call ended · %1$s", duration), body: NotificationText.caller(call), category: "call.ended", app: app)
+        var notification = base(summary: tr("Call ended · %1$s", duration), lines: callerLines, category: "call.ended", app: app)
         notification.expiry = .seconds(seconds)
         return notification
     }
@@ -104,7 +113,7 @@ struct CallNotification {
     /// one notification at a time, a missed call that never expired would hide the next ringing
     /// one. Those with a history keep it.
     func missed(app: ProviderConfiguration?) -> DesktopNotification {
-        var notification = base(summary: tr("Missed call"), body: NotificationText.caller(call) + "\n" + NotificationText.when(call.startedAt),
+        var notification = base(summary: tr("Missed call"), lines: callerLines + [NotificationText.when(call.startedAt)],
                                 category: "call.unanswered", app: app)
         notification.imagePNG = []
         notification.actions = actions([.callBack], opensApp: false)
@@ -116,9 +125,24 @@ struct CallNotification {
     /// draws a red "no entry" sign for an urgent notification without one).
     static let fallbackIcon = "call-start-symbolic"
 
+    /// "Name" over "handle", or the handle alone (also when the name only repeats it): lines of their
+    /// own, so that a line break inside a caller's name cannot fake one (the notifier cleans each).
+    private var callerLines: [String] {
+        let name = call.displayName
+        let handle = call.handle.value
+        if name.isEmpty { return [handle] }
+        // The name alone when the handle only repeats it ("Bob", not "Bob" over "bob").
+        return Self.repeats(name, handle) ? [name] : [name, handle]
+    }
+
+    /// The handle says no more than the name: "bob" under "Bob" is shown once.
+    static func repeats(_ name: String, _ handle: String) -> Bool {
+        name.lowercased() == handle.lowercased()
+    }
+
     /// What every notification of a call carries: its key, the app's name, icon and desktop entry.
-    private func base(summary: String, body: String, category: String, app: ProviderConfiguration?) -> DesktopNotification {
-        var notification = DesktopNotification(key: key, appName: call.appDisplayName, summary: summary, body: body)
+    private func base(summary: String, lines: [String], category: String, app: ProviderConfiguration?) -> DesktopNotification {
+        var notification = DesktopNotification(key: key, appName: call.appDisplayName, summary: summary, lines: lines)
         notification.category = category
         notification.iconName = app.map(\.iconName).flatMap { $0.isEmpty ? nil : $0 } ?? Self.fallbackIcon
         notification.imagePNG = app?.iconData ?? []
@@ -194,9 +218,10 @@ extension CallNotification {
             }
         }
 
-        /// The button that action `id` names on a notification of `phase`.
-        static func named(_ id: String, in phase: Phase) -> Button? {
-            allCases.first { $0.id == id && $0.phase == phase }
+        /// The button each action id names, by the phase of the notification it is on: the one
+        /// place an action is read back.
+        static let byAction: [Phase: [String: Button]] = Dictionary(grouping: allCases, by: \.phase).mapValues { buttons in
+            Dictionary(uniqueKeysWithValues: buttons.map { ($0.id, $0) })
         }
 
         var phase: Phase {
@@ -242,8 +267,8 @@ extension CallNotification {
             case silence
         }
 
-        /// `others`: the other calls, for End & Answer.
-        func effect(on call: Call, opensApp: Bool, others: [Call]) -> Effect {
+        /// `others`: the other calls, for End & Answer (asked for by no other button).
+        func effect(on call: Call, opensApp: Bool, others: @autoclosure () -> [Call]) -> Effect {
             let uuid = call.uuid
             return switch self {
             case .body where opensApp, .showApp: .showApp
@@ -255,36 +280,13 @@ extension CallNotification {
             case .decline, .hangUp: .transaction([.end(uuid)])
             // End(old) then Answer(new), old being the call that is up: a call already on hold stays.
             case .endAndAnswer:
-                .transaction(others.filter { ![.ringing, .ended, .held].contains($0.state) }.map { .end($0.uuid) } + [.answer(uuid)])
+                .transaction(others().filter { ![.ringing, .ended, .held].contains($0.state) }.map { .end($0.uuid) } + [.answer(uuid)])
             case .mute: .transaction([.setMuted(uuid, true)])
             case .unmute: .transaction([.setMuted(uuid, false)])
             case .hold: .transaction([.setHeld(uuid, true)])
             case .resume: .transaction([.setHeld(uuid, false)])
             case .callBack: .transaction([.start(UUID(), handle: call.handle, provider: call.provider)])
             }
-        }
-
-        /// The buttons of a ringing notification, those that matter most first (GNOME Shell draws
-        /// three): Answer, Decline and Silence (`silence`: while the service rings); while a call is
-        /// up, Hold & Answer (when every call that is up can be held) and End & Answer come first and
-        /// plain Answer last; then the body's click.
-        static func ringing(othersUp: [Call], silence: Bool) -> [Button] {
-            var buttons: [Button] = []
-            if !othersUp.isEmpty, othersUp.allSatisfy(\.supportsHolding) { buttons.append(.holdAndAnswer) }
-            if !othersUp.isEmpty { buttons.append(.endAndAnswer) }
-            if othersUp.isEmpty { buttons.append(.answer) }
-            buttons.append(.decline)
-            if silence { buttons.append(.silence) }
-            if !othersUp.isEmpty { buttons.append(.answer) }
-            return buttons + [.body]
-        }
-
-        /// The buttons of an ongoing-call notification.
-        static func ongoing(_ call: Call, opensApp: Bool) -> [Button] {
-            var buttons: [Button] = [.hangUp, call.muted ? .unmute : .mute]
-            if call.supportsHolding { buttons.append(call.onHold ? .resume : .hold) }
-            buttons.append(opensApp ? .showApp : .ongoingBody)
-            return buttons
         }
     }
 }

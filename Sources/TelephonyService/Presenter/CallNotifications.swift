@@ -39,8 +39,8 @@ final class CallNotifications: SwitchboardObserver {
     /// The calls that ring or are up.
     private var calls: [UUID: CallNotification] = [:]
     /// The ringing calls and the calls that are up, each fairly shared between apps.
-    private var ringing = FairShare()
-    private var ongoing = FairShare()
+    private var ringing = FairShare(limit: maximumRinging)
+    private var ongoing = FairShare(limit: maximumOngoing)
     /// The calls chosen to have a ringing or ongoing notification of their own.
     private var shown: Set<UUID> = []
     /// Missed-call notifications on screen, oldest first, with the call for "Call back".
@@ -71,12 +71,11 @@ final class CallNotifications: SwitchboardObserver {
         let uuid = call.uuid
         // An ended call is told twice (its last change, then its removal): its end is followed once.
         guard calls[uuid] != nil || !call.hasEnded else { return }
-        var notification = calls[uuid] ?? CallNotification(call)
-        let shows = notification?.follow(call) ?? false
-        let phase = shows ? notification?.phase : nil
+        let notification = CallNotification(call, following: calls[uuid])
+        let phase = notification?.phase
         calls[uuid] = phase == .ringing || phase == .ongoing ? notification : nil
-        if phase == .ringing { ringing.insert(call) } else { ringing.remove(uuid) }
-        if phase == .ongoing { ongoing.insert(call) } else { ongoing.remove(uuid) }
+        ringing.update(call, waiting: phase == .ringing)
+        ongoing.update(call, waiting: phase == .ongoing)
         // A call that had its ongoing card leaves "Call ended" in its place (only where it had one:
         // the bound holds); any other's closes.
         if phase == .ended, shown.remove(uuid) != nil, showsOngoing, let notification {
@@ -88,8 +87,8 @@ final class CallNotifications: SwitchboardObserver {
 
     /// Brings the ringing and ongoing notifications on screen in line with the calls.
     private func show() {
-        let ringingChosen = ringing.choose(limit: Self.maximumRinging)
-        let ongoingChosen = showsOngoing ? ongoing.choose(limit: Self.maximumOngoing) : []
+        let ringingChosen = ringing.chosen
+        let ongoingChosen = showsOngoing ? ongoing.chosen : []
         let chosen = Set(ringingChosen + ongoingChosen)
         for uuid in shown.subtracting(chosen) { board.withdraw(uuid.apiString, by: self) }
         shown = chosen
@@ -102,13 +101,13 @@ final class CallNotifications: SwitchboardObserver {
             guard let notification = calls[uuid] else { continue }
             post(notification.ongoing(app: app(of: notification.call)), phase: .ongoing, call: uuid)
         }
-        postCount(of: ringing, shown: ringingChosen, summary: Self.moreIncoming, key: Self.moreRingingKey, category: "call.incoming")
+        postCount(of: ringing, summary: Self.moreIncoming, key: Self.moreRingingKey, category: "call.incoming")
         // The first call that rings on screen, unsilenced, rings aloud (the call-waiting tone while
         // another is up); none does otherwise.
         let ringsAloud = playsRingtone ? ringingChosen.compactMap { calls[$0] }.first { !$0.call.silenced && $0.dismissals == 0 }?.call : nil
         ringtone?.follow(ringsAloud, waiting: !othersUp.isEmpty)
         // With the cards off, no count of them either.
-        postCount(of: showsOngoing ? ongoing : FairShare(), shown: ongoingChosen, summary: Self.moreOngoing, key: Self.moreOngoingKey, category: "call.ongoing")
+        postCount(of: showsOngoing ? ongoing : nil, summary: Self.moreOngoing, key: Self.moreOngoingKey, category: "call.ongoing")
     }
 
     /// The calls that are up and not on hold: a ringing call's buttons depend on them (Hold & Answer,
@@ -128,10 +127,11 @@ final class CallNotifications: SwitchboardObserver {
         board.post(desktop, by: self) { [weak self] event in self?.happened(event, phase: phase, call: uuid) }
     }
 
-    /// "3 more incoming calls, Monkey: 2, SIP: 1", or nothing when all are shown.
-    private func postCount(of share: FairShare, shown: [UUID], summary: (Int) -> String, key: String, category: String) {
-        let body = share.leftOut(shown: shown) { self.calls[$0]?.call.appDisplayName }
-        let count = share.count - shown.count
+    /// "3 more incoming calls, Monkey: 2, SIP: 1", or nothing when all are shown (or `share` is nil).
+    private func postCount(of share: FairShare?, summary: (Int) -> String, key: String, category: String) {
+        guard let share, share.count > share.chosen.count else { return board.withdraw(key, by: self) }
+        let count = share.count - share.chosen.count
+        let body = share.leftOut { self.calls[$0]?.call.appDisplayName }
         board.postCount(count, summary: summary(count), body: body, key: key, category: category, by: self)
     }
 
@@ -180,11 +180,11 @@ final class CallNotifications: SwitchboardObserver {
 
     /// A button becomes what the table says it does.
     private func press(_ id: String, on notification: CallNotification) {
-        guard let button = CallNotification.Button.named(id, in: notification.phase) else { return }
+        guard let button = CallNotification.Button.byAction[notification.phase]?[id] else { return }
         let call = notification.call
         let opensApp = !(app(of: call)?.desktopEntry.isEmpty ?? true)
-        let others = service.switchboard.calls.filter { $0.uuid != call.uuid }
-        switch button.effect(on: call, opensApp: opensApp, others: others) {
+        // The other calls (every live call, sorted) only for End & Answer.
+        switch button.effect(on: call, opensApp: opensApp, others: service.switchboard.calls.filter { $0.uuid != call.uuid }) {
         case .showApp:
             showApp.show(call)
         case .showCall(let otherwise):

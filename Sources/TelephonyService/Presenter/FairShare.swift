@@ -6,40 +6,49 @@ import TelephonyCore
 /// call, apps in the order their calls arrived, then every app's second call, and so on. So an
 /// app with a hundred calls cannot hide another app's call. An app is its account
 /// (`Call.appAccount`), not a provider: registering more providers wins no more places.
+///
+/// The calls chosen, `chosen`, are worked out when a call comes or goes, not each time they are read.
 struct FairShare {
+    /// How many notifications there are to share.
+    let limit: Int
+    /// The calls to show, at most `limit`, in the order they arrived when they all fit.
+    private(set) var chosen: [UUID] = []
     /// Each app's calls, oldest first.
-    private(set) var byApp: [String: [UUID]] = [:]
+    private var byApp: [String: [UUID]] = [:]
     /// When each call arrived, as a sequence number.
     private var since: [UUID: UInt64] = [:]
     private var app: [UUID: String] = [:]
     private var sequence: UInt64 = 0
 
+    init(limit: Int) {
+        self.limit = limit
+    }
+
     var count: Int { since.count }
 
-    func contains(_ uuid: UUID) -> Bool { since[uuid] != nil }
+    /// `call` waits for a place among these (`waiting`: added at the end of its app's calls, unless
+    /// there already) or no longer does (removed, if there).
+    mutating func update(_ call: Call, waiting: Bool) {
+        if waiting { insert(call) } else { remove(call.uuid) }
+    }
 
-    /// Adds a call (at the end of its app's calls); false when it was there already.
-    @discardableResult
-    mutating func insert(_ call: Call) -> Bool {
-        guard since[call.uuid] == nil else { return false }
+    private mutating func insert(_ call: Call) {
+        guard since[call.uuid] == nil else { return }
         sequence += 1
         since[call.uuid] = sequence
         app[call.uuid] = call.appAccount
         byApp[call.appAccount, default: []].append(call.uuid)
-        return true
+        chosen = choose()
     }
 
-    /// Removes a call; false when it was not there.
-    @discardableResult
-    mutating func remove(_ uuid: UUID) -> Bool {
-        guard since.removeValue(forKey: uuid) != nil, let account = app.removeValue(forKey: uuid) else { return false }
+    private mutating func remove(_ uuid: UUID) {
+        guard since.removeValue(forKey: uuid) != nil, let account = app.removeValue(forKey: uuid) else { return }
         byApp[account]?.removeAll { $0 == uuid }
         if byApp[account]?.isEmpty == true { byApp[account] = nil }
-        return true
+        chosen = choose()
     }
 
-    /// The calls to show, at most `limit`, in the order they arrived when they all fit.
-    func choose(limit: Int) -> [UUID] {
+    private func choose() -> [UUID] {
         guard count > limit else { return byApp.values.flatMap { $0 }.sorted { since[$0]! < since[$1]! } }
         // Only the `limit` apps with the oldest calls can matter: pick them without sorting them all.
         var apps: [[UUID]] = []
@@ -57,9 +66,9 @@ struct FairShare {
         return chosen
     }
 
-    /// "Monkey: 3, SIP: 1": how many calls of each app are not among `shown`, most first, at most three apps named.
-    func leftOut(shown: [UUID], name: (UUID) -> String?) -> String {
-        let shownSet = Set(shown)
+    /// "Monkey: 3, SIP: 1": how many calls of each app are not `chosen`, most first, at most three apps named.
+    func leftOut(name: (UUID) -> String?) -> String {
+        let shownSet = Set(chosen)
         var perApp: [(name: String, count: Int)] = []
         for calls in byApp.values {
             let waiting = calls.count { !shownSet.contains($0) }

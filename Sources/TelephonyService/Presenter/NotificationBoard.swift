@@ -38,15 +38,13 @@ final class NotificationBoard {
         posted[notification.key] = (notification, ownerID)
         if notification.expiry != .never { rememberTransient(notification.key) }
         let key = notification.key
-        notifier.post(notification) { [weak self] happened in
-            // From the notifier's thread back to the actor.
-            TelephonyActor.enter {
-                guard let self else { return }
-                // Closed at the server: nothing is on screen under the key any more.
-                if !happened.isAction, self.posted[key]?.owner == ownerID { self.posted[key] = nil }
-                onEvent(happened)
-            }
-        }
+        // Heard on the notifier's thread, handled on the actor.
+        notifier.post(notification, onEvent: TelephonyActor.entering { [weak self] happened in
+            guard let self else { return }
+            // Closed at the server: nothing is on screen under the key any more.
+            if !happened.isAction, posted[key]?.owner == ownerID { posted[key] = nil }
+            onEvent(happened)
+        })
     }
 
     /// A key posted again moves to the end.

@@ -1,37 +1,16 @@
 import FoundationEssentials
 import Glibc
 import Localization
-import ScreenText
 import TelephonyCore
 
-/// The words of the call notifications that more than one of them uses.
+/// Words that more than one notification uses: times, durations, sentences. (What a call's card
+/// says of its caller is `CallNotification`'s.)
 enum NotificationText {
-    /// "Name\nhandle", or the handle alone (also when the name is the handle). Each part is cleaned
-    /// before they are joined, so that a newline inside a caller name cannot fake a line of its own.
-    static func caller(_ call: Call) -> String {
-        let name = ScreenText.clean(call.displayName)
-        let handle = ScreenText.clean(call.handle.value)
-        if name.isEmpty { return handle }
-        // The name alone when the handle only repeats it ("Bob", not "Bob\nbob").
-        return repeats(name, handle) ? name : "\(name)\n\(handle)"
-    }
-
-    /// The handle says no more than the name: "bob" under "Bob" is shown once.
-    static func repeats(_ name: String, _ handle: String) -> Bool {
-        name.lowercased() == handle.lowercased()
-    }
-
     /// "Incoming call · ShellPhone": a card's summary where the header names another app.
     static func naming(_ summary: String, app: String) -> String {
         // TRANSLATORS: a call card's title followed by the app of the call ("Incoming call · ShellPhone"),
         // where the notification's header names the Phone app instead.
         tr("%1$s · %2$s", summary, app)
-    }
-
-    /// The caller's name, else the handle: "Call with Alice".
-    static func who(_ call: Call) -> String {
-        let name = call.displayName
-        return name.isEmpty ? call.handle.value : name
     }
 
     /// "at 14:02" today, "on 21 Nov at 14:02" before, in local time and the user's language;

@@ -5,10 +5,6 @@ import Synchronization
 public struct ContactKey: Sendable, Hashable, Comparable {
     public let source: String
     public let uid: String
-    public init(source: String, uid: String) {
-        self.source = source
-        self.uid = uid
-    }
 
     public static func < (a: ContactKey, b: ContactKey) -> Bool { (a.source, a.uid) < (b.source, b.uid) }
 }
@@ -19,12 +15,6 @@ public struct ContactPhone: Sendable, Hashable {
     public var label: String
     public var number: String
     public var e164: Int64
-
-    public init(label: String, number: String, e164: Int64) {
-        self.label = label
-        self.number = number
-        self.e164 = e164
-    }
 }
 
 /// One change from a source. Changes arrive in batches; a batch is applied whole and

@@ -81,13 +81,6 @@ public enum CommandOutput {
         public var state: String
         public var onHold: Bool
         public var peer: String
-
-        public init(number: Int, state: String, onHold: Bool, peer: String) {
-            self.number = number
-            self.state = state
-            self.onHold = onHold
-            self.peer = peer
-        }
     }
 
     public static func lines(fromListcalls text: String) -> [Line] {

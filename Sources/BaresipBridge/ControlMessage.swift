@@ -95,17 +95,6 @@ public struct ControlEvent: Equatable, Sendable {
     public var peerDisplayName: String?
     public var param: String?
     public var accountAOR: String?
-
-    public init(type: String, id: String? = nil, direction: String? = nil, peerURI: String? = nil,
-                peerDisplayName: String? = nil, param: String? = nil, accountAOR: String? = nil) {
-        self.type = type
-        self.id = id
-        self.direction = direction
-        self.peerURI = peerURI
-        self.peerDisplayName = peerDisplayName
-        self.param = param
-        self.accountAOR = accountAOR
-    }
 }
 
 public struct ControlResponse: Equatable, Sendable {
@@ -113,10 +102,4 @@ public struct ControlResponse: Equatable, Sendable {
     /// The command's text output.
     public var data: String
     public var token: String?
-
-    public init(ok: Bool, data: String, token: String? = nil) {
-        self.ok = ok
-        self.data = data
-        self.token = token
-    }
 }

@@ -82,18 +82,16 @@ extension DBusValue: CustomStringConvertible {
     public var description: String {
         switch self {
         case .byte(let v): "byte \(v)"
-        case .bool(let v): "\(v)"
-        case .int16(let v): "\(v)"
-        case .uint16(let v): "\(v)"
-        case .int32(let v): "\(v)"
-        case .uint32(let v): "\(v)"
-        case .int64(let v): "\(v)"
-        case .uint64(let v): "\(v)"
-        case .double(let v): "\(v)"
+        // The numbers, booleans and descriptors as they print themselves.
+        case .bool(let v as any CustomStringConvertible), .int16(let v as any CustomStringConvertible),
+             .uint16(let v as any CustomStringConvertible), .int32(let v as any CustomStringConvertible),
+             .uint32(let v as any CustomStringConvertible), .int64(let v as any CustomStringConvertible),
+             .uint64(let v as any CustomStringConvertible), .double(let v as any CustomStringConvertible),
+             .unixFD(let v as any CustomStringConvertible):
+            "\(v)"
         case .string(let v): "\"\(v)\""
         case .objectPath(let v): "objectpath '\(v)'"
         case .signature(let v): "signature '\(v)'"
-        case .unixFD(let v): "\(v)"
         case .array(_, let items): "[" + items.map(\.description).joined(separator: ", ") + "]"
         case .dictionary(_, _, let entries): "{" + entries.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
         case .structure(let members): "(" + members.map(\.description).joined(separator: ", ") + ")"

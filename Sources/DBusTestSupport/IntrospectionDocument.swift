@@ -28,12 +28,6 @@ public struct IntrospectionDocument: Equatable, Sendable {
         /// signature; for a property, its type and access.
         public var signature: [String]
 
-        public init(kind: Kind, name: String, signature: [String]) {
-            self.kind = kind
-            self.name = name
-            self.signature = signature
-        }
-
         /// The signature as people read it: `in (s) out (o)`, `(ss)`, `b readwrite`.
         public var shape: String {
             switch kind {
@@ -67,11 +61,6 @@ public struct IntrospectionDocument: Equatable, Sendable {
     public struct PropertyShape: Equatable, Sendable {
         public var type: String
         public var access: String
-
-        public init(type: String, access: String) {
-            self.type = type
-            self.access = access
-        }
     }
 
     public struct InterfaceShape: Equatable, Sendable {
@@ -79,12 +68,6 @@ public struct IntrospectionDocument: Equatable, Sendable {
         /// Each signal's argument types, in order.
         public var signals: [String: [String]] = [:]
         public var properties: [String: PropertyShape] = [:]
-
-        public init(methods: [String: MethodShape] = [:], signals: [String: [String]] = [:], properties: [String: PropertyShape] = [:]) {
-            self.methods = methods
-            self.signals = signals
-            self.properties = properties
-        }
 
         /// Every member, methods first, then signals, then properties, each by name.
         public var members: [Member] {

@@ -2,14 +2,9 @@ import Foundation
 
 /// An X server without a screen (Xvfb) on a display it chose itself (-displayfd): for PhoneTests'
 /// windows (one for the whole test process) and the bench's. It dies with its ChildProcess.
-public final class VirtualDisplay: Sendable {
+public struct VirtualDisplay: Sendable {
     public let server: ChildProcess
     public let number: Int
-
-    private init(server: ChildProcess, number: Int) {
-        self.server = server
-        self.number = number
-    }
 
     /// `DISPLAY` for a client of this server.
     public var name: String { ":\(number)" }

@@ -6,11 +6,6 @@ public struct ProviderSnapshot: Sendable, Equatable {
     public let path: ObjectPath
     public let properties: [String: DBusValue]
 
-    public init(path: ObjectPath, properties: [String: DBusValue]) {
-        self.path = path
-        self.properties = properties
-    }
-
     public var name: String { properties[Telephony1.Provider.name.name].flatMap { try? String(dbusValue: $0.unwrappedVariant) } ?? "" }
     public var appID: String { properties[Telephony1.Provider.appId.name].flatMap { try? String(dbusValue: $0.unwrappedVariant) } ?? "" }
     public var configuration: [String: DBusValue] { properties[Telephony1.Provider.configuration.name]?.unwrappedVariant.vardict ?? [:] }

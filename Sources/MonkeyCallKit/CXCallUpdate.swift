@@ -10,7 +10,7 @@ public final class CXCallUpdate: Sendable {
     private let fields = Mutex(Telephony1.CallUpdate())
 
     /// What was set, as the API sends it.
-    var record: Telephony1.CallUpdate { fields.withLock { $0 } }
+    var record: Telephony1.CallUpdate { fields.value }
 
     public init() {}
 
@@ -25,7 +25,7 @@ public final class CXCallUpdate: Sendable {
     /// The caller's name as the app knows it.
     public var localizedCallerName: String? {
         get { record.localizedCallerName }
-        set { fields.withLock { $0.localizedCallerName = newValue } }
+        set { fields[\.localizedCallerName] = newValue }
     }
     public var supportsHolding: Bool { get { self[\.supportsHolding, or: true] } set { self[\.supportsHolding, or: true] = newValue } }
     public var supportsGrouping: Bool { get { self[\.supportsGrouping, or: false] } set { self[\.supportsGrouping, or: false] = newValue } }
@@ -35,8 +35,8 @@ public final class CXCallUpdate: Sendable {
 
     /// A flag of the update: CallKit's default until it is set.
     private subscript(_ flag: WritableKeyPath<Telephony1.CallUpdate, Bool?>, or defaultValue: Bool) -> Bool {
-        get { fields.withLock { $0[keyPath: flag] } ?? defaultValue }
-        set { fields.withLock { $0[keyPath: flag] = newValue } }
+        get { fields[flag] ?? defaultValue }
+        set { fields[flag] = newValue }
     }
 
     /// The update as the API's `a{sv}`: the keys that were set, no others.

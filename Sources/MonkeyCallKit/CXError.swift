@@ -21,12 +21,6 @@ public struct CXError: Error, Sendable, Equatable, CustomStringConvertible {
     public let name: String
     public let message: String
 
-    public init(code: Code, name: String, message: String) {
-        self.code = code
-        self.name = name
-        self.message = message
-    }
-
     public var description: String { "\(name): \(message)" }
 
     static let serviceNotRunning = CXError(
@@ -35,7 +29,9 @@ public struct CXError: Error, Sendable, Equatable, CustomStringConvertible {
 
     static let invalidated = CXError(code: .invalidated, name: APIError.invalidated.rawValue,
                                      message: "the provider was invalidated")
+}
 
+extension CXError {
     /// The error of `error`, as it is: service not running and lost buses get their own codes.
     init(_ error: any Error) {
         if let error = error as? CXError {

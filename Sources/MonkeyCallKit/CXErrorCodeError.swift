@@ -8,12 +8,6 @@ public protocol CXErrorCodeKind: RawRepresentable<Int>, Sendable, Equatable, Cas
     static var errorName: String { get }
 }
 
-/// The code enums as the service's API errors stand for them.
-protocol APIErrorCode {
-    /// The code of an API error, or nil when it is not one of this enum's.
-    init?(_ error: APIError)
-}
-
 /// A refusal of the service with a CallKit code and the service's explanation:
 /// `CXErrorCodeIncomingCallError` and `CXErrorCodeRequestTransactionError` are
 /// this error with their own code enum.
@@ -33,7 +27,16 @@ public struct CXErrorCodeError<Kind: CXErrorCodeKind>: Error, Sendable, Equatabl
     public var description: String { "\(Code.errorName).\(code): \(message)" }
 }
 
-extension CXErrorCodeError where Code: APIErrorCode {
+extension CXErrorCodeKind {
+    /// The code of an API error: the one of its name (`APIError.unentitled` is `.unentitled`), or
+    /// nil when it is not one of this enum's.
+    init?(_ error: APIError) {
+        guard let code = Self.allCases.first(where: { "\($0)" == "\(error)" }) else { return nil }
+        self = code
+    }
+}
+
+extension CXErrorCodeError {
     /// The error for a D-Bus error name of the API, or nil when it is not one of these.
     init?(_ error: DBusError) {
         guard let apiError = APIError(error), let code = Code(apiError) else { return nil }

@@ -6,7 +6,7 @@ import MonkeyCallAPI
 public typealias CXErrorCodeIncomingCallError = CXErrorCodeError<CXIncomingCallErrorCode>
 
 /// `CXErrorCodeIncomingCallError.Code`.
-public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind, APIErrorCode {
+public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind {
     case unknown = 0
     case unentitled = 1
     case callUUIDAlreadyExists = 2
@@ -14,16 +14,6 @@ public enum CXIncomingCallErrorCode: Int, CXErrorCodeKind, APIErrorCode {
     case filteredByBlockList = 4
 
     public static var errorName: String { "CXErrorCodeIncomingCallError" }
-
-    init?(_ error: APIError) {
-        switch error {
-        case .unentitled: self = .unentitled
-        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
-        case .filteredByDoNotDisturb: self = .filteredByDoNotDisturb
-        case .filteredByBlockList: self = .filteredByBlockList
-        default: return nil
-        }
-    }
 }
 
 /// The codes named on the error, as CallKit has them (`CXErrorCodeIncomingCallError.unentitled`).

@@ -6,7 +6,7 @@ import MonkeyCallAPI
 public typealias CXErrorCodeRequestTransactionError = CXErrorCodeError<CXRequestTransactionErrorCode>
 
 /// `CXErrorCodeRequestTransactionError.Code`.
-public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind, APIErrorCode {
+public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind {
     case unknown = 0
     case unentitled = 1
     case unknownCallProvider = 2
@@ -17,19 +17,6 @@ public enum CXRequestTransactionErrorCode: Int, CXErrorCodeKind, APIErrorCode {
     case maximumCallGroupsReached = 7
 
     public static var errorName: String { "CXErrorCodeRequestTransactionError" }
-
-    init?(_ error: APIError) {
-        switch error {
-        case .unentitled: self = .unentitled
-        case .unknownCallProvider: self = .unknownCallProvider
-        case .emptyTransaction: self = .emptyTransaction
-        case .unknownCallUUID: self = .unknownCallUUID
-        case .callUUIDAlreadyExists: self = .callUUIDAlreadyExists
-        case .invalidAction: self = .invalidAction
-        case .maximumCallGroupsReached: self = .maximumCallGroupsReached
-        default: return nil
-        }
-    }
 }
 
 /// The codes named on the error, as CallKit has them (`CXErrorCodeRequestTransactionError.unknownCallUUID`).

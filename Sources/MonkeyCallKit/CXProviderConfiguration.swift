@@ -11,44 +11,39 @@ public final class CXProviderConfiguration: Sendable {
     /// and writes its field, in CallKit's types.
     private let record = Mutex(Telephony1.ProviderConfiguration())
 
-    private subscript<Value: Sendable>(_ field: WritableKeyPath<Telephony1.ProviderConfiguration, Value>) -> Value {
-        get { record.withLock { $0[keyPath: field] } }
-        set { record.withLock { $0[keyPath: field] = newValue } }
-    }
-
     /// The app's name as the user sees it (1–64 characters).
-    public var localizedName: String { get { self[\.name] } set { self[\.name] = newValue } }
+    public var localizedName: String { get { record[\.name] } set { record[\.name] = newValue } }
     public var maximumCallGroups: Int {
-        get { Int(self[\.maximumCallGroups]) }
-        set { self[\.maximumCallGroups] = UInt32(clamping: newValue) }
+        get { Int(record[\.maximumCallGroups]) }
+        set { record[\.maximumCallGroups] = UInt32(clamping: newValue) }
     }
     public var maximumCallsPerCallGroup: Int {
-        get { Int(self[\.maximumCallsPerCallGroup]) }
-        set { self[\.maximumCallsPerCallGroup] = UInt32(clamping: newValue) }
+        get { Int(record[\.maximumCallsPerCallGroup]) }
+        set { record[\.maximumCallsPerCallGroup] = UInt32(clamping: newValue) }
     }
-    public var supportsVideo: Bool { get { self[\.supportsVideo] } set { self[\.supportsVideo] = newValue } }
+    public var supportsVideo: Bool { get { record[\.supportsVideo] } set { record[\.supportsVideo] = newValue } }
     /// All three kinds unless the app says otherwise.
     public var supportedHandleTypes: Set<CXHandle.HandleType> {
-        get { Set(self[\.supportedHandleTypes].compactMap(CXHandle.HandleType.init(apiName:))) }
-        set { self[\.supportedHandleTypes] = newValue.map(\.apiName).sorted() }
+        get { Set(record[\.supportedHandleTypes].compactMap(CXHandle.HandleType.init(apiName:))) }
+        set { record[\.supportedHandleTypes] = newValue.map(\.apiName).sorted() }
     }
     public var includesCallsInRecents: Bool {
-        get { self[\.includesCallsInRecents] }
-        set { self[\.includesCallsInRecents] = newValue }
+        get { record[\.includesCallsInRecents] }
+        set { record[\.includesCallsInRecents] = newValue }
     }
     /// A sound file path or an XDG sound name; nil rings with `phone-incoming-call`.
-    public var ringtoneSound: String? { get { self[\.ringtoneSound] } set { self[\.ringtoneSound] = newValue } }
+    public var ringtoneSound: String? { get { record[\.ringtoneSound] } set { record[\.ringtoneSound] = newValue } }
     /// A PNG icon (at most 256 KiB).
     public var iconTemplateImageData: Data? {
-        get { self[\.iconData].map { Data($0) } }
-        set { self[\.iconData] = newValue.map { [UInt8]($0) } }
+        get { record[\.iconData].map { Data($0) } }
+        set { record[\.iconData] = newValue.map { [UInt8]($0) } }
     }
     /// An icon theme name, the desktop's counterpart of the template image.
-    public var iconName: String? { get { self[\.iconName] } set { self[\.iconName] = newValue } }
+    public var iconName: String? { get { record[\.iconName] } set { record[\.iconName] = newValue } }
     /// URL schemes whose links start calls through this provider, e.g. `["monkeycall"]`.
-    public var urlSchemes: [String] { get { self[\.urlSchemes] } set { self[\.urlSchemes] = newValue } }
+    public var urlSchemes: [String] { get { record[\.urlSchemes] } set { record[\.urlSchemes] = newValue } }
     /// The desktop-file id of the app, for notifications.
-    public var desktopEntry: String? { get { self[\.desktopEntry] } set { self[\.desktopEntry] = newValue } }
+    public var desktopEntry: String? { get { record[\.desktopEntry] } set { record[\.desktopEntry] = newValue } }
 
     public init(localizedName: String) {
         self.localizedName = localizedName
@@ -62,5 +57,5 @@ public final class CXProviderConfiguration: Sendable {
     /// The `RegisterProvider` configuration dictionary.
     var dbusValue: DBusValue { .vardict(entries) }
 
-    var entries: [String: DBusValue] { record.withLock { $0 }.entries }
+    var entries: [String: DBusValue] { record.value.entries }
 }

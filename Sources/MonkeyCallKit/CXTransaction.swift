@@ -20,11 +20,11 @@ public final class CXTransaction: Sendable, CustomStringConvertible {
 
     /// The transaction's identity; once requested, the UUID the service gave it.
     public internal(set) var uuid: UUID {
-        get { state.withLock { $0.uuid } }
-        set { state.withLock { $0.uuid = newValue } }
+        get { state[\.uuid] }
+        set { state[\.uuid] = newValue }
     }
 
-    public var actions: [CXAction] { state.withLock { $0.actions } }
+    public var actions: [CXAction] { state[\.actions] }
 
     /// Whether every action is complete.
     public var isComplete: Bool { actions.allSatisfy(\.isComplete) }

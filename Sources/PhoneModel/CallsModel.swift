@@ -41,27 +41,20 @@ public struct OtherCall: Equatable, Sendable {
 }
 
 /// The calls there are, and the one the call window shows.
-@MainActor
-public final class CallsModel {
-    let backend: PhoneBackend
-    let report = Reporter()
+public final class CallsModel: ModelPart {
     public private(set) var calls: [String: CallSnapshot] = [:]
     /// The call the window shows, while it shows one.
     public private(set) var shownUUID: String?
     /// The last state of the shown call once it ended (the call object is gone by then).
     private var endedSnapshot: CallSnapshot?
-    public var onChange: () -> Void = {}
     /// Asks the window to show itself (a call to show arrived).
     public var onShow: () -> Void = {}
 
-    init(backend: PhoneBackend) { self.backend = backend }
-
     public func load() async {
-        do {
+        await change {
             let now = try await backend.calls()
             calls = Dictionary(now.map { ($0.uuid, $0) }, uniquingKeysWith: { $1 })
-            onChange()
-        } catch { report.error(error) }
+        }
     }
 
     /// Shows `uuid` in the call window (`app.show-call`, or a call the app started).

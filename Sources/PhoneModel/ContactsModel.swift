@@ -17,24 +17,18 @@ public struct ContactNumber: Equatable, Sendable {
 
 /// Contacts: the user's address book through the service's `AddressBook.Search`, searched as
 /// the user types; an answer to an older query than the last is dropped.
-@MainActor
-public final class ContactsModel {
+public final class ContactsModel: ModelPart {
     public enum Availability: Equatable, Sendable {
         case available
         /// The service has no address book search (an older service): the view says so.
         case unsupported
     }
 
-    let backend: PhoneBackend
-    let report = Reporter()
     public private(set) var query = ""
     public private(set) var rows: [ContactRow] = []
     public private(set) var availability: Availability = .available
-    public var onChange: () -> Void = {}
     private var generation = 0
     public static let limit: UInt32 = 200
-
-    init(backend: PhoneBackend) { self.backend = backend }
 
     public func search(_ text: String) async {
         query = text

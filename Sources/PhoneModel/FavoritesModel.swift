@@ -10,14 +10,8 @@ public struct FavoriteRow: Equatable, Sendable {
 }
 
 /// Favorites: call with one click, add from Recents, Contacts or a number, remove.
-@MainActor
-public final class FavoritesModel {
-    let backend: PhoneBackend
-    let report = Reporter()
+public final class FavoritesModel: ModelPart {
     public private(set) var favorites: [Telephony1.Favorite] = []
-    public var onChange: () -> Void = {}
-
-    init(backend: PhoneBackend) { self.backend = backend }
 
     public var rows: [FavoriteRow] {
         favorites.map { favorite in
@@ -30,10 +24,7 @@ public final class FavoritesModel {
     }
 
     public func load() async {
-        do {
-            favorites = try await backend.favorites()
-            onChange()
-        } catch { report.error(error) }
+        await change { favorites = try await backend.favorites() }
     }
 
     public func contains(handle: String) -> Bool { favorites.contains { $0.handle == handle } }
@@ -57,11 +48,10 @@ public final class FavoritesModel {
     }
 
     public func remove(_ id: UInt64) async {
-        do {
+        await change {
             try await backend.removeFavorite(id)
             favorites.removeAll { $0.id == id }
-            onChange()
-        } catch { report.error(error) }
+        }
     }
 
     @discardableResult

@@ -12,26 +12,19 @@ public struct CallingApp: Equatable, Sendable {
 }
 
 /// The keypad: a number typed, pressed or pasted (a `tel:` link too), and which app calls it.
-@MainActor
-public final class KeypadModel {
-    let backend: PhoneBackend
-    let report = Reporter()
+public final class KeypadModel: ModelPart {
     public private(set) var number = ""
     /// The apps that call phone numbers, in the order they registered.
     public private(set) var apps: [CallingApp] = []
     /// The user's remembered `tel` choice (an app key), if any.
     public private(set) var remembered: String?
-    public var onChange: () -> Void = {}
-
-    init(backend: PhoneBackend) { self.backend = backend }
 
     public func loadApps() async {
-        do {
+        await change {
             apps = try await backend.providers().filter { $0.handleTypes.contains(Telephony1.HandleTypes.phoneNumber) }
                 .map { CallingApp(path: $0.path, name: $0.name) }
             remembered = (try? await backend.linkHandlers())?["tel"]
-            onChange()
-        } catch { report.error(error) }
+        }
     }
 
     /// Whether the user must pick the app: several could call and none is remembered among them.

@@ -7,20 +7,16 @@ import ScreenText
 /// lock screen, and the call in the top bar. System-wide extensions are off until the user turns
 /// them on; the Phone app asks when it first opens on a GNOME Shell where the extension is
 /// installed and off, and never again, whatever the answer (`OfferMemory`).
-@MainActor
-public final class LockScreenOfferModel {
+public final class LockScreenOfferModel: ModelPart {
     /// Whether the offer is on screen.
     public private(set) var isShown = false
-    public var onChange: () -> Void = {}
-    let report = Reporter()
-    private let backend: PhoneBackend
     private let memory: OfferMemory?
     private var checked = false
 
     /// `memory` nil: nowhere to remember the offer (no XDG_STATE_HOME, no HOME), so none is made.
     public init(backend: PhoneBackend, memory: OfferMemory? = OfferMemory.standard()) {
-        self.backend = backend
         self.memory = memory
+        super.init(backend: backend)
     }
 
     /// When the main window opens (once a run): shows the offer when it was never made and the

@@ -39,8 +39,8 @@ public final class PhoneModel {
         keypad = KeypadModel(backend: backend)
         calls = CallsModel(backend: backend)
         lockScreenOffer = LockScreenOfferModel(backend: backend, memory: offerMemory)
-        for part in [recents.report, favorites.report, contacts.report, keypad.report, calls.report, lockScreenOffer.report] as [Reporter] {
-            part.toast = { [weak self] in self?.onToast($0) }
+        for part in [recents, favorites, contacts, keypad, calls, lockScreenOffer] as [ModelPart] {
+            part.report.toast = { [weak self] in self?.onToast($0) }
         }
     }
 
@@ -129,6 +129,26 @@ public final class PhoneModel {
             return error.message.isEmpty ? short : error.message
         }
         return String(describing: error)
+    }
+}
+
+/// A part of the model (Recents, Favorites, the keypad, …): it asks the service through
+/// `backend`, tells the user of an error through `report`, and the window of a change through
+/// `onChange`.
+@MainActor
+public class ModelPart {
+    let backend: PhoneBackend
+    let report = Reporter()
+    public var onChange: () -> Void = {}
+
+    init(backend: PhoneBackend) { self.backend = backend }
+
+    /// Does `work` with the service, then says the part changed; an error is told to the user instead.
+    func change(_ work: () async throws -> Void) async {
+        do {
+            try await work()
+            onChange()
+        } catch { report.error(error) }
     }
 }
 

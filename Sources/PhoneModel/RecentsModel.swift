@@ -18,22 +18,16 @@ public struct RecentRow: Equatable, Sendable {
 }
 
 /// Recents: All or Missed, newest first, with the missed count; loaded a page at a time.
-@MainActor
-public final class RecentsModel {
+public final class RecentsModel: ModelPart {
     public enum Filter: Sendable { case all, missed }
 
-    let backend: PhoneBackend
-    let report = Reporter()
     public private(set) var entries: [Telephony1.RecentEntry] = []
     public private(set) var missedCount: UInt32 = 0
     public var filter: Filter = .all { didSet { if filter != oldValue { onChange() } } }
     /// Whether the service has more than `entries` (another page to load).
     public private(set) var hasMore = false
-    public var onChange: () -> Void = {}
     public var onMissedCountChange: () -> Void = {}
     public static let pageSize: UInt32 = 200
-
-    init(backend: PhoneBackend) { self.backend = backend }
 
     public var rows: [RecentRow] {
         entries.filter { filter == .all || RecentStatus(rawValue: $0.status) == .missed }.map(Self.row)
@@ -74,14 +68,11 @@ public final class RecentsModel {
     /// The next page, when the list is scrolled to its end.
     public func loadMore() async {
         guard hasMore else { return }
-        do {
+        await change {
             let page = try await backend.recents(limit: Self.pageSize, offset: UInt32(entries.count))
             let known = Set(entries.map(\.id))
             entries += page.filter { !known.contains($0.id) }
             hasMore = page.count == Int(Self.pageSize)
-            onChange()
-        } catch {
-            report.error(error)
         }
     }
 
@@ -114,20 +105,18 @@ public final class RecentsModel {
     }
 
     public func delete(_ id: UInt64) async {
-        do {
+        await change {
             try await backend.deleteRecent(id)
             entries.removeAll { $0.id == id }
-            onChange()
-        } catch { report.error(error) }
+        }
     }
 
     public func clear() async {
-        do {
+        await change {
             try await backend.clearRecents()
             entries = []
             hasMore = false
-            onChange()
-        } catch { report.error(error) }
+        }
     }
 
     public func entry(_ id: UInt64) -> Telephony1.RecentEntry? { entries.first { $0.id == id } }

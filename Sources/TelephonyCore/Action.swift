@@ -43,12 +43,6 @@ public struct ActionRequest: Hashable, Sendable {
     /// For `start` only: the provider to place the call with; nil = route it.
     public var provider: ProviderID?
 
-    public init(callUUID: UUID, kind: ActionKind, provider: ProviderID? = nil) {
-        self.callUUID = callUUID
-        self.kind = kind
-        self.provider = provider
-    }
-
     public static func start(_ uuid: UUID, handle: Handle, video: Bool = false, contactIdentifier: String = "", provider: ProviderID? = nil) -> ActionRequest {
         ActionRequest(callUUID: uuid, kind: .start(handle: handle, video: video, contactIdentifier: contactIdentifier), provider: provider)
     }

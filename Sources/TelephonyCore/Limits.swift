@@ -30,8 +30,13 @@ public struct SwitchboardLimits: Sendable, Equatable {
     /// transactions of one app.
     public var maximumPendingTransactionsPerApp: Int = 1_000
     /// Pending transactions kept for the user's own actions (notification buttons, the CLI): apps
-    /// together never fill more than `maximumPendingTransactions` minus this.
-    public var userReservedPendingTransactions: Int = 1_000
+    /// together never fill more than `maximumPendingTransactions` minus this. A tenth of the table
+    /// unless set: a small table (a test's) keeps its size for apps.
+    public var userReservedPendingTransactions: Int {
+        get { reservedPendingTransactions ?? maximumPendingTransactions / 10 }
+        set { reservedPendingTransactions = newValue }
+    }
+    private var reservedPendingTransactions: Int?
     /// Providers of one sandboxed app over all its connections (a host app: `maximumProvidersPerOwner`).
     public var maximumProvidersPerApp: Int = 32
     /// Registrations of one app in a minute (a burst of as many, then one every 60/N s); 0: no limit.
@@ -50,30 +55,8 @@ public struct SwitchboardLimits: Sendable, Equatable {
     public var outgoingCallBurst: Int = 20
     public var outgoingCallsPerSecond: Double = 10
 
-    public init(
-        maximumProvidersPerOwner: Int = 32,
-        maximumProviders: Int = 10_000,
-        maximumCallsPerProvider: Int = 1_000,
-        maximumRingingCallsPerApp: Int = 100,
-        maximumActionsPerTransaction: Int = 64,
-        maximumPendingTransactions: Int = 10_000,
-        incomingCallBurst: Int = 20,
-        incomingCallsPerSecond: Double = 10,
-        maximumPendingTransactionsPerApp: Int = 1_000,
-        userReservedPendingTransactions: Int? = nil
-    ) {
-        self.maximumProvidersPerOwner = maximumProvidersPerOwner
-        self.maximumProviders = maximumProviders
-        self.maximumCallsPerProvider = maximumCallsPerProvider
-        self.maximumRingingCallsPerApp = maximumRingingCallsPerApp
-        self.maximumActionsPerTransaction = maximumActionsPerTransaction
-        self.maximumPendingTransactions = maximumPendingTransactions
-        self.incomingCallBurst = incomingCallBurst
-        self.incomingCallsPerSecond = incomingCallsPerSecond
-        self.maximumPendingTransactionsPerApp = maximumPendingTransactionsPerApp
-        // A tenth of the table unless said otherwise: a small table (a test's) keeps its size for apps.
-        self.userReservedPendingTransactions = userReservedPendingTransactions ?? maximumPendingTransactions / 10
-    }
+    /// The defaults; change a limit by setting it.
+    public init() {}
 
     /// Fixed bounds on strings and data (not configurable).
     public static let maximumHandleBytes = 1024

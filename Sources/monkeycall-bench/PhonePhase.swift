@@ -76,12 +76,10 @@ enum PhonePhase {
     }
 
     static func render(_ result: Result) -> [String] {
-        func milliseconds(_ microseconds: Double) -> String { String(format: "%.0f ms", microseconds / 1000) }
-        func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
         return [
             "the Phone app against a minimal libadwaita window started the same way (\(result.appStart.sorted.count) cold starts each)",
-            "  start → first frame   app median \(milliseconds(result.appStart.median)), minimal \(milliseconds(result.baselineStart.median)):"
-                + " ratio \(String(format: "%.2f", result.startRatio)) (target ≤ 1.5)",
+            "  start → first frame   app median \(milliseconds(result.appStart.median, 0)), minimal \(milliseconds(result.baselineStart.median, 0)):"
+                + " ratio \(fixed(result.startRatio, 2)) (target ≤ 1.5)",
             "  idle, window open     app \(result.appIdle.total) wake-ups in \(result.appIdle.window), minimal \(result.baselineIdle.total) (target: app 0)",
             "                        app by thread: " + result.appIdle.kinds.map { "\($0.kind) ×\($0.threads) \($0.switches)" }.joined(separator: ", "),
             "  RSS, window open      app \(mebibytes(result.appIdle.residentBytes)), minimal \(mebibytes(result.baselineIdle.residentBytes)):"

@@ -143,6 +143,8 @@ func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digit
 
 func mebibytes(_ bytes: Int) -> String { fixed(Double(bytes) / 1_048_576, 1) + " MiB" }
 
+func milliseconds(_ microseconds: Double, _ digits: Int) -> String { fixed(microseconds / 1000, digits) + " ms" }
+
 /// Columns padded to their widest cell: the first left-aligned, the others right-aligned.
 struct Table {
     private var rows: [[String]]

@@ -61,13 +61,11 @@ enum RingPhase {
     }
 
     static func render(_ result: Result) -> [String] {
-        func milliseconds(_ microseconds: Double) -> String { String(format: "%.1f ms", microseconds / 1000) }
-        func mebibytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
         return [
             "the ring, on a real PulseAudio server (\(result.silence.sorted.count) calls)",
-            "  Answer → ringtone stream gone   median \(milliseconds(result.silence.median))  p90 \(milliseconds(result.silence.percentile(90)))"
+            "  Answer → ringtone stream gone   median \(milliseconds(result.silence.median, 1))  p90 \(milliseconds(result.silence.percentile(90), 1))"
                 + "  (target: median ≤ 150 ms)",
-            "  Peer.Ping in the same rounds    median \(String(format: "%.0f µs", result.ping.median))  ratio \(String(format: "%.0f", result.ratio))",
+            "  Peer.Ping in the same rounds    median \(fixed(result.ping.median, 0)) µs  ratio \(fixed(result.ratio, 0))",
             "  idle before any ring            \(result.before.total) wake-ups in \(result.before.window), RSS \(mebibytes(result.before.residentBytes))"
                 + " (anonymous \(mebibytes(result.before.anonymousBytes)))",
             "  idle after the rings            \(result.after.total) wake-ups in \(result.after.window), RSS \(mebibytes(result.after.residentBytes))"

@@ -1,4 +1,4 @@
-import BaresipBridge
+@testable import BaresipBridge
 import Foundation
 import MonkeyCallKit
 import Testing

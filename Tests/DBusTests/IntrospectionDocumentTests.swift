@@ -1,4 +1,4 @@
-import DBusTestSupport
+@testable import DBusTestSupport
 import Foundation
 import Testing
 

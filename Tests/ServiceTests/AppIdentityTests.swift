@@ -139,7 +139,10 @@ struct AppIdentityTests {
 
     @Test("a sandboxed app flooding the pending transactions is stopped at its share: the user still answers another app's call")
     func flood() async throws {
-        let limits = SwitchboardLimits(maximumPendingTransactions: 12, maximumPendingTransactionsPerApp: 10, userReservedPendingTransactions: 2)
+        var limits = SwitchboardLimits()
+        limits.maximumPendingTransactions = 12
+        limits.maximumPendingTransactionsPerApp = 10
+        limits.userReservedPendingTransactions = 2
         let fixture = try await ServiceFixture(actionTimeout: 60, limits: limits)
         let flooder = try await SandboxedApp(appID: "org.example.Flood", bus: fixture.bus)
         let provider = try await flooder.registerProvider(name: "Flood")

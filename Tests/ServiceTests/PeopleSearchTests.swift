@@ -1,4 +1,4 @@
-import AddressBook
+@testable import AddressBook
 import Foundation
 import PeopleSearch
 import Testing

@@ -5,7 +5,10 @@ import Testing
 /// Limits counted per app, with a share of the pending transactions kept for the user.
 struct AppAccountTests {
     static func limits() -> SwitchboardLimits {
-        var limits = SwitchboardLimits(maximumPendingTransactions: 10, maximumPendingTransactionsPerApp: 4, userReservedPendingTransactions: 3)
+        var limits = SwitchboardLimits()
+        limits.maximumPendingTransactions = 10
+        limits.maximumPendingTransactionsPerApp = 4
+        limits.userReservedPendingTransactions = 3
         limits.registrationsPerMinute = 3
         limits.outgoingCallBurst = 2
         limits.outgoingCallsPerSecond = 1

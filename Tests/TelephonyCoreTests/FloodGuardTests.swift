@@ -73,7 +73,7 @@ struct FloodGuardTests {
 
     @Test("a report the update's checks refuse takes no place; one admitted and then refused by the screening does")
     func whatCounts() throws {
-        let f = Fixture(options: .init(limits: .init(incomingCallBurst: 2, incomingCallsPerSecond: 1)))
+        let f = Fixture(options: .init(limits: .with { $0.incomingCallBurst = 2; $0.incomingCallsPerSecond = 1 }))
         let p = try f.register()
         let tooLong = Handle(type: .phoneNumber, value: String(repeating: "1", count: SwitchboardLimits.maximumHandleBytes + 1))
         for _ in 0..<5 {
@@ -91,14 +91,14 @@ struct FloodGuardTests {
 
     @Test("rate 0 turns the guard off")
     func off() throws {
-        let f = Fixture(options: .init(limits: .init(incomingCallsPerSecond: 0)))
+        let f = Fixture(options: .init(limits: .with { $0.incomingCallsPerSecond = 0 }))
         let p = try f.register()
         for index in 0..<100 { try f.incoming(p, .n(index)) }
     }
 
     @Test("the bucket is the app's: registering again, or more providers, or more connections win nothing")
     func perApp() throws {
-        let f = Fixture(options: .init(limits: .init(incomingCallBurst: 1, incomingCallsPerSecond: 1)))
+        let f = Fixture(options: .init(limits: .with { $0.incomingCallBurst = 1; $0.incomingCallsPerSecond = 1 }))
         let first = try f.register()
         try f.incoming(first, .n(1))
         _ = expectErrorNamed("LimitsExceeded") { try f.incoming(first, .n(2)) }
@@ -122,7 +122,8 @@ struct FloodGuardTests {
 
     @Test("live calls are bounded per app, incoming and outgoing: more providers hold no more")
     func callsPerApp() throws {
-        var limits = SwitchboardLimits(incomingCallsPerSecond: 0)
+        var limits = SwitchboardLimits()
+        limits.incomingCallsPerSecond = 0
         limits.maximumCallsPerApp = 3
         let f = Fixture(options: .init(limits: limits))
         let a = try f.board.registerProvider(owner: ":1.10", appID: "org.example.Many", configuration: .init(name: "A"))
@@ -140,7 +141,7 @@ struct FloodGuardTests {
 
     @Test("the ringing share is the app's: more providers ring no more calls")
     func ringingPerApp() throws {
-        let f = Fixture(options: .init(limits: .init(maximumRingingCallsPerApp: 2, incomingCallsPerSecond: 0)))
+        let f = Fixture(options: .init(limits: .with { $0.maximumRingingCallsPerApp = 2; $0.incomingCallsPerSecond = 0 }))
         let a = try f.board.registerProvider(owner: ":1.10", appID: "org.example.Ring", configuration: .init(name: "A"))
         let b = try f.board.registerProvider(owner: ":1.11", appID: "org.example.Ring", configuration: .init(name: "B"))
         try f.incoming(a, .n(1))

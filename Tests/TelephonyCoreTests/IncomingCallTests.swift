@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func perProviderCallAndRingingLimits() throws {
-        let f = Fixture(options: .init(limits: .init(maximumCallsPerProvider: 3, maximumRingingCallsPerApp: 2)))
+        let f = Fixture(options: .init(limits: .with { $0.maximumCallsPerProvider = 3; $0.maximumRingingCallsPerApp = 2 }))
         let p = try f.register()
         let other = try f.register("Other", owner: ":1.2")
         try f.incoming(p, .n(1))

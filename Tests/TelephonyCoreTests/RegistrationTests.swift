@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func limitsProvidersPerOwnerAndInTotal() throws {
-        let f = Fixture(options: .init(limits: .init(maximumProvidersPerOwner: 2, maximumProviders: 3)))
+        let f = Fixture(options: .init(limits: .with { $0.maximumProvidersPerOwner = 2; $0.maximumProviders = 3 }))
         try f.register("A", owner: ":1.1")
         try f.register("B", owner: ":1.1")
         let perOwner = expectErrorNamed("LimitsExceeded") { try f.register("C", owner: ":1.1") }

@@ -63,6 +63,15 @@ final class EventLog {
     }
 }
 
+extension SwitchboardLimits {
+    /// The defaults with `change` made: `.with { $0.maximumProviders = 3 }`.
+    static func with(_ change: (inout SwitchboardLimits) -> Void) -> SwitchboardLimits {
+        var limits = SwitchboardLimits()
+        change(&limits)
+        return limits
+    }
+}
+
 extension UUID {
     var short: String { String(uuidString.prefix(4)).lowercased() }
     /// Deterministic UUIDs for tests: 0000000n-0000-4000-8000-000000000000.

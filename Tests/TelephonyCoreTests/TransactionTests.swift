@@ -246,7 +246,7 @@ import Testing
     }
 
     @Test func transactionLimits() throws {
-        let f = Fixture(options: .init(limits: .init(maximumActionsPerTransaction: 2, maximumPendingTransactions: 2)))
+        let f = Fixture(options: .init(limits: .with { $0.maximumActionsPerTransaction = 2; $0.maximumPendingTransactions = 2 }))
         let p = try f.register()
         try f.activeIncoming(p, .n(1))
         expectErrorNamed("LimitsExceeded") {

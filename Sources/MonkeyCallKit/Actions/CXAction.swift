@@ -20,6 +20,11 @@ public protocol CXCallAction: CXAction {
     var callUUID: UUID { get }
 }
 
+extension CXCallAction {
+    /// The call the action is on, which its outcome holds.
+    public var callUUID: UUID { outcome.callUUID }
+}
+
 extension CXAction {
     /// A new action's own; an action the service sends has the service's.
     public var uuid: UUID { outcome.uuid }
@@ -41,7 +46,8 @@ extension CXAction {
     }
 }
 
-/// What every action holds: its identity, whether it is complete, and who reports its outcome.
+/// What every action holds: its identity and its call's, whether it is complete, and who reports
+/// its outcome.
 public final class CXActionOutcome: Sendable {
     private struct State {
         var uuid = UUID()
@@ -54,8 +60,9 @@ public final class CXActionOutcome: Sendable {
 
     private let state = Mutex(State())
     let timeoutDate = Date(timeIntervalSinceNow: 10)
+    let callUUID: UUID
 
-    init() {}
+    init(call callUUID: UUID) { self.callUUID = callUUID }
 
     var uuid: UUID { state.withLock { $0.uuid } }
     var isComplete: Bool { state.withLock { $0.complete } }
@@ -94,11 +101,10 @@ protocol ActionPerformer: AnyObject, Sendable {
 /// An action the provider no longer holds, known by its ids only: one that timed out after
 /// the provider was reset.
 final class ForgottenCallAction: CXCallAction {
-    let callUUID: UUID
-    let outcome = CXActionOutcome()
+    let outcome: CXActionOutcome
 
     init(uuid: UUID, call callUUID: UUID) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
         outcome.received(uuid: uuid, transactionUUID: nil)
     }
 }
@@ -108,5 +114,11 @@ extension Mutex where Value: Sendable {
     var value: Value {
         get { withLock { $0 } }
         nonmutating set { withLock { $0 = newValue } }
+    }
+
+    /// One field of the value behind the lock, read or replaced.
+    subscript<Field: Sendable>(_ field: WritableKeyPath<Value, Field>) -> Field {
+        get { withLock { $0[keyPath: field] } }
+        nonmutating set { withLock { $0[keyPath: field] = newValue } }
     }
 }

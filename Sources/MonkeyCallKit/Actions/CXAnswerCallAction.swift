@@ -2,11 +2,10 @@ import FoundationEssentials
 
 /// Answer an incoming call (CallKit's `CXAnswerCallAction`).
 public final class CXAnswerCallAction: CXCallAction {
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
 
     public init(call callUUID: UUID) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
     }
 
     /// Fulfils the action, noting when the call connected.

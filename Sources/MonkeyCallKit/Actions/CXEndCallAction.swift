@@ -2,11 +2,10 @@ import FoundationEssentials
 
 /// End a call, or decline a ringing one (CallKit's `CXEndCallAction`).
 public final class CXEndCallAction: CXCallAction {
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
 
     public init(call callUUID: UUID) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
     }
 
     /// Fulfils the action, noting when the call ended.

@@ -11,21 +11,14 @@ public final class CXPlayDTMFCallAction: CXCallAction {
         case hardPause = 3
     }
 
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
     private let tones: Mutex<(digits: String, type: ActionType)>
 
     public init(call callUUID: UUID, digits: String, type: ActionType) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
         self.tones = Mutex((digits, type))
     }
 
-    public var digits: String {
-        get { tones.withLock { $0.digits } }
-        set { tones.withLock { $0.digits = newValue } }
-    }
-    public var type: ActionType {
-        get { tones.withLock { $0.type } }
-        set { tones.withLock { $0.type = newValue } }
-    }
+    public var digits: String { get { tones[\.digits] } set { tones[\.digits] = newValue } }
+    public var type: ActionType { get { tones[\.type] } set { tones[\.type] = newValue } }
 }

@@ -4,12 +4,11 @@ import Synchronization
 /// Merge a call into another call's group, or take it out of its group
 /// with nil (CallKit's `CXSetGroupCallAction`).
 public final class CXSetGroupCallAction: CXCallAction {
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
     private let other: Mutex<UUID?>
 
     public init(call callUUID: UUID, callUUIDToGroupWith: UUID?) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
         self.other = Mutex(callUUIDToGroupWith)
     }
 

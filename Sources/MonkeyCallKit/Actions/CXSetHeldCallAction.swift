@@ -3,12 +3,11 @@ import Synchronization
 
 /// Put a call on hold or take it off hold (CallKit's `CXSetHeldCallAction`).
 public final class CXSetHeldCallAction: CXCallAction {
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
     private let onHold: Mutex<Bool>
 
     public init(call callUUID: UUID, onHold: Bool) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
         self.onHold = Mutex(onHold)
     }
 

@@ -3,12 +3,11 @@ import Synchronization
 
 /// Mute or unmute the microphone of a call (CallKit's `CXSetMutedCallAction`).
 public final class CXSetMutedCallAction: CXCallAction {
-    public let callUUID: UUID
-    public let outcome = CXActionOutcome()
+    public let outcome: CXActionOutcome
     private let muted: Mutex<Bool>
 
     public init(call callUUID: UUID, muted: Bool) {
-        self.callUUID = callUUID
+        outcome = CXActionOutcome(call: callUUID)
         self.muted = Mutex(muted)
     }
 

@@ -60,7 +60,7 @@ public struct ContactNumbering: Sendable, Hashable {
                 digits = Substring(callingCode + digits)
             }
         }
-        return PhoneNumber.normalize("+" + digits)
+        return PhoneNumber.number(digits: digits)
     }
 
     /// The international digits (country code first, no `+`) that a number being typed starts

@@ -87,8 +87,12 @@ public struct BlockList: Sendable, Hashable, Codable {
     }
 
     public func matches(handle: String) -> Bool {
-        let number = PhoneNumber.parse(handle)
-        return parsed.contains { $0.matches(handle: handle, number: number) }
+        matches(handle: handle, number: PhoneNumber.parse(handle))
+    }
+
+    /// `matches(handle:)` for a handle already read (`number`: `PhoneNumber.parse(handle)`).
+    public func matches(handle: String, number: PhoneNumber.Parsed?) -> Bool {
+        parsed.contains { $0.matches(handle: handle, number: number) }
     }
 
     public init(from decoder: any Decoder) throws {

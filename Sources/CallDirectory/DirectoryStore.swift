@@ -289,7 +289,12 @@ public final class DirectoryStore {
     /// `Identify` without the user's block list: the phone handle normalised,
     /// then looked up in every enabled directory. Not a phone number: no label, not blocked.
     public func identify(handle: String) -> (label: String?, blocked: Bool) {
-        guard let number = PhoneNumber.normalize(handle) else { return (nil, false) }
+        identify(number: PhoneNumber.normalize(handle))
+    }
+
+    /// `identify(handle:)` for a handle already read (`PhoneNumber.normalize`).
+    public func identify(number: Int64?) -> (label: String?, blocked: Bool) {
+        guard let number else { return (nil, false) }
         return (label(for: number), isBlocked(number))
     }
 

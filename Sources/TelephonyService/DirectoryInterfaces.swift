@@ -42,7 +42,7 @@ final class DirectoryInterfaces: ServiceObject, SwitchboardObserver {
             method(API.identify) { owner, _, handle in
                 guard handle.utf8.count <= 1024 else { throw DBusError.invalidArgs("a handle is at most 1024 bytes") }
                 // Named as a call from it would be (favorite, contact, directory): only host callers get here.
-                return (owner.context.displayName(of: Handle(value: handle), supplied: ""), owner.context.screening.isBlocked(handle))
+                return owner.context.identify(Handle(value: handle))
             }
             method(API.listDirectories) { owner, _ in
                 (owner.context.screening.directories?.list() ?? []).map {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CallDirectory
-import PhoneNumber
+@testable import PhoneNumber
 
 @Suite struct CallDirectoryPhoneNumberTests {
     @Test(arguments: [
@@ -128,5 +128,19 @@ import PhoneNumber
         let data = try JSONEncoder().encode(list)
         #expect(String(decoding: data, as: UTF8.self) == #"["+44*","bob"]"#)
         #expect(try JSONDecoder().decode(BlockList.self, from: data) == list)
+    }
+
+    @Test("an ASCII handle is read byte by byte exactly as the general reading reads it: 200,000 handles made of the characters that matter (digits, +, separators, whitespace, tel:, ;ext=, letters, control characters)")
+    func asciiReadingMatchesTheGeneralOne() {
+        let pieces = ["1", "4", "0", "9", "+", " ", "\t", "\n", "\r", "\u{0B}", "\u{0C}", "\u{1C}", "-", ".", "(", ")", "/", ";", "=", ";ext=", "ext",
+                      "EXT", " ext = ", "tel:", "TeL:", "tel\u{1A}", "x", "e", ":", "\u{7F}", "\u{0}", ";;", "=1", "\r\n"]
+        var generator = SystemRandomNumberGenerator()
+        var differences: [String] = []
+        for _ in 0..<200_000 {
+            let handle = (0..<Int.random(in: 0...9, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let fast = Array(handle.utf8).withUnsafeBufferPointer { PhoneNumber.parseASCII($0) }
+            if fast != PhoneNumber.parseUnicode(handle), differences.count < 10 { differences.append(handle.debugDescription) }
+        }
+        #expect(differences.isEmpty, "read differently: \(differences)")
     }
 }

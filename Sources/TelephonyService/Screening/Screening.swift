@@ -168,14 +168,23 @@ final class Screening {
         }
     }
 
-    /// Whether the handle is blocked by the user's list or an enabled directory.
-    func isBlocked(_ handle: String) -> Bool {
-        settings.blockList.matches(handle: handle) || (directories?.identify(handle: handle).blocked ?? false)
+    /// What the user's block list and the enabled directories say of a caller: the handle read
+    /// once, each directory looked up once, for the verdict and the name alike.
+    struct Listing {
+        /// The handle's matching key (`PhoneNumber.key`, else the handle in lower case): what
+        /// repeated calls are counted by.
+        let key: String
+        /// The enabled directories' name for the caller.
+        let label: String?
+        /// Blocked by the user's list or an enabled directory.
+        let blocked: Bool
     }
 
-    /// The directories' name for a caller.
-    func label(for handle: String) -> String? {
-        directories?.identify(handle: handle).label
+    func listing(of handle: String) -> Listing {
+        let number = PhoneNumber.parse(handle)
+        let directory = directories?.identify(number: number?.number) ?? (label: nil, blocked: false)
+        return Listing(key: number?.key ?? handle.lowercased(), label: directory.label,
+                       blocked: directory.blocked || settings.blockList.matches(handle: handle, number: number))
     }
 
     /// The name one app's own directory gives a caller, when the user enabled it.
@@ -194,10 +203,9 @@ final class Screening {
     /// The verdict for an incoming call; every attempt counts for the repeated-call exception.
     /// `isContact`: the caller is in the user's address book (known, and let through Do Not
     /// Disturb when `doNotDisturbAllowContacts`); `isKnown`: the caller is in Recents.
-    func screen(_ handle: String, isFavorite: Bool, isContact: Bool = false, isKnown: @autoclosure () -> Bool, now: UInt64) -> ScreeningVerdict {
-        let key = PhoneNumber.key(handle) ?? handle.lowercased()
-        let previous = attempts.record(key, at: now)
-        if isBlocked(handle) { return .blocked }
+    func screen(_ caller: Listing, isFavorite: Bool, isContact: Bool = false, isKnown: @autoclosure () -> Bool, now: UInt64) -> ScreeningVerdict {
+        let previous = attempts.record(caller.key, at: now)
+        if caller.blocked { return .blocked }
         // The desktop's Do Not Disturb has the same exceptions as ours.
         if doNotDisturbSource != .none {
             let favoriteLetThrough = isFavorite && settings.doNotDisturbAllowFavorites

@@ -20,8 +20,9 @@ public struct RecordField<Record>: Sendable {
     let decode: @Sendable (inout Record, DBusValue) throws(DBusError) -> Void
     /// nil: not sent (an optional field that is not set).
     let encode: @Sendable (Record) -> DBusValue?
-    /// Writes the field's entry (key, variant) straight to the wire, when it is sent.
-    let write: @Sendable (Record, inout WireWriter) throws(WireFailure) -> Void
+    /// Writes the field's entry (key, variant) straight to the wire, when it is sent, reading it
+    /// from the record's bytes (`VarDictRecord.write`).
+    let write: @Sendable (UnsafeRawPointer, inout WireWriter) throws(WireFailure) -> Void
 
     /// A field that is always sent; when absent on receipt, the record keeps its default.
     public static func field<T: DBusRepresentable>(_ key: String, _ path: WritableKeyPath<Record, T> & Sendable, required: Bool = false) -> Self {
@@ -29,8 +30,8 @@ public struct RecordField<Record>: Sendable {
         let signature = T.dbusSignature
         return RecordField(key: key, signature: signature, isRequired: required,
                            decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
-                           encode: { read($0).dbusValue },
-                           write: { (record: Record, writer: inout WireWriter) throws(WireFailure) in
+                           encode: { $0[keyPath: path].dbusValue },
+                           write: { (record: UnsafeRawPointer, writer: inout WireWriter) throws(WireFailure) in
                                try writer.putVariantEntry(key, signature, read(record).dbusValue)
                            })
     }
@@ -41,19 +42,23 @@ public struct RecordField<Record>: Sendable {
         let signature = T.dbusSignature
         return RecordField(key: key, signature: signature, isRequired: required,
                            decode: { (record: inout Record, value: DBusValue) throws(DBusError) in record[keyPath: path] = try T(dbusValue: value) },
-                           encode: { read($0)?.dbusValue },
-                           write: { (record: Record, writer: inout WireWriter) throws(WireFailure) in
+                           encode: { $0[keyPath: path]?.dbusValue },
+                           write: { (record: UnsafeRawPointer, writer: inout WireWriter) throws(WireFailure) in
                                if let value = read(record) { try writer.putVariantEntry(key, signature, value.dbusValue) }
                            })
     }
 
-    /// Reads the field at `path`: for a stored property of a struct, straight from its offset in
-    /// the record (a copy, retained as any); else through the key path. A key path read goes
-    /// through the runtime's `swift_getAtKeyPath`: a quarter of the instructions the daemon spent
-    /// answering `Recents.List(50)` (issue 55).
-    private static func reader<T>(_ path: WritableKeyPath<Record, T> & Sendable) -> @Sendable (Record) -> T {
-        guard let offset = MemoryLayout<Record>.offset(of: path) else { return { $0[keyPath: path] } }
-        return { record in withUnsafeBytes(of: record) { $0.load(fromByteOffset: offset, as: T.self) } }
+    /// Reads the field at `path` from the record at an address: for a stored property of a struct,
+    /// straight from its offset (a copy of the field alone, retained as any); else through the key
+    /// path. A key path read goes through the runtime's `swift_getAtKeyPath`: a quarter of the
+    /// instructions the daemon spent answering `Recents.List(50)` (issue 55); and reading a field
+    /// out of a record passed by value copied the whole record, retaining each of its strings, for
+    /// every field (`VarDictRecord.write` 1.36M instructions a page of 50 entries, issue 55).
+    private static func reader<T>(_ path: WritableKeyPath<Record, T> & Sendable) -> @Sendable (UnsafeRawPointer) -> T {
+        guard let offset = MemoryLayout<Record>.offset(of: path) else {
+            return { $0.assumingMemoryBound(to: Record.self).pointee[keyPath: path] }
+        }
+        return { $0.load(fromByteOffset: offset, as: T.self) }
     }
 }
 
@@ -93,9 +98,11 @@ extension VarDictRecord {
     static func write(_ records: some Collection<Self>, to writer: inout WireWriter) throws(WireFailure) {
         let fields = Self.fields.sorted { $0.key < $1.key }
         try writer.putArray(alignment: 4) { (writer) throws(WireFailure) in
-            for record in records {
-                try writer.putArray(alignment: 8) { (writer) throws(WireFailure) in
-                    for field in fields { try field.write(record, &writer) }
+            for var record in records {
+                try withUnsafePointer(to: &record) { (record) throws(WireFailure) in
+                    try writer.putArray(alignment: 8) { (writer) throws(WireFailure) in
+                        for field in fields { try field.write(UnsafeRawPointer(record), &writer) }
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import QueueExecutor
+import Synchronization
 
 /// The database's own executor: every use of a `CallHistory` runs on one
 /// serial queue, never on its callers', and each result is handed to a
@@ -58,6 +59,10 @@ public actor HistoryQueue {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
+    /// Writes submitted plus writes ended (done or failed): while it reads the same, the database
+    /// holds what it held (`writeCount`).
+    private nonisolated let writes = Atomic<UInt64>(0)
+
     private var line: [Job] = []
     private var entriesWaiting = 0
     private var dropped = 0
@@ -81,15 +86,23 @@ public actor HistoryQueue {
         self.onWaiting = onWaiting
     }
 
+    /// Counts each write when it is submitted and again when it ends: a result read between two
+    /// equal counts is still what the database holds (a write waiting for a lock counts as
+    /// changing it until it ends). For what is kept of a read (`Recents.List`'s last page).
+    public nonisolated var writeCount: UInt64 { writes.load(ordering: .acquiring) }
+
     /// A write, in line behind the writes submitted before it.
     public nonisolated func write<T: Sendable>(_ kind: Kind, _ body: @escaping @Sendable (CallHistory) throws -> T,
                                                then completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let delivery = self.delivery
+        writes.add(1, ordering: .releasing)
         executor.async(on: self) { line in
             let job = Job(kind: kind, deadline: .now() + line.patience, run: { history in
                 let value = try body(history)
+                line.writes.add(1, ordering: .releasing)
                 delivery.async { completion(.success(value)) }
             }, fail: { error in
+                line.writes.add(1, ordering: .releasing)
                 delivery.async { completion(.failure(error)) }
             })
             line.submit(job)

@@ -70,6 +70,41 @@ struct RecentsTests {
         #expect(try await entries(fixture).isEmpty)
     }
 
+    @Test("a page listed again shows every write made since: a call recorded, MarkAllSeen, Delete, Clear, a favorite added and removed (the last page is kept only while nothing is written, issue 55)")
+    func listedAgainAfterEachWrite() async throws {
+        let fixture = try await ServiceFixture()
+        let added = try await SignalRecorder(fixture.controller, MatchRule(interface: Self.recents, member: "EntryAdded"))
+        let app = try await fixture.provider("Monkey")
+        func missed(_ handle: String) async throws {
+            let uuid = try await app.reportIncoming(handle)
+            try await app.call("ReportCallEnded", [.string(uuid), .string("unanswered"), .uint64(0)])
+            #expect(await added.next() != nil)
+        }
+        try await missed("alice")
+        #expect(try await entries(fixture).map { $0["Handle"] } == [.string("alice")])
+        #expect(try await entries(fixture).map { $0["Handle"] } == [.string("alice")])
+        try await missed("bob")
+        #expect(try await entries(fixture).map { $0["Handle"] } == [.string("bob"), .string("alice")])
+        #expect(try await entries(fixture).map { $0["Seen"] } == [.bool(false), .bool(false)])
+        try await fixture.root(Self.recents, "MarkAllSeen")
+        #expect(try await entries(fixture).map { $0["Seen"] } == [.bool(true), .bool(true)])
+        let newest = try #require(try await entries(fixture).first?["Id"])
+        try await fixture.root(Self.recents, "Delete", [newest])
+        #expect(try await entries(fixture).map { $0["Handle"] } == [.string("alice")])
+        try await fixture.root(Self.recents, "Clear")
+        #expect(try await entries(fixture).isEmpty)
+
+        func favorites() async throws -> [DBusValue?] {
+            guard case .array(_, let items)? = try await fixture.root(Self.favorites, "List").first else { return [nil] }
+            return items.map { $0.vardict?["Name"] }
+        }
+        #expect(try await favorites().isEmpty)
+        let id = try await fixture.root(Self.favorites, "Add", [.string("+15559876"), .string("phone-number"), .string("Mum"), .string("Monkey")])
+        #expect(try await favorites() == [.string("Mum")])
+        try await fixture.root(Self.favorites, "Remove", id)
+        #expect(try await favorites().isEmpty)
+    }
+
     @Test("at the limit the oldest entry goes; a missed call dropped so changes MissedCount, announced (found on main: no limit)")
     func limitDropsTheOldest() async throws {
         let fixture = try await ServiceFixture { $0.recentsLimit = 1 }

@@ -11,6 +11,7 @@ import TelephonyCore
 final class RecentsInterface: HistoryInterface, SwitchboardObserver {
     let context: ServiceContext
     let controller: CallControllerInterface
+    private let listed = ListedPage<Telephony1.RecentEntry>()
 
     init(context: ServiceContext, controller: CallControllerInterface) {
         self.context = context
@@ -93,7 +94,10 @@ final class RecentsInterface: HistoryInterface, SwitchboardObserver {
         typealias API = Telephony1.Recents
         return Interface(API.interface) {
             methodReplyingLater(API.list) { recents, reply, limit, offset in
-                _ = try recents.answer(reply.call, reading: { try $0.recents(limit: Int(min(limit, 10_000)), offset: Int(offset)).map(Self.encode) })
+                let (limit, offset) = (Int(min(limit, 10_000)), Int(clamping: offset))
+                _ = try recents.answer(reply.call, listed: recents.listed, key: [limit, offset], reading: {
+                    try $0.recents(limit: limit, offset: offset).map(Self.encode)
+                })
             }
             methodReplyingLater(API.delete) { recents, reply, id in
                 let id = try Self.id(id, "recent call")

@@ -50,13 +50,8 @@ actor EDSSource {
         let pid: pid_t
         let file: HelperFile?
         let startedAt: DispatchTime
-        /// The write end of its stdin: closed to tell it to go.
-        let input: Int32
-        /// Its stdout and stderr: the read ends, watched by `output` and `errors`.
-        let outputFD: Int32
-        let errorFD: Int32
-        let output: DispatchSourceRead
-        let errors: DispatchSourceRead
+        /// Its stdin, stdout and stderr: the daemon's ends of its pipes.
+        let streams: HelperStreams
         /// It wrote a line longer than `maximumLine`: it is being killed, its output is ignored.
         var discarded = false
     }
@@ -145,10 +140,9 @@ actor EDSSource {
         let generation = generation
         // The write ends of its stdout and stderr stay open here, closed by the sources' cancel
         // handlers: the pipes never hang up while they are watched (see the type's comment).
-        let outputSource = watch(output) { $0.readOutput(generation) }
-        let errorSource = watch(errors) { $0.readErrors(generation) }
-        run = Run(generation: generation, pid: child, file: file, startedAt: .now(), input: input.write,
-                  outputFD: output.read, errorFD: errors.read, output: outputSource, errors: errorSource)
+        let streams = HelperStreams(input: input.write, output: watch(output) { $0.readOutput(generation) },
+                                    errors: watch(errors) { $0.readErrors(generation) })
+        run = Run(generation: generation, pid: child, file: file, startedAt: .now(), streams: streams)
         pending = []
         pendingErrors = []
         loaderError = nil
@@ -170,27 +164,15 @@ actor EDSSource {
         context.logger.debug("contacts: started \(helper) (pid \(child))")
     }
 
-    /// A read source on `pipe`'s read end, on the address book's queue; cancelled first, it closes
-    /// both ends of the pipe in its cancel handler, once dispatch has let go of the descriptor.
-    private func watch(_ pipe: Spawn.Pipe, _ handler: @escaping @Sendable (isolated EDSSource) -> Void) -> DispatchSourceRead {
-        let (fd, writer) = (pipe.read, pipe.write)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.executor.queue)
-        source.setEventHandler { [weak self] in self?.assumeIsolated(handler) }
-        source.setCancelHandler {
-            close(fd)
-            close(writer)
-        }
-        source.resume()
-        return source
+    /// `pipe` watched on the address book's queue, `handler` called when it can be read.
+    private func watch(_ pipe: Spawn.Pipe, _ handler: @escaping @Sendable (isolated EDSSource) -> Void) -> WatchedPipe {
+        WatchedPipe(pipe, on: context.executor.queue) { [weak self] in self?.assumeIsolated(handler) }
     }
 
     /// The run is over for the daemon: its sources are cancelled (their handlers close the pipes)
     /// and its stdin ends. Its process is still reaped by `helperEnded`.
     private func end(_ run: Run) {
-        run.output.cancel()
-        run.errors.cancel()
-        close(run.input)
+        run.streams.close()
         self.run = nil
     }
 
@@ -216,7 +198,7 @@ actor EDSSource {
 
     private func readOutput(_ generation: Int) {
         guard let run, run.generation == generation else { return }
-        let open = Self.drain(run.outputFD, into: &pending)
+        let open = run.streams.output.drain(into: &pending)
         if run.discarded {
             pending = []
             return
@@ -243,7 +225,7 @@ actor EDSSource {
     /// for `helperEnded`, which says it in plain words.
     private func readErrors(_ generation: Int, final: Bool = false) {
         guard let run, run.generation == generation else { return }
-        _ = Self.drain(run.errorFD, into: &pendingErrors)
+        _ = run.streams.errors.drain(into: &pendingErrors)
         var start = pendingErrors.startIndex
         while let newline = pendingErrors[start...].firstIndex(of: UInt8(ascii: "\n")) {
             logError(pendingErrors[start..<newline])
@@ -267,27 +249,6 @@ actor EDSSource {
     }
 
     private var helperName: String { URL(fileURLWithPath: helper).lastPathComponent }
-
-    /// Reads what waits in the non-blocking `fd` onto `buffer`, up to 1 MiB at a time (a helper
-    /// that writes without end must not keep the queue here: the source fires again for the
-    /// rest); false on a read error.
-    private static func drain(_ fd: Int32, into buffer: inout [UInt8]) -> Bool {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 * 1024) { chunk in
-            var total = 0
-            while total < 1 << 20 {
-                let count = Glibc.read(fd, chunk.baseAddress, chunk.count)
-                if count > 0 {
-                    buffer.append(contentsOf: chunk[0..<count])
-                    total += count
-                    continue
-                }
-                if count < 0 && errno == EINTR { continue }
-                // 0 cannot come while the daemon holds the write end; EAGAIN: all is read.
-                return count == 0 || errno == EAGAIN || errno == EWOULDBLOCK
-            }
-            return true
-        }
-    }
 
     private func handle(line: ArraySlice<UInt8>, into changes: inout [ContactChange]) {
         let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map(Self.unescape)
@@ -482,6 +443,69 @@ actor EDSSource {
         pause = restarts.first
         context.logger.notice("contacts: \(helper) changed: starting it again")
         launch()
+    }
+}
+
+/// The helper's standard streams while it runs: what `EDSSource.end` closes.
+private struct HelperStreams {
+    /// The write end of its stdin: closed to tell it to go.
+    let input: Int32
+    let output: WatchedPipe
+    let errors: WatchedPipe
+
+    /// Stops watching stdout and stderr (their sources close those pipes) and ends stdin.
+    func close() {
+        output.stop()
+        errors.stop()
+        Glibc.close(input)
+    }
+}
+
+/// One of the helper's output pipes while the daemon reads it: the read end, non-blocking,
+/// watched by a read source on the given queue. The pipe's descriptors belong to the source:
+/// `stop` cancels it, and its cancel handler closes both ends, once dispatch has let go of the
+/// read end. The write end stays open until then, so that the pipe never hangs up while it is
+/// watched (see `EDSSource`'s comment: a hang-up crashed libdispatch).
+private struct WatchedPipe {
+    private let fd: Int32
+    private let source: DispatchSourceRead
+
+    /// `handler` is called on `queue` whenever the pipe can be read.
+    init(_ pipe: Spawn.Pipe, on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) {
+        let (fd, writer) = (pipe.read, pipe.write)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        self.fd = fd
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler(handler: handler)
+        source.setCancelHandler {
+            close(fd)
+            close(writer)
+        }
+        source.resume()
+    }
+
+    /// Stops watching; the cancel handler closes the pipe.
+    func stop() { source.cancel() }
+
+    /// Reads what waits in the pipe onto `buffer`, up to 1 MiB at a time (a helper
+    /// that writes without end must not keep the queue here: the source fires again for the
+    /// rest); false on a read error.
+    func drain(into buffer: inout [UInt8]) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64 * 1024) { chunk in
+            var total = 0
+            while total < 1 << 20 {
+                let count = Glibc.read(fd, chunk.baseAddress, chunk.count)
+                if count > 0 {
+                    buffer.append(contentsOf: chunk[0..<count])
+                    total += count
+                    continue
+                }
+                if count < 0 && errno == EINTR { continue }
+                // 0 cannot come while the daemon holds the write end; EAGAIN: all is read.
+                return count == 0 || errno == EAGAIN || errno == EWOULDBLOCK
+            }
+            return true
+        }
     }
 }
 

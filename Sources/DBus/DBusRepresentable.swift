@@ -12,6 +12,26 @@ extension DBusRepresentable {
     }
 }
 
+extension DBusRepresentable {
+    /// The members of `value`, a structure of `types` in order (this type's signature: `(ss)` is
+    /// `String.self, String.self`), for a structure type's `init(dbusValue:)`. Any other value is
+    /// `InvalidArgs`, "malformed `what`: expected (ss), got '…'".
+    public static func members<each T: DBusRepresentable>(of value: DBusValue, _ what: String,
+                                                          _ types: repeat (each T).Type) throws(DBusError) -> (repeat each T) {
+        func malformed() -> DBusError { .invalidArgs("malformed \(what): expected \(dbusSignature), got '\(value.signature)'") }
+        guard case .structure(let members) = value else { throw malformed() }
+        var index = 0
+        func next<U: DBusRepresentable>(_: U.Type) throws(DBusError) -> U {
+            defer { index += 1 }
+            guard index < members.count, let member = try? U(dbusValue: members[index]) else { throw malformed() }
+            return member
+        }
+        let decoded = (repeat try next(each types))
+        guard index == members.count else { throw malformed() }
+        return decoded
+    }
+}
+
 // Basic types: one line each, through a case path.
 private protocol BasicDBusValue: DBusRepresentable {
     static func extract(_ value: DBusValue) -> Self?

@@ -81,11 +81,8 @@ public enum Desktop {
                 .structure([.string(id), .string(text), .string(iconName), .int32(type), .double(relevance), .vardict(properties)])
             }
             public init(dbusValue: DBusValue) throws(DBusError) {
-                guard case .structure(let m) = dbusValue, m.count == 6, case .string(let id) = m[0], case .string(let text) = m[1],
-                      case .string(let icon) = m[2], case .int32(let type) = m[3], case .double(let relevance) = m[4],
-                      let properties = m[5].vardict else {
-                    throw DBusError.invalidArgs("malformed match: expected (sssida{sv}), got '\(dbusValue.signature)'")
-                }
+                let (id, text, icon, type, relevance, properties) = try Self.members(
+                    of: dbusValue, "match", String.self, String.self, String.self, Int32.self, Double.self, [String: DBusValue].self)
                 self.init(id: id, text: text, iconName: icon, type: type, relevance: relevance, properties: properties)
             }
         }
@@ -103,10 +100,7 @@ public enum Desktop {
             public static var dbusSignature: Signature { "(sss)" }
             public var dbusValue: DBusValue { .structure([.string(id), .string(text), .string(iconName)]) }
             public init(dbusValue: DBusValue) throws(DBusError) {
-                guard case .structure(let m) = dbusValue, m.count == 3, case .string(let id) = m[0], case .string(let text) = m[1],
-                      case .string(let icon) = m[2] else {
-                    throw DBusError.invalidArgs("malformed action: expected (sss), got '\(dbusValue.signature)'")
-                }
+                let (id, text, icon) = try Self.members(of: dbusValue, "action", String.self, String.self, String.self)
                 self.init(id: id, text: text, iconName: icon)
             }
         }

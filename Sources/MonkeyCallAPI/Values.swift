@@ -14,8 +14,7 @@ public struct ActionValue: DBusRepresentable, Sendable {
     public static var dbusSignature: Signature { "(sa{sv})" }
     public var dbusValue: DBusValue { .structure([.string(kind), .vardict(args)]) }
     public init(dbusValue: DBusValue) throws(DBusError) {
-        guard case .structure(let members) = dbusValue, members.count == 2, case .string(let kind) = members[0],
-              let args = members[1].vardict else { throw DBusError.invalidArgs("malformed action: expected (sa{sv}), got '\(dbusValue.signature)'") }
+        let (kind, args) = try Self.members(of: dbusValue, "action", String.self, [String: DBusValue].self)
         self.init(kind: kind, args: args)
     }
 }
@@ -37,10 +36,7 @@ public struct DirectorySummary: DBusRepresentable, Sendable, Equatable {
     public static var dbusSignature: Signature { "(sbtt)" }
     public var dbusValue: DBusValue { .structure([.string(app), .bool(enabled), .uint64(blockingCount), .uint64(identificationCount)]) }
     public init(dbusValue: DBusValue) throws(DBusError) {
-        guard case .structure(let members) = dbusValue, members.count == 4, case .string(let app) = members[0], case .bool(let enabled) = members[1],
-              case .uint64(let blocking) = members[2], case .uint64(let identification) = members[3] else {
-            throw DBusError.invalidArgs("malformed directory: expected (sbtt), got '\(dbusValue.signature)'")
-        }
+        let (app, enabled, blocking, identification) = try Self.members(of: dbusValue, "directory", String.self, Bool.self, UInt64.self, UInt64.self)
         self.init(app: app, enabled: enabled, blockingCount: blocking, identificationCount: identification)
     }
 }
@@ -59,10 +55,7 @@ public struct LabeledNumber: DBusRepresentable, Sendable, Equatable {
     public static var dbusSignature: Signature { "(ss)" }
     public var dbusValue: DBusValue { .structure([.string(label), .string(number)]) }
     public init(dbusValue: DBusValue) throws(DBusError) {
-        guard case .structure(let members) = dbusValue, members.count == 2, case .string(let label) = members[0],
-              case .string(let number) = members[1] else {
-            throw DBusError.invalidArgs("malformed number: expected (ss), got '\(dbusValue.signature)'")
-        }
+        let (label, number) = try Self.members(of: dbusValue, "number", String.self, String.self)
         self.init(label: label, number: number)
     }
 }

@@ -1,17 +1,11 @@
-import CGtk
 import GObjectBoundary
 import PhoneModel
 
 /// One contact (contact-row.ui, MonkeyCallContactRow): the name, then a line per number
-/// (ContactNumberView). Made once per visible row; `show` fills it for the contact it shows now.
-@MainActor
-final class ContactRowView: ListRow {
-    static let template = WidgetTemplate(className: "MonkeyCallContactRow", parent: gtk_box_get_type(),
-                                         resource: GResourceBundle.ui("contact-row.ui"))
+/// (ContactNumberView). `show` fills it for the contact it shows now.
+final class ContactRowView: ListRowView {
+    static let template = rowTemplate("MonkeyCallContactRow", ui: "contact-row.ui")
 
-    let widget: GPointer
-    var key = ""
-    private let title: Label
     private let numbers: Box
     private let call: (String) -> Void
     private let favorite: (_ contact: String, _ number: String) -> Void
@@ -19,16 +13,15 @@ final class ContactRowView: ListRow {
     /// `call` gets a number; `favorite` the contact's name and a number.
     init(call: @escaping (String) -> Void, favorite: @escaping (_ contact: String, _ number: String) -> Void) {
         let template = Self.template
-        widget = template.instantiate()
-        title = template.child(widget, "title")
+        let widget = template.instantiate()
         numbers = template.child(widget, "numbers")
         self.call = call
         self.favorite = favorite
+        super.init(widget, of: template)
     }
 
     func show(_ contact: ContactRow) {
-        title.text = contact.name
-        root.setAccessibleLabel(contact.name)
+        show(title: contact.name, accessibleLabel: contact.name)
         numbers.removeAll()
         for number in contact.numbers {
             let line = ContactNumberView(number, call: { [call] in call(number.number) },

@@ -15,7 +15,9 @@ extension DBusRepresentable {
 extension DBusRepresentable {
     /// The members of `value`, a structure of `types` in order (this type's signature: `(ss)` is
     /// `String.self, String.self`), for a structure type's `init(dbusValue:)`. Any other value is
-    /// `InvalidArgs`, "malformed `what`: expected (ss), got '…'".
+    /// `InvalidArgs`, "malformed `what`: expected (ss), got '…'". Inlinable: a record decodes a
+    /// contact's numbers with it, thousands at a time, in the modules that use it.
+    @inlinable
     public static func members<each T: DBusRepresentable>(of value: DBusValue, _ what: String,
                                                           _ types: repeat (each T).Type) throws(DBusError) -> (repeat each T) {
         func malformed() -> DBusError { .invalidArgs("malformed \(what): expected \(dbusSignature), got '\(value.signature)'") }

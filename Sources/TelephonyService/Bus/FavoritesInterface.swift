@@ -11,7 +11,6 @@ import TelephonyCore
 final class FavoritesInterface: HistoryInterface {
     let context: ServiceContext
     let controller: CallControllerInterface
-    private let listed = ListedPage<Telephony1.Favorite>()
 
     init(context: ServiceContext, controller: CallControllerInterface) {
         self.context = context
@@ -49,7 +48,7 @@ final class FavoritesInterface: HistoryInterface {
                 }
             }
             methodReplyingLater(API.list) { favorites, reply in
-                _ = try favorites.answer(reply.call, listed: favorites.listed, key: [], reading: { try $0.favorites().map(Self.encode) })
+                _ = try favorites.answer(reply.call, reading: { try $0.favorites().map(Self.encode) })
             }
             methodReplyingLater(API.call) { favorites, reply, id in
                 try favorites.call(reply, id, "favorite") { history, id in

@@ -46,12 +46,12 @@ extension HistoryInterface {
     /// database's executor, so that encoding a large one (a List of 10,000 entries) keeps the service
     /// queue free too, and written straight to the wire (`MethodCall.reply(records:)`). The same
     /// page asked for again (`key`: its arguments) while nothing was written since is answered
-    /// from `listed`, here.
-    func answer<R: VarDictRecord>(_ call: MethodCall, listed: ListedPage<R>, key: [Int],
+    /// from `listed`, here (Recents; Favorites are few, and listed once by each client).
+    func answer<R: VarDictRecord>(_ call: MethodCall, listed: ListedPage<R>? = nil, key: [Int] = [],
                                   reading body: @escaping @Sendable (CallHistory) throws -> [R]) throws -> MethodReply {
         guard let history = context.history else { throw historyUnavailable(context.historyProblem ?? "no database") }
         let writes = history.database.writeCount
-        if let records = listed.records(for: key, writes: writes) {
+        if let records = listed?.records(for: key, writes: writes) {
             call.reply(records: records)
             return .later
         }
@@ -59,7 +59,7 @@ extension HistoryInterface {
         history.database.read(body, completingHere: true) { result in
             switch result {
             case .success(let records):
-                listed.keep(records, for: key, writes: writes)
+                listed?.keep(records, for: key, writes: writes)
                 call.reply(records: records)
             case .failure(let error): call.fail(historyUnavailable("\(path): \(error)"))
             }
@@ -107,7 +107,7 @@ private func historyUnavailable(_ reason: String) -> DBusError {
     APIError.recentsUnavailable("Recents and Favorites are unavailable: \(reason)")
 }
 
-/// The last page a List answered (Recents, Favorites), with the database's write count when it was
+/// The last page `Recents.List` answered, with the database's write count when it was
 /// asked for (`HistoryQueue.writeCount`): good for as long as that count stays the same. The Phone
 /// app, the shell's search and the CLI list the same first page again and again; answered from
 /// here it costs no query and no hop to the database's queue (issue 55: a third of what

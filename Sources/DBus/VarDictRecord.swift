@@ -48,17 +48,8 @@ public struct RecordField<Record>: Sendable {
                            })
     }
 
-    /// Reads the field at `path` from the record at an address: for a stored property of a struct,
-    /// straight from its offset (a copy of the field alone, retained as any); else through the key
-    /// path. A key path read goes through the runtime's `swift_getAtKeyPath`: a quarter of the
-    /// instructions the daemon spent answering `Recents.List(50)` (issue 55); and reading a field
-    /// out of a record passed by value copied the whole record, retaining each of its strings, for
-    /// every field (`VarDictRecord.write` 1.36M instructions a page of 50 entries, issue 55).
     private static func reader<T>(_ path: WritableKeyPath<Record, T> & Sendable) -> @Sendable (UnsafeRawPointer) -> T {
-        guard let offset = MemoryLayout<Record>.offset(of: path) else {
-            return { $0.assumingMemoryBound(to: Record.self).pointee[keyPath: path] }
-        }
-        return { $0.load(fromByteOffset: offset, as: T.self) }
+        StoredField.reader(path)
     }
 }
 
@@ -113,5 +104,21 @@ extension VarDictRecord {
             throw DBusError.invalidArgs("\(Self.context) must be of type 'a{sv}', got '\(dbusValue.signature)'")
         }
         try self.init(entries: entries)
+    }
+}
+
+/// Reading a field of a record declared as a table of key paths (`VarDictRecord`,
+/// `Telephony1.CallRecord`) without the key path at each read.
+public enum StoredField {
+    /// Reads the field at `path` of the record at an address: for a stored property of a struct,
+    /// straight from its offset (a copy of the field alone, retained as any); else through the key
+    /// path. A key path read goes through the runtime's `swift_getAtKeyPath`, about a thousand
+    /// instructions: a quarter of what the daemon spent answering `Recents.List(50)`, and nearly
+    /// all of comparing two records of a call field by field (issue 55).
+    public static func reader<Record, T>(_ path: KeyPath<Record, T> & Sendable) -> @Sendable (UnsafeRawPointer) -> T {
+        guard let offset = MemoryLayout<Record>.offset(of: path) else {
+            return { $0.assumingMemoryBound(to: Record.self).pointee[keyPath: path] }
+        }
+        return { $0.load(fromByteOffset: offset, as: T.self) }
     }
 }

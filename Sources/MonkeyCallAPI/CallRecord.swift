@@ -134,24 +134,24 @@ extension Telephony1.CallRecord {
         /// Sets the field from a value on the wire; a value of another type leaves it as it is.
         let decode: @Sendable (inout Record, DBusValue) -> Void
         /// Whether two records' values of the field differ (compared as Swift values, not encoded).
-        let differs: @Sendable (Record, Record) -> Bool
+        let differs: @Sendable (_ new: UnsafeRawPointer, _ old: UnsafeRawPointer) -> Bool
 
         /// A field of a D-Bus type.
         static func field<T: DBusRepresentable & Equatable & Sendable>(_ name: String, _ path: WritableKeyPath<Record, T> & Sendable,
                                                                       doc: String) -> Field {
             Field(property: PropertySpec(Telephony1.Call.interface, name, T.self, doc: doc), name: name, signature: T.dbusSignature, keyPath: path,
-                  encode: { $0[keyPath: path].dbusValue },
+                  encode: reading(path) { $0.dbusValue },
                   decode: { record, value in if let value = try? T(dbusValue: value.unwrappedVariant) { record[keyPath: path] = value } },
-                  differs: { $0[keyPath: path] != $1[keyPath: path] })
+                  differs: comparing(path))
         }
 
         /// A field of a D-Bus type that a record read from properties may lack: nil goes out as `absent`.
         static func field<T: DBusRepresentable & Equatable & Sendable>(_ name: String, _ path: WritableKeyPath<Record, T?> & Sendable,
                                                                       absent: T, doc: String) -> Field {
             Field(property: PropertySpec(Telephony1.Call.interface, name, T.self, doc: doc), name: name, signature: T.dbusSignature, keyPath: path,
-                  encode: { ($0[keyPath: path] ?? absent).dbusValue },
+                  encode: reading(path) { ($0 ?? absent).dbusValue },
                   decode: { record, value in if let value = try? T(dbusValue: value.unwrappedVariant) { record[keyPath: path] = value } },
-                  differs: { $0[keyPath: path] != $1[keyPath: path] })
+                  differs: comparing(path))
         }
 
         /// A field that is one of the shared vocabulary's words, a string on the wire (its raw
@@ -159,9 +159,21 @@ extension Telephony1.CallRecord {
         static func word<W: RawRepresentable & Equatable & Sendable>(_ name: String, _ path: WritableKeyPath<Record, W?> & Sendable,
                                                                     doc: String) -> Field where W.RawValue == String {
             Field(property: PropertySpec(Telephony1.Call.interface, name, String.self, doc: doc), name: name, signature: String.dbusSignature, keyPath: path,
-                  encode: { .string($0[keyPath: path]?.rawValue ?? "") },
+                  encode: reading(path) { .string($0?.rawValue ?? "") },
                   decode: { record, value in if case .string(let word) = value.unwrappedVariant { record[keyPath: path] = W(rawValue: word) } },
-                  differs: { $0[keyPath: path] != $1[keyPath: path] })
+                  differs: comparing(path))
+        }
+
+        /// The field's value on the wire, read in place (`StoredField`).
+        private static func reading<T>(_ path: KeyPath<Record, T> & Sendable, _ encode: @escaping @Sendable (T) -> DBusValue) -> @Sendable (Record) -> DBusValue {
+            let read = StoredField.reader(path)
+            return { record in withUnsafePointer(to: record) { encode(read($0)) } }
+        }
+
+        /// Whether two records' values of the field differ, read in place (`StoredField`).
+        private static func comparing<T: Equatable>(_ path: KeyPath<Record, T> & Sendable) -> @Sendable (UnsafeRawPointer, UnsafeRawPointer) -> Bool {
+            let read = StoredField.reader(path)
+            return { read($0) != read($1) }
         }
     }
 
@@ -194,14 +206,14 @@ extension Telephony1.CallRecord {
 
     /// The fields whose values differ from `old`'s.
     public func changedFields(from old: Record) -> [Field] {
-        Self.fields.filter { $0.differs(self, old) }
+        withUnsafePointer(to: self) { new in withUnsafePointer(to: old) { old in Self.fields.filter { $0.differs(new, old) } } }
     }
 
     /// What changed since `old`, by property name: `PropertiesChanged`'s values. Only those fields
     /// are encoded.
     public func changes(from old: Record) -> [String: DBusValue] {
         var changes: [String: DBusValue] = [:]
-        for field in Self.fields where field.differs(self, old) { changes[field.name] = field.encode(self) }
+        for field in changedFields(from: old) { changes[field.name] = field.encode(self) }
         return changes
     }
 

@@ -110,9 +110,8 @@ private func historyUnavailable(_ reason: String) -> DBusError {
 /// The last page `Recents.List` answered, with the database's write count when it was
 /// asked for (`HistoryQueue.writeCount`): good for as long as that count stays the same. The Phone
 /// app, the shell's search and the CLI list the same first page again and again; answered from
-/// here it costs no query and no hop to the database's queue (issue 55: a third of what
-/// `Recents.List(50)` cost the daemon beyond the same page from a peer that only sends it). Pages
-/// of at most `largest` entries are kept: the memory of one screen of them.
+/// here it costs no query (440,000 instructions for 50 entries, issue 55) and no hop to the
+/// database's queue. Pages of at most `largest` entries are kept: the memory of one screen of them.
 final class ListedPage<Record: VarDictRecord>: Sendable {
     static var largest: Int { 200 }
     private let page = Mutex<(key: [Int], writes: UInt64, records: [Record])?>(nil)

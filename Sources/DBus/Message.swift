@@ -46,11 +46,13 @@ public final class Message: Sendable {
         return reply
     }
 
-    /// A reply whose one argument is `records`, an `aa{sv}` written straight to the wire.
-    func makeReply<R: VarDictRecord>(records: [R]) throws(DBusError) -> Message {
+    /// A reply whose one argument is the records, an `aa{sv}` written straight to the wire.
+    func makeReply<R: VarDictRecord>(records encoded: EncodedRecords<R>) throws(DBusError) -> Message {
         guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
         let reply = Message(taking: pointer)
-        if try !reply.appendWire(records: records) { try reply.appendWithIterators([records.dbusValue]) }
+        if try !(encoded.body.map { (body) throws(DBusError) in try reply.appendWire(recordsBody: body) } ?? false) {
+            try reply.appendWithIterators([encoded.records.dbusValue])
+        }
         return reply
     }
 

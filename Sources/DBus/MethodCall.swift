@@ -70,6 +70,15 @@ public final class MethodCall: Sendable {
     /// Sends the reply for a method whose one output is `aa{sv}`: the records, written straight to
     /// the wire (no `DBusValue` is built for them; the bytes are those `reply([records.dbusValue])` sends).
     public func reply<R: VarDictRecord>(records: [R]) {
+        do {
+            reply(records: try EncodedRecords(records))
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// The same with the records written before: for the same records sent again.
+    public func reply<R: VarDictRecord>(records: EncodedRecords<R>) {
         guard outputs.count == 1, outputs[0].signature.rawValue == "aa{sv}" else {
             return fail(DBusError.failed("\(name) produced a reply of type 'aa{sv}' instead of '\(outputSignature)'"))
         }

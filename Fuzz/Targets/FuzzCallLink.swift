@@ -1,5 +1,7 @@
 // libFuzzer entry: CallLink's URL parser (monkeycall:, tel:, anything else).
-// Built into the TelephonyCore module by scripts/fuzz; not part of the package.
+// Linked by scripts/fuzz with the TelephonyCore module and what it depends on; not part of the package.
+
+@testable import TelephonyCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCallLink(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

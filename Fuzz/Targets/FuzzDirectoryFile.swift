@@ -1,5 +1,7 @@
 // libFuzzer entry: the directory file loader, its verification and lookups.
-// Built into the CallDirectory module by scripts/fuzz; not part of the package.
+// Linked by scripts/fuzz with the CallDirectory module and what it depends on; not part of the package.
+
+@testable import CallDirectory
 import Glibc
 
 /// A tmpfs file rewritten for each input.

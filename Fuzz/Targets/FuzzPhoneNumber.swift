@@ -1,5 +1,9 @@
 // libFuzzer entry: phone-number normalisation and block-list patterns.
-// Built into the CallDirectory module by scripts/fuzz; not part of the package.
+// Linked by scripts/fuzz with the CallDirectory module and what it depends on; not part of the package.
+
+@testable import CallDirectory
+@testable import PhoneNumber
+import ScreenText
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPhoneNumber(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -10,6 +14,8 @@ public func fuzzPhoneNumber(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     let handle = String(decoding: UnsafeBufferPointer(rebasing: bytes[min(split + 1, size)...]), as: UTF8.self)
     for text in [pattern, handle] {
         let parsed = PhoneNumber.parse(text)
+        // An ASCII handle is read byte by byte (`parseASCII`): the same as the general reading.
+        precondition(parsed == PhoneNumber.parseUnicode(text), "parseASCII and parseUnicode disagree")
         let number = PhoneNumber.normalize(text)
         if let number {
             // A directory number is the parsed digits, without leading zeros.
@@ -24,7 +30,7 @@ public func fuzzPhoneNumber(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     if var list = try? BlockList(patterns: [pattern]) {
         _ = list.matches(handle: handle)
         // A pattern matches the handle it was written as, if that is no prefix.
-        let written = pattern.trimmingWhitespace
+        let written = pattern.trimmingWhitespace()
         if !written.hasSuffix("*") { precondition(list.matches(handle: written)) }
         precondition(list.remove(pattern))
         precondition(list.patterns.isEmpty)

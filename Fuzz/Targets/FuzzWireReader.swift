@@ -1,5 +1,5 @@
-// libFuzzer entry: the D-Bus value decoders. Built into the DBus module by
-// scripts/fuzz; not part of the package. Two kinds of input:
+// libFuzzer entry: the D-Bus value decoders. Linked by scripts/fuzz with the DBus
+// module and what it depends on; not part of the package. Two kinds of input:
 // - a whole message as it comes off a socket (first byte 'l' or 'B'): libdbus
 //   checks it (dbus_message_demarshal, as for a message from the bus), then the
 //   fast byte reader (WireReader) and libdbus' iterators (Marshal) must both
@@ -8,6 +8,8 @@
 //   signature's length, the signature, then a body of any bytes. WireReader
 //   alone meets bytes no one checked: it must answer with values or an error,
 //   never trap or read out of bounds.
+
+@testable import DBus
 internal import CDBus
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -59,14 +59,8 @@ extension Message {
         return try setWireBody(signature: signature, body.bytes)
     }
 
-    /// Gives the message the records as its one argument, `aa{sv}`, written as bytes (see
-    /// `VarDictRecord.write`); false as `appendWire`.
-    func appendWire<R: VarDictRecord>(records: some Collection<R>) throws(DBusError) -> Bool {
-        guard let body = try EncodedRecords<R>.write(records) else { return false }
-        return try appendWire(recordsBody: body)
-    }
-
-    /// The same, with the records' bytes written before (`EncodedRecords`).
+    /// Gives the message records as its one argument, `aa{sv}`, from their bytes written before
+    /// (`EncodedRecords`, `VarDictRecord.write`); false as `appendWire`.
     func appendWire(recordsBody body: [UInt8]) throws(DBusError) -> Bool {
         guard signature.rawValue.isEmpty else { return false }
         return try setWireBody(signature: "aa{sv}", body)

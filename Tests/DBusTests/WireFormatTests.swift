@@ -44,7 +44,8 @@ struct WireFormatTests {
         for records in [[], [Entry()], [Entry(id: 7, handle: "+15551234567", outgoing: true, schemes: ["sip", "tel"], note: "héllo"),
                                         Entry(id: 8, handle: "x", note: nil)]] {
             let direct = try message()
-            #expect(try direct.appendWire(records: records))
+            let body = try #require(try EncodedRecords<Entry>.write(records))
+            #expect(try direct.appendWire(recordsBody: body))
             let libdbus = try message()
             try libdbus.appendWithIterators([records.dbusValue])
             #expect(direct.signature == "aa{sv}")

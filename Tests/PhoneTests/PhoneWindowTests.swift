@@ -68,8 +68,9 @@ final class PhoneRig: @unchecked Sendable {
     }
 
     /// One X server for the whole run, started once: every test's window is a client of it. Servers
-    /// started side by side raced for the same free display (Xvfb -displayfd picks one by its lock
-    /// file), and one of them failed now and then.
+    /// started side by side once failed now and then; the cause was in `VirtualDisplay.start`, which
+    /// read Xvfb's complaint about a display another server holds (stderr, before it takes the next
+    /// one) as a failure (3f9f9ae). One server is kept: it is also a start per test fewer.
     static let sharedDisplay = Task { try await VirtualDisplay.start() }
 
     @discardableResult

@@ -513,27 +513,17 @@ private struct WatchedPipe {
 /// status-change time is another helper (a package installed again, a file copied over, a
 /// `touch`, a `chmod +x`).
 struct HelperFile: Equatable {
-    let device: UInt64
-    let inode: UInt64
-    let size: Int64
-    let mode: UInt32
-    let modified: timespec
-    let changed: timespec
+    /// Which file: its device and inode.
+    let identity: [UInt64]
+    /// Which version of it: its size, its mode, and its modification and status-change times
+    /// (seconds, nanoseconds). Plain numbers, so that `==` compares them all (`timespec` is not
+    /// Equatable).
+    let version: [Int]
 
     init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        mode = UInt32(info.st_mode)
-        modified = info.st_mtim
-        changed = info.st_ctim
-    }
-
-    static func == (a: HelperFile, b: HelperFile) -> Bool {
-        a.device == b.device && a.inode == b.inode && a.size == b.size && a.mode == b.mode
-            && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-            && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        identity = [UInt64(info.st_dev), UInt64(info.st_ino)]
+        version = [Int(info.st_size), Int(info.st_mode), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, info.st_ctim.tv_sec, info.st_ctim.tv_nsec]
     }
 }

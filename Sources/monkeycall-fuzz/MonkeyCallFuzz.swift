@@ -89,7 +89,6 @@ struct FuzzOptions: ParsableArguments {
 final class FuzzRun {
     let address: String
     let options: FuzzOptions
-    let pool: Pool
     let recorder: Recorder
     var generator: Generator
     let links: [Connection]
@@ -99,13 +98,16 @@ final class FuzzRun {
     private var improperProbes: [String] = []
     /// The indexes of the connections that closed, from their disconnect handlers.
     private let lost = LockedBox<[Int]>([])
+    /// The live objects the calls aim at, which replies and signals keep up to date: the
+    /// generator's own, so that there is one pool.
+    var pool: Pool { generator.pool }
 
     static let replyTimeout: Duration = .seconds(25)
 
     init(address: String, options: FuzzOptions) throws {
         self.address = address
         self.options = options
-        pool = Pool(foreignPaths: try options.foreignPaths.map { try ObjectPath($0) }, foreignCalls: options.foreignCalls)
+        let pool = Pool(foreignPaths: try options.foreignPaths.map { try ObjectPath($0) }, foreignCalls: options.foreignCalls)
         recorder = Recorder(ringSize: options.ring)
         links = try (0..<options.connections).map { _ in try Connection(address: address) }
         generator = Generator(seed: options.seed, surface: Surface(options.surfaceNames), pool: pool, connections: options.connections, host: options.caller == "host")

@@ -17,11 +17,9 @@ public final class Logind: @unchecked Sendable {
         /// Our end of the pipe: it reads end-of-file once every copy of the holder's end is closed.
         private let watchedEnd: Int32
 
-        init(what: String, who: String, why: String, mode: String, watchedEnd: Int32) {
-            self.what = what
-            self.who = who
-            self.why = why
-            self.mode = mode
+        /// `arguments`: the `Inhibit` call's, as it sent them (what, who, why, mode).
+        init(_ arguments: (String, String, String, String), watchedEnd: Int32) {
+            (what, who, why, mode) = arguments
             self.watchedEnd = watchedEnd
         }
 
@@ -68,10 +66,10 @@ public final class Logind: @unchecked Sendable {
         Interface(Self.manager) {
             Method("Inhibit", in: ["what": "s", "who": "s", "why": "s", "mode": "s"], out: ["pipe_fd": "h"]) { [weak self] call in
                 guard let self else { throw DBusError.standInReleased }
-                let (what, who, why, mode) = try call.decode(String.self, String.self, String.self, String.self)
+                let arguments = try call.decode(String.self, String.self, String.self, String.self)
                 // Close-on-exec: not inherited by processes the test spawns, which would keep the lock alive.
                 guard case .success(let pipes) = Spawn.pipes(1), let pipe = pipes.first else { throw DBusError.failed("pipe: errno \(errno)") }
-                inhibitions.append(Inhibition(what: what, who: who, why: why, mode: mode, watchedEnd: pipe.read))
+                inhibitions.append(Inhibition(arguments, watchedEnd: pipe.read))
                 // The reply carries a copy; ours closes when the value is released, after sending.
                 return .values([.unixFD(UnixFD(owning: pipe.write))])
             }

@@ -6,13 +6,19 @@ import Foundation
 /// rounds: from spawning each to its first frame drawn; then both left open with no call, their
 /// wake-ups over the idle window and their RSS.
 enum PhonePhase {
+    /// One program's figures, the app's or the minimal window's: measured the same way for both.
+    struct Program {
+        /// From spawning it to its first frame, µs.
+        let start: Samples
+        /// Left open with no call.
+        let idle: IdleResult
+    }
+
     struct Result {
-        let appStart: Samples
-        let baselineStart: Samples
-        let appIdle: IdleResult
-        let baselineIdle: IdleResult
-        var startRatio: Double { appStart.median / baselineStart.median }
-        var residentAbove: Int { appIdle.residentBytes - baselineIdle.residentBytes }
+        let app: Program
+        let baseline: Program
+        var startRatio: Double { app.start.median / baseline.start.median }
+        var residentAbove: Int { app.idle.residentBytes - baseline.idle.residentBytes }
     }
 
     static func measure(executable: String, options: [String], rounds: Int, idleWindow: Duration) async throws -> Result {
@@ -40,15 +46,16 @@ enum PhonePhase {
         environment["GSETTINGS_BACKEND"] = "memory"
 
         progress("the Phone app: \(rounds) cold starts to the first frame, alternating with a minimal libadwaita window")
-        var appStarts: [Double] = [], baselineStarts: [Double] = []
+        // By program path: the minimal window first in each round.
+        var starts: [String: [Double]] = [:]
         for round in 0..<(rounds + 1) {
-            for (program, name) in [(baseline, "baseline"), (app, "app")] {
+            for program in [baseline, app] {
                 let (started, process) = try await start(program, environment: environment)
                 process.terminate()
                 _ = await process.waitForExit()
                 // The first round warms the file cache for both.
                 guard round > 0 else { continue }
-                if name == "app" { appStarts.append(started.microseconds) } else { baselineStarts.append(started.microseconds) }
+                starts[program, default: []].append(started.microseconds)
             }
         }
 
@@ -61,7 +68,8 @@ enum PhonePhase {
         openApp.terminate()
         _ = await openBaseline.waitForExit()
         _ = await openApp.waitForExit()
-        return Result(appStart: Samples(appStarts), baselineStart: Samples(baselineStarts), appIdle: appIdle, baselineIdle: baselineIdle)
+        return Result(app: Program(start: Samples(starts[app, default: []]), idle: appIdle),
+                      baseline: Program(start: Samples(starts[baseline, default: []]), idle: baselineIdle))
     }
 
     /// Spawns `program` and waits for its first frame: the time from spawning to it.
@@ -76,13 +84,13 @@ enum PhonePhase {
     }
 
     static func render(_ result: Result) -> [String] {
-        return [
-            "the Phone app against a minimal libadwaita window started the same way (\(result.appStart.sorted.count) cold starts each)",
-            "  start → first frame   app median \(milliseconds(result.appStart.median, 0)), minimal \(milliseconds(result.baselineStart.median, 0)):"
+        [
+            "the Phone app against a minimal libadwaita window started the same way (\(result.app.start.sorted.count) cold starts each)",
+            "  start → first frame   app median \(milliseconds(result.app.start.median, 0)), minimal \(milliseconds(result.baseline.start.median, 0)):"
                 + " ratio \(fixed(result.startRatio, 2)) (target ≤ 1.5)",
-            "  idle, window open     app \(result.appIdle.total) wake-ups in \(result.appIdle.window), minimal \(result.baselineIdle.total) (target: app 0)",
-            "                        app by thread: " + result.appIdle.kinds.map { "\($0.kind) ×\($0.threads) \($0.switches)" }.joined(separator: ", "),
-            "  RSS, window open      app \(mebibytes(result.appIdle.residentBytes)), minimal \(mebibytes(result.baselineIdle.residentBytes)):"
+            "  idle, window open     app \(result.app.idle.total) wake-ups in \(result.app.idle.window), minimal \(result.baseline.idle.total) (target: app 0)",
+            "                        app by thread: " + result.app.idle.kinds.map { "\($0.kind) ×\($0.threads) \($0.switches)" }.joined(separator: ", "),
+            "  RSS, window open      app \(mebibytes(result.app.idle.residentBytes)), minimal \(mebibytes(result.baseline.idle.residentBytes)):"
                 + " \(mebibytes(result.residentAbove)) above (target ≤ 20 MiB)",
         ]
     }

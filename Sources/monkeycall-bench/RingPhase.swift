@@ -61,7 +61,7 @@ enum RingPhase {
     }
 
     static func render(_ result: Result) -> [String] {
-        return [
+        [
             "the ring, on a real PulseAudio server (\(result.silence.sorted.count) calls)",
             "  Answer → ringtone stream gone   median \(milliseconds(result.silence.median, 1))  p90 \(milliseconds(result.silence.percentile(90), 1))"
                 + "  (target: median ≤ 150 ms)",

@@ -146,8 +146,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
                 let (single, floor) = try await LifecycleFloor.alternating(address: service.address, script: script, count: count, rounds: max(2, count / 25))
                 progress("notification latency: 500 incoming calls, and 500 to a no-op peer that calls Notify itself, alternating")
                 let notifications = try await NotificationLatency.measure(address: service.address, count: 500, floor: true)
-                return output((["MonkeyCall call lifecycles against their floor: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                                "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + Report.renderFloor(single, floor)
+                return output((Report.header("call lifecycles against their floor", daemon: commandLine(path)) + Report.renderFloor(single, floor)
                                + [""] + Report.renderNotifications(notifications)).joined(separator: "\n"),
                               figures: [Figure.lifecycle(single, floor)] + [Figure.notify(notifications)].compactMap { $0 })
             }
@@ -156,8 +155,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         if queue {
             try await withDaemon(path, options: Self.unthrottled + daemonOptions) { service in
                 let (stall, lock) = try await measureQueue(service, counts)
-                return (["MonkeyCall service queue: \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                         "daemon: \(path)", ""] + QueuePhase.render(stall, lock)).joined(separator: "\n")
+                return (Report.header("service queue", daemon: path) + QueuePhase.render(stall, lock)).joined(separator: "\n")
             }
             return
         }
@@ -170,9 +168,11 @@ struct MonkeyCallBench: AsyncParsableCommand {
 
     /// A separate run's report: what it measured, on which machine and daemon, then its lines.
     private func printReport(_ title: String, daemon path: String, _ lines: [String], figures: [Figure] = []) {
-        print(output((["MonkeyCall \(title): \(Report.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                       "daemon: \(([path] + daemonOptions).joined(separator: " "))", ""] + lines).joined(separator: "\n"), figures: figures))
+        print(output((Report.header(title, daemon: commandLine(path)) + lines).joined(separator: "\n"), figures: figures))
     }
+
+    /// The daemon as the reports name it: its path and the options given for it.
+    private func commandLine(_ path: String) -> String { ([path] + daemonOptions).joined(separator: " ") }
 
     /// What goes to stdout: the report, or with `--json` the figures, one JSON object a line (the
     /// report then goes to stderr, with the progress).
@@ -280,7 +280,7 @@ struct MonkeyCallBench: AsyncParsableCommand {
         progress("address book: \(counts.contacts) contacts indexed at start; \(counts.contactRounds) × \(counts.contactCalls) incoming calls from contacts, alternating with a daemon without; idle RSS with 1,000")
         let contacts = try await ContactsPhase.measure(executable: path, options: Self.unthrottled + daemonOptions,
                                                        contacts: counts.contacts, rounds: counts.contactRounds, perRound: counts.contactCalls)
-        return Report(daemonPath: ([path] + daemonOptions).joined(separator: " "), swiftRuntime: try service.swiftRuntimeLinkage(), idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, subscribers: subscribers, notifications: notifications, recents: recents, directory: directory,
+        return Report(daemon: "\(commandLine(path)) (Swift runtime linked \(try service.swiftRuntimeLinkage()))", idle: idling, idleAfterCalls: idleAfterCalls, roundTrips: roundTrips, lifecycles: lifecycles, floor: floor, subscribers: subscribers, notifications: notifications, recents: recents, directory: directory,
                       stall: stall, lock: lock, memory: memory, contacts: contacts)
     }
 

@@ -5,9 +5,8 @@ import Glibc
 
 /// The benchmark's results, printed as plain tables.
 struct Report {
-    let daemonPath: String
-    /// "statically" or "dynamically" (DaemonUnderTest.swiftRuntimeLinkage).
-    let swiftRuntime: String
+    /// The daemon measured, as the header names it: its command line and how it links the Swift runtime.
+    let daemon: String
     let idle: IdleResult
     /// The same, once every other phase's calls have ended (before the memory phase).
     let idleAfterCalls: IdleResult
@@ -35,9 +34,13 @@ struct Report {
                                   + " of which anonymous \(mebibytes(idle.anonymousBytes)))", ""]
     }
 
+    /// The first lines of every report: what it measured, on which machine and when, and the daemon.
+    static func header(_ title: String, daemon: String) -> [String] {
+        ["MonkeyCall \(title): \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())", "daemon: \(daemon)", ""]
+    }
+
     func render() -> String {
-        var lines = ["MonkeyCall benchmark: \(Self.machine), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date().ISO8601Format())",
-                     "daemon: \(daemonPath) (Swift runtime linked \(swiftRuntime))", ""]
+        var lines = Self.header("benchmark", daemon: daemon)
 
         lines += Self.render(idle, title: "idle daemon: threads by kind", when: "with no call and no client, after 6 s settling")
         lines += Self.render(idleAfterCalls, title: "idle daemon after the calls", when: "once the calls of the phases above have ended")

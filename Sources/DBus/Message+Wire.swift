@@ -44,6 +44,11 @@ extension Message {
     func appendWire(_ arguments: [DBusValue]) throws(DBusError) -> Bool {
         guard signature.rawValue.isEmpty else { return false }
         // A few plain values cost libdbus a call each, less than a second pass over the message.
+        // Measured under callgrind (2026-11-28): loading a small reply again costs libdbus 16,000
+        // instructions (`dbus_message_demarshal`); through the iterators a variant costs 11,500 and
+        // a second plain value about 17,000 (libdbus replaces the header's SIGNATURE field after
+        // each value at the top level). Sending those through the bytes too made Get and Identify
+        // dearer: 32,200 instructions a reply on average, against 23,700.
         guard arguments.contains(where: \.isCollection) else { return false }
         let signature = arguments.map(\.signatureString).joined()
         guard signature.utf8.count <= 255 else { return false }

@@ -50,9 +50,8 @@ public final class Message: Sendable {
     func makeReply<R: VarDictRecord>(records encoded: EncodedRecords<R>) throws(DBusError) -> Message {
         guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
         let reply = Message(taking: pointer)
-        if try !(encoded.body.map { (body) throws(DBusError) in try reply.appendWire(recordsBody: body) } ?? false) {
-            try reply.appendWithIterators([encoded.records.dbusValue])
-        }
+        if let body = encoded.body, try reply.appendWire(recordsBody: body) { return reply }
+        try reply.appendWithIterators([encoded.records.dbusValue])
         return reply
     }
 

@@ -45,6 +45,8 @@ let package = Package(
         .systemLibrary(name: "CEBook", pkgConfig: "libebook-1.2", providers: [.apt(["libebook1.2-dev"])]),
         // glibc's malloc.h (mallopt), which Swift's Glibc module leaves out.
         .target(name: "CMalloc"),
+        // Linux's timerfd, for the switchboard's one timer (DispatchClock).
+        .target(name: "CTimerFD"),
 
         // Files read whole with read(2), bounded and without blocking: /proc entries, and files
         // another program may have put in place (a desktop file, a ringtone).
@@ -82,7 +84,7 @@ let package = Package(
         .target(name: "CallHistory", dependencies: ["TelephonyVocabulary", "CSQLite", "QueueExecutor"]),
 
         // The telephony model in pure Swift: no D-Bus, takes a clock.
-        .target(name: "TelephonyCore", dependencies: ["TelephonyVocabulary", "ScreenText", heap]),
+        .target(name: "TelephonyCore", dependencies: ["CTimerFD", "TelephonyVocabulary", "ScreenText", heap]),
         // The words every layer shares, each once with its wire name: call states, end reasons,
         // handle types, DTMF types, Recents statuses, action kinds. No dependencies.
         .target(name: "TelephonyVocabulary"),

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import HeapModule
+internal import CTimerFD
 
 /// The time source of the telephony core. Everything the core does with time
 /// goes through it, so tests can drive timeouts with a `ManualClock`.
@@ -86,23 +87,30 @@ public final class ManualClock: TelephonyClock {
 /// The real clock: wall time from the system, tasks run on `queue` (the queue
 /// that owns the `Switchboard`).
 ///
-/// One timer source serves every task: it is armed for the earliest deadline, and only when a
-/// task comes due sooner than it is armed for. A source per task cost a source's creation,
-/// arming and cancelling (each a message to libdispatch's manager thread) three times in every
-/// call; now a call's ring and action timeouts mostly cost a heap entry each. Cancelling lets go
-/// of the task's closure at once (with a 45 s ring timeout at 400 calls a second, 18,000
-/// cancelled timeouts would otherwise hold theirs); the entry leaves the heap when it comes due
-/// or when the heap is mostly cancelled entries. With no task pending the source is disarmed, so
-/// an idle service arms no timer.
+/// One timer serves every task: it is armed for the earliest deadline, and only when a task comes
+/// due sooner than it is armed for. A source per task cost a source's creation, arming and
+/// cancelling three times in every call; now a call's ring and action timeouts mostly cost a heap
+/// entry each. Cancelling lets go of the task's closure at once (with a 45 s ring timeout at 400
+/// calls a second, 18,000 cancelled timeouts would otherwise hold theirs); the entry leaves the
+/// heap when it comes due or when the heap is mostly cancelled entries. With no task pending the
+/// timer is disarmed, so an idle service arms no timer.
+///
+/// The timer is a `timerfd` the clock sets itself, watched by a read source that never changes:
+/// setting it is one system call on the queue's thread. A dispatch timer source sent each new
+/// deadline to libdispatch's manager thread (a wake-up of that thread, and another as the source
+/// was re-armed after running), twice or more in every call's lifecycle (issue 55).
 ///
 /// Not `Sendable`: it belongs to whoever owns the switchboard, and `queue` must be that owner's
 /// executor (the timer's handler runs there; Dispatch cannot say so to the compiler).
 public final class DispatchClock: TelephonyClock {
     public let queue: DispatchQueue
-    private let timer: DispatchSourceTimer
+    /// CLOCK_MONOTONIC, set to absolute deadlines.
+    private let timerFD: Int32
+    /// Fires when the timer expires; registered once, never changed.
+    private let expiry: DispatchSourceRead
     /// Every task scheduled and not yet taken off, cancelled ones included.
     private var tasks = Heap<Entry>()
-    /// The deadline the timer is armed for (`DispatchTime.uptimeNanoseconds`), nil when disarmed.
+    /// The deadline the timer is armed for (`monotonicNanoseconds`), nil when disarmed.
     private var armedFor: UInt64?
     private var sequence: UInt64 = 0
 
@@ -112,13 +120,27 @@ public final class DispatchClock: TelephonyClock {
 
     public init(queue: DispatchQueue) {
         self.queue = queue
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .distantFuture)
-        timer.setEventHandler { [weak self] in self?.runDueTasks() }
-        timer.resume()
+        let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        precondition(fd >= 0, "timerfd_create failed: errno \(errno)")
+        timerFD = fd
+        expiry = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        expiry.setEventHandler { [weak self] in
+            var expirations: UInt64 = 0
+            _ = read(fd, &expirations, MemoryLayout<UInt64>.size)
+            self?.runDueTasks()
+        }
+        expiry.setCancelHandler { close(fd) }
+        expiry.resume()
     }
 
-    deinit { timer.cancel() }
+    deinit { expiry.cancel() }
+
+    /// CLOCK_MONOTONIC in nanoseconds: the timer's clock.
+    private static var monotonicNanoseconds: UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
 
     public var now: UInt64 {
         var ts = timespec()
@@ -157,7 +179,7 @@ public final class DispatchClock: TelephonyClock {
     /// On `queue`.
     public func schedule(after seconds: Double, _ action: @escaping () -> Void) -> ScheduledTask {
         let delay = min(microseconds(seconds), UInt64(Int64.max / 1_000)) * 1_000
-        let (sum, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(delay)
+        let (sum, overflow) = Self.monotonicNanoseconds.addingReportingOverflow(delay)
         let token = Token(deadline: overflow ? UInt64.max : sum, action: action, clock: self)
         sequence += 1
         tasks.insert(Entry(token: token, sequence: sequence))
@@ -181,7 +203,7 @@ public final class DispatchClock: TelephonyClock {
     /// The timer fired: runs every task due by now, in order, then arms for the next.
     private func runDueTasks() {
         armedFor = nil
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.monotonicNanoseconds
         while let first = tasks.min, first.token.deadline <= now {
             tasks.removeMin()
             guard let action = first.token.action else { continue }
@@ -197,12 +219,21 @@ public final class DispatchClock: TelephonyClock {
     private func arm(_ deadline: UInt64) {
         guard armedFor != deadline else { return }
         armedFor = deadline
-        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+        // A deadline past time_t's range stays armed for its largest.
+        let seconds = min(deadline / 1_000_000_000, UInt64(Int.max))
+        set(itimerspec(it_interval: timespec(), it_value: timespec(tv_sec: Int(seconds), tv_nsec: Int(deadline % 1_000_000_000))))
     }
 
     private func disarm() {
         guard armedFor != nil else { return }
         armedFor = nil
-        timer.schedule(deadline: .distantFuture)
+        set(itimerspec())  // a zero value disarms
+    }
+
+    private func set(_ value: itimerspec) {
+        var value = value
+        // Fails only for a bad descriptor or value, neither of which can happen here.
+        let result = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &value, nil)
+        assert(result == 0, "timerfd_settime failed: errno \(errno)")
     }
 }

@@ -109,6 +109,29 @@ import Testing
     }
 }
 
+extension ManualClockTests {
+    @Test("DispatchClock: a deadline past any time arms its timer without trapping, and a sooner task still runs first")
+    func dispatchClockTakesFarDeadlines() async {
+        let queue = DispatchQueue(label: "test.clock.far")
+        let onQueue = OnQueue(DispatchClock(queue: queue))
+        let ran = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            queue.async {
+                let clock = onQueue.clock
+                var ran: [String] = []
+                let far = clock.schedule(after: .greatestFiniteMagnitude) { ran.append("far") }
+                clock.schedule(after: .infinity) { ran.append("infinite") }.cancel()
+                _ = clock.schedule(after: 0.02) {
+                    ran.append("soon")
+                    far.cancel()
+                    done.resume(returning: ran)
+                }
+            }
+        }
+        #expect(ran == ["soon"])
+        #expect(queue.sync { onQueue.clock.pendingTaskCount } == 0)
+    }
+}
+
 /// A `DispatchClock` for a test that touches it only on its queue (and reads `now`, which is the
 /// system's), which the compiler cannot see.
 private struct OnQueue: @unchecked Sendable {

@@ -1,0 +1,2 @@
+// The module is its header; SwiftPM wants a source file for a C target.
+#include "CTimerFD.h"

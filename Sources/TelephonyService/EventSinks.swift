@@ -7,6 +7,8 @@ import TelephonyCore
 /// - the **session effects**: Recents kept, the machine kept awake, media paused;
 /// - the **presenter**: the call's card and its ringtone.
 /// A call's object exists before its provider's `Calls` names it, and before anything shows it.
+/// A new call's card goes up as soon as its object exists: what nobody waits on to see the call
+/// (the provider's `Calls`, the session's effects) follows it.
 @TelephonyActor
 final class EventSinks {
     let bus: BusPublisher
@@ -27,11 +29,22 @@ final class EventSinks {
     }
 
     private func deliver(_ event: SwitchboardEvent) {
-        bus.publish(event)
-        session.apply(event)
         switch event {
-        case .callAdded, .callChanged, .callRemoved: presenter?.observe(event)
-        default: break
+        case .callAdded:
+            // The card is handed to the GLib thread right after the call's InterfacesAdded is sent
+            // (the GNOME Shell extension finds the call by the path its card names), and is on its
+            // way while the rest is sent (issue 55: 95,000 instructions a signal, off the ring's path).
+            bus.calls.observe(event)
+            presenter?.observe(event)
+            bus.providers.observe(event)
+            session.apply(event)
+        case .callChanged, .callRemoved:
+            bus.publish(event)
+            session.apply(event)
+            presenter?.observe(event)
+        default:
+            bus.publish(event)
+            session.apply(event)
         }
     }
 }
@@ -51,7 +64,7 @@ struct BusPublisher {
         case .providerRemoved:
             directories.observe(event)
             providers.observe(event)
-        case .callAdded, .callRemoved:
+        case .callAdded, .callRemoved:  // a call added reaches them from `EventSinks.deliver`, the card between
             calls.observe(event)
             providers.observe(event)
         case .callChanged:

@@ -45,19 +45,3 @@ extension CXProviderDelegate {
     public func provider(_ provider: CXProvider, didDeactivate audioSession: AVAudioSession) {}
     public func provider(_ provider: CXProvider, didRequestShowAppFor callUUID: UUID) {}
 }
-
-extension CXProviderDelegate {
-    /// Hands `action` to the `perform` method for its class.
-    func dispatch(_ action: any CXCallAction, from provider: CXProvider) {
-        switch action {
-        case let action as CXStartCallAction: self.provider(provider, perform: action)
-        case let action as CXAnswerCallAction: self.provider(provider, perform: action)
-        case let action as CXEndCallAction: self.provider(provider, perform: action)
-        case let action as CXSetHeldCallAction: self.provider(provider, perform: action)
-        case let action as CXSetMutedCallAction: self.provider(provider, perform: action)
-        case let action as CXSetGroupCallAction: self.provider(provider, perform: action)
-        case let action as CXPlayDTMFCallAction: self.provider(provider, perform: action)
-        default: action.fail()
-        }
-    }
-}

@@ -103,7 +103,7 @@ actor ProviderSession {
             guard let provider else { return }
             action.outcome.deliver(to: provider)
             pendingActions[action.uuid] = action
-            deliver { $0.dispatch(action, from: $1) }
+            deliver { Self.perform(action, on: $0, from: $1) }
         case Telephony1.Provider.timedOutPerformingAction.name:
             guard case .string(let id)? = arguments.first, let uuid = UUID(uuidString: id) else { return }
             let action: any CXCallAction
@@ -266,5 +266,19 @@ actor ProviderSession {
     func deliver(_ body: @escaping (any CXProviderDelegate, CXProvider) -> Void) {
         guard let provider else { return }
         provider.deliver { body($0, provider) }
+    }
+
+    /// Hands `action` to the delegate's `perform` method for its class, on the delegate's queue.
+    private static func perform(_ action: any CXCallAction, on delegate: any CXProviderDelegate, from provider: CXProvider) {
+        switch action {
+        case let action as CXStartCallAction: delegate.provider(provider, perform: action)
+        case let action as CXAnswerCallAction: delegate.provider(provider, perform: action)
+        case let action as CXEndCallAction: delegate.provider(provider, perform: action)
+        case let action as CXSetHeldCallAction: delegate.provider(provider, perform: action)
+        case let action as CXSetMutedCallAction: delegate.provider(provider, perform: action)
+        case let action as CXSetGroupCallAction: delegate.provider(provider, perform: action)
+        case let action as CXPlayDTMFCallAction: delegate.provider(provider, perform: action)
+        default: action.fail()
+        }
     }
 }

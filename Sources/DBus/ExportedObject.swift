@@ -102,10 +102,14 @@ public final class ExportedObject: Sendable {
 struct ObjectTree {
     var objects: [ObjectPath: ExportedObject] = [:]
     /// Paths that implement `org.freedesktop.DBus.ObjectManager` for the objects below them.
-    var managers: Set<ObjectPath> = []
+    var managers: Set<ObjectPath> = [] {
+        // An object that becomes a manager serves `ObjectManager` too (rare: once, at start).
+        didSet { served = [:] }
+    }
     /// The interfaces served at each object's path, standard ones included: built on first use
-    /// (calls are the hot path), again only if the object becomes an object manager.
-    var served: [ObjectPath: (isManager: Bool, interfaces: [Interface])] = [:]
+    /// (calls are the hot path), again only if the object becomes an object manager. An entry is
+    /// for the object at its path now: export and unexport remove it.
+    var served: [ObjectPath: [Interface]] = [:]
 
     /// The names of the nodes directly below `path`.
     func children(of path: ObjectPath) -> [String] {

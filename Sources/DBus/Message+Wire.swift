@@ -5,17 +5,16 @@ internal import CDBus
 /// libdbus' iterators (`Marshal`), as does anything libdbus refuses here.
 extension Message {
     /// The arguments read from the message's bytes; nil when the body carries unix fds.
-    /// The arguments read from the message's bytes; nil when the body carries unix fds.
     func wireArguments() throws(DBusError) -> [DBusValue]? {
         var bodyBytes = 0
         return try wireArguments(bodyBytes: &bodyBytes)
     }
 
     /// `bodyBytes` is set to the body's size on the wire, once known; a body of more than
-    /// `maximumBytes` is refused before it is read.
-    func wireArguments(maximumVariantDictionaryEntries: Int = .max, maximumArrayElements: Int = .max,
+    /// `maximumBytes` is refused before it is read. `signature`: the message's, when read already.
+    func wireArguments(signature known: Signature? = nil, maximumVariantDictionaryEntries: Int = .max, maximumArrayElements: Int = .max,
                        maximumBytes: Int = .max, bodyBytes: inout Int) throws(DBusError) -> [DBusValue]? {
-        let signature = self.signature.rawValue
+        let signature = (known ?? self.signature).rawValue
         guard !signature.isEmpty else { return [] }
         return try withMarshalled { bytes throws(DBusError) in
             guard let layout = Layout(bytes) else { throw DBusError.invalidArgs("malformed message header") }
@@ -42,7 +41,6 @@ extension Message {
     /// possible here (the message has a body already, a value is a unix fd,
     /// or libdbus refuses the bytes) and the iterators should do it instead.
     func appendWire(_ arguments: [DBusValue]) throws(DBusError) -> Bool {
-        guard signature.rawValue.isEmpty else { return false }
         // A few plain values cost libdbus a call each, less than a second pass over the message.
         // Measured under callgrind (2026-11-28): loading a small reply again costs libdbus 16,000
         // instructions (`dbus_message_demarshal`); through the iterators a variant costs 11,500 and
@@ -50,6 +48,8 @@ extension Message {
         // each value at the top level). Sending those through the bytes too made Get and Identify
         // dearer: 32,200 instructions a reply on average, against 23,700.
         guard arguments.contains(where: \.isCollection) else { return false }
+        // Asked second: reading the signature makes a String, and most replies are plain values.
+        guard signature.rawValue.isEmpty else { return false }
         let signature = arguments.map(\.signatureString).joined()
         guard signature.utf8.count <= 255 else { return false }
         var body = WireWriter(reservingCapacity: 512)

@@ -117,9 +117,10 @@ public final class Message: Sendable {
 
     /// The arguments of an incoming call, with every `a{sv}` of at most `maximumVariantDictionaryEntries`
     /// and every array of at most `maximumArrayElements`, refused as they are read.
-    func arguments(maximumVariantDictionaryEntries: Int, maximumArrayElements: Int = .max, maximumBytes: Int = .max,
+    /// `signature`: the message's, when read already.
+    func arguments(signature: Signature? = nil, maximumVariantDictionaryEntries: Int, maximumArrayElements: Int = .max, maximumBytes: Int = .max,
                    bodyBytes: inout Int) throws(DBusError) -> [DBusValue] {
-        if let values = try wireArguments(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
+        if let values = try wireArguments(signature: signature, maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
                                           maximumArrayElements: maximumArrayElements, maximumBytes: maximumBytes, bodyBytes: &bodyBytes) { return values }
         let values = try argumentsWithIterators()
         // Bodies with unix fds (rare): bounded after the fact.

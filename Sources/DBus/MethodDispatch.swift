@@ -7,7 +7,10 @@ extension ObjectServer {
     func handleMethodCall(_ message: Message) {
         // Every handler, getter and setter runs here: what they touch is the queue's alone.
         dispatchPrecondition(condition: .onQueue(connection.queue))
+        // The header's fields, each read from libdbus once (each read makes a String).
         guard let path = message.path, let member = message.member else { return }
+        let requested = message.interface
+        let signature = message.signature
         // With an access policy, nothing runs before its sender is known.
         var caller: Caller?
         if state.callers.policy != nil {
@@ -19,19 +22,19 @@ extension ObjectServer {
         }
         // Found first, answered only after the policy's check: a caller the policy refuses cannot
         // tell whether an object, interface or method exists.
-        let target = Self.target(of: member, requested: message.interface, among: interfacesServed(at: path), at: path)
-        let interfaceName = message.interface ?? (try? target.get())?.interface ?? ""
+        let target = Self.target(of: member, requested: requested, among: interfacesServed(at: path), at: path)
+        let interfaceName = requested ?? (try? target.get())?.interface ?? ""
         var decoded: [DBusValue]?
         if let caller {
             // Properties calls are checked with the property they name: their arguments are read
             // first (bounded as any call's), once.
-            if interfaceName == StandardInterfaces.properties, case .success(let found) = target, message.signature == found.method.inputSignature {
-                switch decode(message, for: found.method, caller: caller) {
+            if interfaceName == StandardInterfaces.properties, case .success(let found) = target, signature == found.method.inputSignature {
+                switch decode(message, signature: signature, for: found.method, caller: caller) {
                 case .success(let values): decoded = values
                 case .failure(let error): return replyError(to: message, error)
                 }
             }
-            if let denial = accessDenial(message, caller: caller, interface: interfaceName, arguments: decoded ?? []) {
+            if let denial = accessDenial(caller: caller, path: path, interface: interfaceName, member: member, arguments: decoded ?? []) {
                 return replyError(to: message, denial)
             }
         }
@@ -40,7 +43,6 @@ extension ObjectServer {
         case .success(let found): method = found.method
         case .failure(let error): return replyError(to: message, error)
         }
-        let signature = message.signature
         if signature != method.inputSignature {
             let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
             return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
@@ -49,7 +51,7 @@ extension ObjectServer {
         if let decoded {
             arguments = decoded
         } else {
-            switch decode(message, for: method, caller: caller) {
+            switch decode(message, signature: signature, for: method, caller: caller) {
             case .success(let values): arguments = values
             case .failure(let error): return replyError(to: message, error)
             }
@@ -65,9 +67,9 @@ extension ObjectServer {
         }
     }
 
-    /// The policy's verdict on a call to `method` found at `path`, its one check of the message; nil when allowed.
-    private func accessDenial(_ message: Message, caller: Caller?, interface: String, arguments: [DBusValue]) -> DBusError? {
-        guard let caller, let policy = state.callers.policy, let path = message.path, let member = message.member else { return nil }
+    /// The policy's verdict on a call to `member` found at `path`, its one check of the message; nil when allowed.
+    private func accessDenial(caller: Caller, path: ObjectPath, interface: String, member: String, arguments: [DBusValue]) -> DBusError? {
+        guard let policy = state.callers.policy else { return nil }
         var propertyInterface: String?
         var property: String?
         if interface == StandardInterfaces.properties {
@@ -100,11 +102,11 @@ extension ObjectServer {
 
     /// The arguments of `message` for `method`, within the connection's bounds (and the method's
     /// own bound on bytes), refused from the header when too big; charged to the caller's account.
-    private func decode(_ message: Message, for method: Method, caller: Caller?) -> Result<[DBusValue], DBusError> {
+    private func decode(_ message: Message, signature: Signature, for method: Method, caller: Caller?) -> Result<[DBusValue], DBusError> {
         var bodyBytes = 0
         defer { if let caller { state.callers.argumentBytes.charge(caller.account, bodyBytes, now: .now) } }
         do {
-            return .success(try message.arguments(maximumVariantDictionaryEntries: state.maximumVariantDictionaryEntries,
+            return .success(try message.arguments(signature: signature, maximumVariantDictionaryEntries: state.maximumVariantDictionaryEntries,
                                                   maximumArrayElements: state.maximumArrayElements,
                                                   maximumBytes: method.maximumArgumentBytes ?? state.maximumArgumentBytes, bodyBytes: &bodyBytes))
         } catch {
@@ -115,10 +117,11 @@ extension ObjectServer {
     /// The interfaces reachable at `path`: the object's own and the standard
     /// ones, or only Introspectable and Peer for a node that merely has children.
     private func interfacesServed(at path: ObjectPath) -> [Interface] {
+        // Built once per object (and again only if it becomes an object manager): calls are the hot
+        // path, and a cached entry is found with one lookup (`ObjectTree.served` says when it goes).
+        if let cached = state.objects.served[path] { return cached }
         if let object = state.objects.objects[path] {
             let isManager = state.objects.managers.contains(path)
-            if let cached = state.objects.served[path], cached.isManager == isManager { return cached.interfaces }
-            // Built once per object (and again only if it becomes an object manager): calls are the hot path.
             var interfaces = object.interfaces
             interfaces.append(StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" })
             interfaces.append(StandardInterfaces.peerInterface)
@@ -127,7 +130,7 @@ extension ObjectServer {
                 interfaces.append(StandardInterfaces.objectManager(at: path, tree: { [weak self] in self?.state.objects ?? ObjectTree() },
                                                                    reveals: { [weak self] path, call in self?.reveals(path, to: call) ?? true }))
             }
-            state.objects.served[path] = (isManager, interfaces)
+            state.objects.served[path] = interfaces
             return interfaces
         }
         let introspect = StandardInterfaces.introspectable { [weak self] call in self?.introspectionXML(at: path, for: call) ?? "" }

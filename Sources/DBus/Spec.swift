@@ -202,8 +202,8 @@ public struct InterfaceSpec: Sendable {
 
 extension Method {
     init(_ description: MemberDescription, handler: @escaping (MethodCall) throws -> MethodReply) {
-        self.init(description.name, inputs: description.inputs, outputs: description.outputs, handler: handler)
-        maximumArgumentBytes = description.maximumArgumentBytes
+        self.init(description.name, inputs: description.inputs, outputs: description.outputs,
+                  maximumArgumentBytes: description.maximumArgumentBytes, handler: handler)
     }
 }
 

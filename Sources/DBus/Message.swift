@@ -40,18 +40,22 @@ public final class Message: Sendable {
 
     /// The reply to this method call.
     public func makeReply(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
-        guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
-        let reply = Message(taking: pointer)
-        try reply.append(arguments)
-        return reply
+        // Several values, or collections: written as bytes (see `wireReply`), else the iterators.
+        if let reply = try wireReply(arguments) { return reply }
+        return try iteratorReply(arguments)
     }
 
     /// A reply whose one argument is the records, an `aa{sv}` written straight to the wire.
     func makeReply<R: VarDictRecord>(records encoded: EncodedRecords<R>) throws(DBusError) -> Message {
+        if let body = encoded.body, let reply = wireReply(signature: "aa{sv}", body: body) { return reply }
+        return try iteratorReply([encoded.records.dbusValue])
+    }
+
+    /// The reply libdbus makes (`dbus_message_new_method_return`), its arguments appended through its iterators.
+    func iteratorReply(_ arguments: [DBusValue]) throws(DBusError) -> Message {
         guard let pointer = dbus_message_new_method_return(self.pointer) else { throw DBusError.noMemory }
         let reply = Message(taking: pointer)
-        if let body = encoded.body, try reply.appendWire(recordsBody: body) { return reply }
-        try reply.appendWithIterators([encoded.records.dbusValue])
+        if !arguments.isEmpty { try reply.appendWithIterators(arguments) }
         return reply
     }
 

@@ -40,18 +40,53 @@ struct WireFormatTests {
     }
 
     @Test("records written straight to the wire are the bytes of their DBusValues, and read back")
-    func recordsStraightToTheWire() throws {
-        for records in [[], [Entry()], [Entry(id: 7, handle: "+15551234567", outgoing: true, schemes: ["sip", "tel"], note: "héllo"),
-                                        Entry(id: 8, handle: "x", note: nil)]] {
-            let direct = try message()
-            let body = try #require(try EncodedRecords<Entry>.write(records))
-            #expect(try direct.appendWire(recordsBody: body))
-            let libdbus = try message()
-            try libdbus.appendWithIterators([records.dbusValue])
-            #expect(direct.signature == "aa{sv}")
-            #expect(try direct.withMarshalled { Array($0) } == libdbus.withMarshalled { Array($0) })
-            #expect(try [Entry](dbusValue: try direct.argumentsWithIterators()[0]) == records)
+    func recordsStraightToTheWire() async throws {
+        try await withReceivedCall { call in
+            for records in [[], [Entry()], [Entry(id: 7, handle: "+15551234567", outgoing: true, schemes: ["sip", "tel"], note: "héllo"),
+                                            Entry(id: 8, handle: "x", note: nil)]] {
+                let body = try #require(try EncodedRecords<Entry>.write(records))
+                let direct = try #require(call.wireReply(signature: "aa{sv}", body: body))
+                let libdbus = try call.iteratorReply([records.dbusValue])
+                #expect(direct.signature == "aa{sv}")
+                #expect(try direct.withMarshalled { Array($0) } == libdbus.withMarshalled { Array($0) })
+                #expect(try [Entry](dbusValue: try direct.argumentsWithIterators()[0]) == records)
+            }
         }
+    }
+
+    @Test("a reply written as bytes is the reply libdbus makes, byte for byte")
+    func repliesAgreeWithLibdbus() async throws {
+        try await withReceivedCall { call in
+            for value in Self.samples {
+                for arguments: [DBusValue] in [[value, .bool(true)], [.string("Alice Example"), .bool(false)], [value, .uint32(1), .variant(value)],
+                                               [.structure([value])], [.array(element: "s", [.string("a")])]] {
+                    let ours = try #require(try call.wireReply(arguments), "\(arguments)")
+                    let theirs = try call.iteratorReply(arguments)
+                    #expect(try ours.withMarshalled { Array($0) } == theirs.withMarshalled { Array($0) }, "\(arguments)")
+                    #expect(ours.type == .methodReturn && ours.replySerial == call.serial && ours.destination == call.sender && !ours.expectsReply)
+                }
+            }
+            // One plain value, or a variant of one, or none: the iterators are cheaper (`wireReply`).
+            for value: DBusValue in [.string("Version"), .bool(true), .uint32(3), .objectPath("/a")] {
+                #expect(try call.wireReply([value]) == nil)
+                #expect(try call.wireReply([.variant(value)]) == nil)
+            }
+            #expect(try call.wireReply([]) == nil)
+            // A unix fd travels beside the bytes: left to the iterators.
+            #expect(try call.wireReply([.string("a"), .unixFD(try UnixFD(duplicating: 0))]) == nil)
+        }
+    }
+
+    /// `body` given a method call as the server received it from the bus (with a sender and a
+    /// serial, which a reply names), held until it returns.
+    private func withReceivedCall(_ body: (Message) async throws -> Void) async throws {
+        let fixture = try await Fixture()
+        async let held = fixture.callEcho("Hold")
+        #expect(await fixture.held.next() == fixture.client.uniqueName)
+        let call = try #require(fixture.server.onQueueSync { fixture.deferred.first })
+        try await body(call.message)
+        #expect(try await fixture.callEcho("Release") == [.uint32(1)])
+        #expect(try await held == [.bool(true)])
     }
 
     @Test("what libdbus would refuse is refused with the same errors")

@@ -31,6 +31,8 @@ struct WireReader {
     /// Every value of the body, in order.
     mutating func readAll() throws(WireFailure) -> [DBusValue] {
         var values: [DBusValue] = []
+        // At most one value a type code: grown once, not for each value.
+        values.reserveCapacity(signature.count)
         var index = 0
         while index < signature.count {
             values.append(try read(at: &index))

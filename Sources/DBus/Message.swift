@@ -1,4 +1,5 @@
 internal import CDBus
+import Glibc
 import Synchronization
 
 /// A D-Bus message: method call, reply, error or signal. Owns one reference
@@ -71,6 +72,12 @@ public final class Message: Sendable {
 
     public var type: MessageType { MessageType(rawValue: dbus_message_get_type(pointer)) ?? .invalid }
     public var path: ObjectPath? { dbus_message_get_path(pointer).map { ObjectPath(unchecked: String(cString: $0)) } }
+    /// The path, as `last` when it is the same (no String made).
+    func path(reusing last: ObjectPath?) -> ObjectPath? {
+        guard let raw = dbus_message_get_path(pointer) else { return nil }
+        if let last, last.rawValue.equals(cString: raw, length: strlen(raw)) { return last }
+        return ObjectPath(unchecked: String(cString: raw))
+    }
     public var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
     public var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
     public var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }

@@ -1,4 +1,6 @@
+internal import CDBus
 import Dispatch
+import Glibc
 
 /// Routing of incoming method calls to exported objects.
 extension ObjectServer {
@@ -7,9 +9,13 @@ extension ObjectServer {
     func handleMethodCall(_ message: Message) {
         // Every handler, getter and setter runs here: what they touch is the queue's alone.
         dispatchPrecondition(condition: .onQueue(connection.queue))
-        // The header's fields, each read from libdbus once (each read makes a String).
-        guard let path = message.path, let member = message.member else { return }
-        let requested = message.interface
+        // The header's fields, each read from libdbus once. The path is the last call's String when
+        // it is the same, and the interface is the name of the interface it finds (or made into a
+        // String only when there is none): each read made a String, a path or an interface name
+        // on the heap, and each comparison with another String compared the bytes again.
+        guard let path = message.path(reusing: state.lastPath), let member = message.member else { return }
+        state.lastPath = path
+        let requested = dbus_message_get_interface(message.pointer)
         let signature = message.signature
         // With an access policy, nothing runs before its sender is known.
         var caller: Caller?
@@ -23,7 +29,11 @@ extension ObjectServer {
         // Found first, answered only after the policy's check: a caller the policy refuses cannot
         // tell whether an object, interface or method exists.
         let target = Self.target(of: member, requested: requested, among: interfacesServed(at: path), at: path)
-        let interfaceName = requested ?? (try? target.get())?.interface ?? ""
+        let interfaceName: String
+        switch target {
+        case .success(let found): interfaceName = found.interface
+        case .failure: interfaceName = requested.map { String(cString: $0) } ?? ""
+        }
         var decoded: [DBusValue]?
         if let caller {
             // Properties calls are checked with the property they name: their arguments are read
@@ -82,17 +92,19 @@ extension ObjectServer {
 
     /// The method `member` names at `path`, in the interface requested (or the first that has it);
     /// else the error that says what is missing.
-    private static func target(of member: String, requested: String?, among interfaces: [Interface], at path: ObjectPath)
+    /// `requested`: the message's interface field; `interface` is then the name of the one found.
+    private static func target(of member: String, requested: UnsafePointer<CChar>?, among interfaces: [Interface], at path: ObjectPath)
     -> Result<(method: Method, interface: String), DBusError> {
         guard !interfaces.isEmpty else { return .failure(DBusError.unknownObject("no object at path \(path)")) }
         if let requested {
-            guard let interface = interfaces.first(where: { $0.name == requested }) else {
-                return .failure(DBusError.unknownInterface("object \(path) has no interface '\(requested)'"))
+            let length = strlen(requested)
+            guard let interface = interfaces.first(where: { $0.name.utf8.count == length && $0.name.equals(cString: requested, length: length) }) else {
+                return .failure(DBusError.unknownInterface("object \(path) has no interface '\(String(cString: requested))'"))
             }
             guard let found = interface.method(member) else {
-                return .failure(DBusError.unknownMethod("interface \(requested) has no method '\(member)'"))
+                return .failure(DBusError.unknownMethod("interface \(interface.name) has no method '\(member)'"))
             }
-            return .success((found, requested))
+            return .success((found, interface.name))
         }
         guard let interface = interfaces.first(where: { $0.method(member) != nil }), let found = interface.method(member) else {
             return .failure(DBusError.unknownMethod("object \(path) has no method '\(member)'"))
@@ -177,5 +189,15 @@ extension ObjectServer {
 
     func replyError(to message: Message, _ error: DBusError) {
         connection.replyError(to: message, error)
+    }
+}
+
+extension String {
+    /// Whether this is the text of `cString` (of `length` bytes: `strlen`), compared without making a String of it.
+    func equals(cString: UnsafePointer<CChar>, length: Int) -> Bool {
+        var text = self
+        return text.withUTF8 { utf8 in
+            length == utf8.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, cString, utf8.count) == 0)
+        }
     }
 }

@@ -29,6 +29,8 @@ public final class ObjectServer: Sendable {
         var maximumArrayElements = Int.max
         /// The most bytes the arguments of an incoming call may take, unless its method says more (`limitArgumentBytes`).
         var maximumArgumentBytes = Int.max
+        /// The path of the last call handled: the next call to the same object reuses its String.
+        var lastPath: ObjectPath?
     }
 
     /// Serves objects on `connection`: it hands this every incoming method call from now on

@@ -149,7 +149,13 @@ struct CallerRegistry {
         let message: Message
         let bytes: Int
     }
-    var entries: [String: Entry] = [:]
+    var entries: [String: Entry] = [:] {
+        // Whatever changes, the caller found last is looked up again.
+        didSet { lastKnown = nil }
+    }
+    /// The known caller of the last call admitted: its next call is admitted without a lookup
+    /// (an app's calls come in runs); dropped with any change of `entries`.
+    var lastKnown: Caller?
     var policy: AccessPolicy?
     /// What waits while senders are identified is bounded, and what is past a bound is refused at
     /// once (LimitsExceeded), its memory freed. libdbus stops reading from the bus while the
@@ -185,9 +191,11 @@ extension ObjectServer {
     /// On the queue: the caller of `message` when known; else the message waits for its
     /// sender's identification (started here for the first) and nil is returned.
     func admit(_ message: Message) -> Caller? {
+        if let last = state.callers.lastKnown, message.isSent(by: last.name) { return last }
         let sender = message.sender ?? ""
         switch state.callers.entries[sender] {
         case .known(let caller, _)?:
+            state.callers.lastKnown = caller
             return caller
         case .identifying(var waiting, let watch)?:
             guard let call = mayWait(message, behind: waiting) else { return nil }

@@ -72,6 +72,13 @@ public final class Message: Sendable {
 
     public var type: MessageType { MessageType(rawValue: dbus_message_get_type(pointer)) ?? .invalid }
     public var path: ObjectPath? { dbus_message_get_path(pointer).map { ObjectPath(unchecked: String(cString: $0)) } }
+    /// Whether `name` is the sender (compared without making a String of it); a message without
+    /// a sender is sent by "", as `sender ?? ""` says.
+    func isSent(by name: String) -> Bool {
+        guard let raw = dbus_message_get_sender(pointer) else { return name.isEmpty }
+        return name.equals(cString: raw, length: strlen(raw))
+    }
+
     /// The path, as `last` when it is the same (no String made).
     func path(reusing last: ObjectPath?) -> ObjectPath? {
         guard let raw = dbus_message_get_path(pointer) else { return nil }

@@ -61,7 +61,8 @@ public final class MethodCall: Sendable {
         }
         guard claimReply(), message.expectsReply else { return }
         do {
-            connection.send(try message.makeReply(values))
+            let reply = try message.makeReply(values)
+            if connection.isOnQueue { connection.sendOnQueue(reply) } else { connection.send(reply) }
         } catch {
             sendError(DBusError(error))
         }

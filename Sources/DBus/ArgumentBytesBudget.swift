@@ -33,17 +33,19 @@ struct ArgumentBytesBudget {
     private var levels: [String: Level] = [:]
 
     /// LimitsExceeded when `account` has sent more than its bucket holds; nil lets its call through.
-    func refusal(of account: String, now: ContinuousClock.Instant) -> DBusError? {
+    /// `now` is read only for an account with a level (the clock is read for no small call).
+    func refusal(of account: String, now: @autoclosure () -> ContinuousClock.Instant) -> DBusError? {
         guard !levels.isEmpty, let level = levels[account] else { return nil }
-        let bytes = level.drained(perSecond, to: now)
+        let bytes = level.drained(perSecond, to: now())
         guard bytes > burst else { return nil }
         guard perSecond > 0 else { return DBusError.limitsExceeded("calls from \(account) took more than \(burst >> 20) MiB on the wire") }
         let wait = (bytes - burst) / perSecond + 1
         return DBusError.limitsExceeded("calls from \(account) took more than \(burst >> 20) MiB on the wire lately (\(perSecond >> 20) MiB a second); try again in \(wait) s")
     }
 
-    mutating func charge(_ account: String, _ bytes: Int, now: ContinuousClock.Instant) {
+    mutating func charge(_ account: String, _ bytes: Int, now readNow: @autoclosure () -> ContinuousClock.Instant) {
         guard bytes >= Self.counted, burst != .max else { return }
+        let now = readNow()
         let before = levels[account]?.drained(perSecond, to: now) ?? 0
         levels[account] = Level(bytes: before + bytes, at: now)
         if levels.count > Self.maximumAccounts {

@@ -109,7 +109,12 @@ struct ObjectTree {
     /// The interfaces served at each object's path, standard ones included: built on first use
     /// (calls are the hot path), again only if the object becomes an object manager. An entry is
     /// for the object at its path now: export and unexport remove it.
-    var served: [ObjectPath: [Interface]] = [:]
+    var served: [ObjectPath: [Interface]] = [:] {
+        didSet { lastServed = nil }
+    }
+    /// The entry of `served` found last: the next call to the same object (its path the same
+    /// String, `Message.path(reusing:)`) finds it without hashing the path; dropped with any change.
+    var lastServed: (path: ObjectPath, interfaces: [Interface])?
 
     /// The names of the nodes directly below `path`.
     func children(of path: ObjectPath) -> [String] {

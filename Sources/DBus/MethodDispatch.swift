@@ -131,7 +131,11 @@ extension ObjectServer {
     private func interfacesServed(at path: ObjectPath) -> [Interface] {
         // Built once per object (and again only if it becomes an object manager): calls are the hot
         // path, and a cached entry is found with one lookup (`ObjectTree.served` says when it goes).
-        if let cached = state.objects.served[path] { return cached }
+        if let last = state.objects.lastServed, last.path == path { return last.interfaces }
+        if let cached = state.objects.served[path] {
+            state.objects.lastServed = (path, cached)
+            return cached
+        }
         if let object = state.objects.objects[path] {
             let isManager = state.objects.managers.contains(path)
             var interfaces = object.interfaces

@@ -230,10 +230,7 @@ public final class Connection: Sendable {
 
     /// Emits a signal, to everyone subscribed or, with `destination`, to that one connection only.
     public func emit(path: ObjectPath, interface: String, member: String, _ arguments: [DBusValue] = [], destination: String? = nil) throws(DBusError) {
-        let message = try Message.signal(path: path, interface: interface, member: member)
-        try message.append(arguments)
-        if let destination { try message.setDestination(destination) }
-        send(message)
+        send(try Message.signal(path: path, interface: interface, member: member, arguments, destination: destination))
     }
 
     // MARK: Receiving

@@ -39,6 +39,17 @@ public final class Message: Sendable {
         return Message(taking: pointer)
     }
 
+    /// A signal with its arguments, addressed to `destination` when there is one: written as bytes
+    /// and loaded by libdbus once where it has several values or a collection (`wireSignal`).
+    static func signal(path: ObjectPath, interface: String, member: String, _ arguments: [DBusValue],
+                       destination: String?) throws(DBusError) -> Message {
+        if let message = try wireSignal(path: path, interface: interface, member: member, arguments, destination: destination) { return message }
+        let message = try signal(path: path, interface: interface, member: member)
+        try message.append(arguments)
+        if let destination { try message.setDestination(destination) }
+        return message
+    }
+
     /// The reply to this method call.
     public func makeReply(_ arguments: [DBusValue] = []) throws(DBusError) -> Message {
         // Several values, or collections: written as bytes (see `wireReply`), else the iterators.

@@ -293,8 +293,9 @@ extension ObjectServer {
                     messages[same].remaining += 1
                     group.append(same)
                 } else {
-                    let message = try Message.signal(path: path, interface: interface, member: member)
-                    try message.append(values)
+                    // Addressed as it is made when it has one recipient: copies are addressed below.
+                    let message = try Message.signal(path: path, interface: interface, member: member, values,
+                                                     destination: recipients.count == 1 ? recipient.name : nil)
                     messages.append((values, message, 1))
                     group.append(messages.count - 1)
                 }
@@ -302,18 +303,19 @@ extension ObjectServer {
             for (recipient, index) in zip(recipients, group) {
                 messages[index].remaining -= 1
                 let message = messages[index].remaining == 0 ? messages[index].message : try messages[index].message.copy()
-                try message.setDestination(recipient.name)
+                if recipients.count > 1 { try message.setDestination(recipient.name) }
                 connection.send(message)
                 if recipient.name != owner?.name { countSignal(to: recipient) }
             }
             return
         }
         // Marshalled once; each recipient gets a copy addressed to it (the last, the message itself).
-        let message = try Message.signal(path: path, interface: interface, member: member)
-        try message.append(arguments(nil))
+        // Addressed as it is made when it has one recipient (most signals: the owner's alone).
+        let message = try Message.signal(path: path, interface: interface, member: member, arguments(nil),
+                                         destination: recipients.count == 1 ? recipients[0].name : nil)
         for (index, recipient) in recipients.enumerated() {
             let copy = index == recipients.count - 1 ? message : try message.copy()
-            try copy.setDestination(recipient.name)
+            if recipients.count > 1 { try copy.setDestination(recipient.name) }
             connection.send(copy)
             if recipient.name != owner?.name { countSignal(to: recipient) }
         }

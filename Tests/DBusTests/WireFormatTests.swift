@@ -77,6 +77,31 @@ struct WireFormatTests {
         }
     }
 
+    @Test("a signal written as bytes is the signal libdbus makes, byte for byte, addressed or not")
+    func signalsAgreeWithLibdbus() throws {
+        for value in Self.samples {
+            for arguments: [DBusValue] in [[value, .bool(true)], [.string("Calls"), .vardict(["Calls": .array(element: "o", [])]), .array(element: "s", [])],
+                                           [.objectPath("/org/example/Call/1"), .structure([value])]] {
+                for destination: String? in [nil, ":1.42"] {
+                    let ours = try #require(try Message.wireSignal(path: "/org/example/Test1", interface: "org.example.Test1", member: "Changed",
+                                                                   arguments, destination: destination), "\(arguments)")
+                    let theirs = try Message.signal(path: "/org/example/Test1", interface: "org.example.Test1", member: "Changed")
+                    try theirs.appendWithIterators(arguments)
+                    if let destination { try theirs.setDestination(destination) }
+                    #expect(try ours.withMarshalled { Array($0) } == theirs.withMarshalled { Array($0) }, "\(arguments) to \(destination ?? "all")")
+                    #expect(ours.type == .signal && ours.destination == destination && !ours.expectsReply && ours.serial == 0)
+                }
+            }
+        }
+        // One plain value or none: libdbus' own; a name libdbus refuses is refused as `signal` refuses it.
+        #expect(try Message.wireSignal(path: "/a", interface: "org.example.Test1", member: "Changed", [.string("x")], destination: nil) == nil)
+        #expect(try Message.wireSignal(path: "/a", interface: "org.example.Test1", member: "Changed", [], destination: nil) == nil)
+        #expect(try Message.wireSignal(path: "/a", interface: "not an interface", member: "Changed", [.string("x"), .bool(true)], destination: nil) == nil)
+        #expect(throws: DBusError.self) {
+            try Message.signal(path: "/a", interface: "not an interface", member: "Changed", [.string("x"), .bool(true)], destination: nil)
+        }
+    }
+
     /// `body` given a method call as the server received it from the bus (with a sender and a
     /// serial, which a reply names), held until it returns.
     private func withReceivedCall(_ body: (Message) async throws -> Void) async throws {

@@ -11,9 +11,8 @@ extension Connection {
     /// a failure), for work that must not wait for a thread of the cooperative pool.
     func callBus(_ member: String, _ arguments: [DBusValue], then deliver: @escaping @Sendable (Result<Message, Error>) -> Void) {
         do {
-            let message = try Message.methodCall(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName, member: member)
-            try message.append(arguments)
-            send(call: message, onReply: deliver)
+            send(call: try Message.methodCall(destination: Connection.busName, path: Connection.busPath, interface: Connection.busName,
+                                              member: member, arguments), onReply: deliver)
         } catch {
             deliver(.failure(error))
         }

@@ -223,8 +223,7 @@ public final class Connection: Sendable {
         destination: String, path: ObjectPath, interface: String, member: String,
         _ arguments: [DBusValue] = [], timeout: Duration? = nil
     ) async throws -> [DBusValue] {
-        let message = try Message.methodCall(destination: destination, path: path, interface: interface, member: member)
-        try message.append(arguments)
+        let message = try Message.methodCall(destination: destination, path: path, interface: interface, member: member, arguments)
         return try await send(call: message, timeout: timeout).arguments()
     }
 

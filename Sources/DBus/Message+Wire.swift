@@ -116,17 +116,8 @@ extension Message {
     /// its bytes (`dbus_message_demarshal` and the copy that unnumbers it); a variant of one string
     /// (a `Get`) 16,200 through the iterators, so those stay there.
     func wireReply(_ arguments: [DBusValue]) throws(DBusError) -> Message? {
-        guard arguments.count > 1 || arguments.contains(where: \.isCollection) else { return nil }
-        var body = WireWriter(reservingCapacity: 256)
-        do {
-            for argument in arguments { try body.write(argument) }
-        } catch {
-            switch error {
-            case .invalid(let problem): throw problem
-            case .unsupported: return nil
-            }
-        }
-        return wireReply(signature: arguments.map(\.signatureString).joined(), body: body.bytes)
+        guard let body = try Self.wireBody(arguments) else { return nil }
+        return wireReply(signature: arguments.map(\.signatureString).joined(), body: body)
     }
 
     /// The reply to this call with `body` (of `signature`) as its arguments, loaded by libdbus
@@ -153,6 +144,36 @@ extension Message {
     /// is needed. The header's fields are in the order those calls left them.
     static func wireSignal(path: ObjectPath, interface: String, member: String, _ arguments: [DBusValue],
                            destination: String?) throws(DBusError) -> Message? {
+        guard let body = try wireBody(arguments) else { return nil }
+        return loaded(type: 4, signature: arguments.map(\.signatureString).joined(), body: body, fields: { (header) in
+            header.putStringField(Layout.pathField, "o", path.rawValue)
+            header.putStringField(Layout.interfaceField, "s", interface)
+            header.putStringField(Layout.memberField, "s", member)
+        }, afterSignature: { (header) in
+            // Where `setDestination` adds it to a signal libdbus made.
+            if let destination { header.putStringField(Layout.destinationField, "s", destination) }
+        })
+    }
+
+    /// A method call with `arguments`, written here as `wireSignal` writes a signal; nil as it.
+    /// Sent by clients (MonkeyCallKit's reports, the CLI, the Phone app, `Properties.Get` and its
+    /// two strings), where libdbus replaced the header's SIGNATURE field after each value at the
+    /// top level (17,400 instructions for the second).
+    static func wireMethodCall(destination: String?, path: ObjectPath, interface: String?, member: String,
+                               _ arguments: [DBusValue]) throws(DBusError) -> Message? {
+        guard let body = try wireBody(arguments) else { return nil }
+        return loaded(type: 1, flags: 0, signature: arguments.map(\.signatureString).joined(), body: body, fields: { (header) in
+            // The order `dbus_message_new_method_call` writes them in.
+            header.putStringField(Layout.pathField, "o", path.rawValue)
+            if let destination { header.putStringField(Layout.destinationField, "s", destination) }
+            if let interface { header.putStringField(Layout.interfaceField, "s", interface) }
+            header.putStringField(Layout.memberField, "s", member)
+        })
+    }
+
+    /// `arguments` written as a body, when that is worth it (several values, or a collection) and
+    /// possible (no unix fd); nil otherwise.
+    private static func wireBody(_ arguments: [DBusValue]) throws(DBusError) -> [UInt8]? {
         guard arguments.count > 1 || arguments.contains(where: \.isCollection) else { return nil }
         var body = WireWriter(reservingCapacity: 512)
         do {
@@ -163,28 +184,21 @@ extension Message {
             case .unsupported: return nil
             }
         }
-        return loaded(type: 4, signature: arguments.map(\.signatureString).joined(), body: body.bytes, fields: { (header) in
-            header.putStringField(Layout.pathField, "o", path.rawValue)
-            header.putStringField(Layout.interfaceField, "s", interface)
-            header.putStringField(Layout.memberField, "s", member)
-        }, afterSignature: { (header) in
-            // Where `setDestination` adds it to a signal libdbus made.
-            if let destination { header.putStringField(Layout.destinationField, "s", destination) }
-        })
+        return body.bytes
     }
 
-    /// A message of `type` (2: a method return, 4: a signal) written here: the header fields
+    /// A message of `type` (1: a method call, 2: a method return, 4: a signal) written here: the header fields
     /// `fields` writes, its SIGNATURE field, what `afterSignature` writes, then `body`; loaded by
     /// libdbus, which validates all of it, and unnumbered; nil where libdbus refuses it.
-    private static func loaded(type: UInt8, signature: String, body: [UInt8], fields: (inout WireWriter) -> Void,
+    private static func loaded(type: UInt8, flags: UInt8 = 1, signature: String, body: [UInt8], fields: (inout WireWriter) -> Void,
                                afterSignature: (inout WireWriter) -> Void = { _ in }) -> Message? {
         #if _endian(little)
         guard signature.utf8.count <= 255 else { return nil }
         var message = WireWriter(reservingCapacity: Layout.fieldsStart + 160 + signature.utf8.count + body.count)
-        // Byte order, the type, NO_REPLY_EXPECTED (libdbus sets it on replies and signals), version 1;
+        // Byte order, the type, the flags (NO_REPLY_EXPECTED: libdbus sets it on replies and signals), version 1;
         // the body's length, patched below; serial 1, as libdbus refuses to load serial 0 (the copy
         // made after loading resets it, so sending numbers it as usual); the fields' length, patched below.
-        message.append(contentsOf: [UInt8(ascii: "l"), type, 1, 1])
+        message.append(contentsOf: [UInt8(ascii: "l"), type, flags, 1])
         message.put(UInt32(0))
         message.put(UInt32(1))
         message.put(UInt32(0))

@@ -32,6 +32,18 @@ public final class Message: Sendable {
         return Message(taking: pointer)
     }
 
+    /// A method call with its arguments: written as bytes and loaded by libdbus once where it has
+    /// several values or a collection (`wireMethodCall`), as a client's calls mostly have.
+    static func methodCall(destination: String?, path: ObjectPath, interface: String?, member: String,
+                           _ arguments: [DBusValue]) throws(DBusError) -> Message {
+        if let message = try wireMethodCall(destination: destination, path: path, interface: interface, member: member, arguments) {
+            return message
+        }
+        let message = try methodCall(destination: destination, path: path, interface: interface, member: member)
+        try message.append(arguments)
+        return message
+    }
+
     public static func signal(path: ObjectPath, interface: String, member: String) throws(DBusError) -> Message {
         try Names.validateInterface(interface)
         try Names.validateMember(member)

@@ -280,8 +280,8 @@ extension Connection {
     ) {
         let message: Message
         do {
-            message = try Message.methodCall(destination: destination, path: path, interface: spec.interface, member: spec.name)
-            try message.append(Args<repeat each I>.encode(repeat each arguments))
+            message = try Message.methodCall(destination: destination, path: path, interface: spec.interface, member: spec.name,
+                                             Args<repeat each I>.encode(repeat each arguments))
         } catch {
             return onReply(.failure(error))
         }

@@ -102,6 +102,28 @@ struct WireFormatTests {
         }
     }
 
+    @Test("a method call written as bytes is the call libdbus makes, byte for byte, with or without destination and interface")
+    func methodCallsAgreeWithLibdbus() throws {
+        for value in Self.samples {
+            for arguments: [DBusValue] in [[.string("org.monkeycall.Telephony1.Call"), .string("State")], [value, .bool(true)],
+                                           [.string("3f2c…"), .vardict(["Handle": .string("+15551234567")])]] {
+                for (destination, interface): (String?, String?) in [("org.example.Test1", "org.example.Test1.Echo"), (nil, "org.example.Test1.Echo"),
+                                                                     ("org.example.Test1", nil)] {
+                    let ours = try #require(try Message.wireMethodCall(destination: destination, path: "/org/example/Test1", interface: interface,
+                                                                       member: "Echo", arguments), "\(arguments)")
+                    let theirs = try Message.methodCall(destination: destination, path: "/org/example/Test1", interface: interface, member: "Echo")
+                    try theirs.appendWithIterators(arguments)
+                    #expect(try ours.withMarshalled { Array($0) } == theirs.withMarshalled { Array($0) }, "\(arguments)")
+                    #expect(ours.type == .methodCall && ours.expectsReply && ours.serial == 0 && ours.member == "Echo")
+                }
+            }
+        }
+        #expect(try Message.wireMethodCall(destination: nil, path: "/a", interface: nil, member: "Ping", []) == nil)
+        #expect(throws: DBusError.self) {
+            try Message.methodCall(destination: "not a name!", path: "/a", interface: nil, member: "Echo", [.string("x"), .bool(true)])
+        }
+    }
+
     /// `body` given a method call as the server received it from the bus (with a sender and a
     /// serial, which a reply names), held until it returns.
     private func withReceivedCall(_ body: (Message) async throws -> Void) async throws {

@@ -53,17 +53,8 @@ extension Message {
         // Asked second: reading the signature makes a String, and most replies are plain values.
         guard signature.rawValue.isEmpty else { return false }
         let signature = arguments.map(\.signatureString).joined()
-        guard signature.utf8.count <= 255 else { return false }
-        var body = WireWriter(reservingCapacity: 512)
-        do {
-            for argument in arguments { try body.write(argument) }
-        } catch {
-            switch error {
-            case .invalid(let problem): throw problem
-            case .unsupported: return false
-            }
-        }
-        return try setWireBody(signature: signature, body.bytes)
+        guard signature.utf8.count <= 255, let body = try Self.written(arguments) else { return false }
+        return try setWireBody(signature: signature, body)
     }
 
     /// The message, still without a body, given `body` (of `signature`): its header spliced in
@@ -175,6 +166,11 @@ extension Message {
     /// possible (no unix fd); nil otherwise.
     private static func wireBody(_ arguments: [DBusValue]) throws(DBusError) -> [UInt8]? {
         guard arguments.count > 1 || arguments.contains(where: \.isCollection) else { return nil }
+        return try written(arguments)
+    }
+
+    /// `arguments` written as a body; nil where a value cannot be (a unix fd travels beside the bytes).
+    private static func written(_ arguments: [DBusValue]) throws(DBusError) -> [UInt8]? {
         var body = WireWriter(reservingCapacity: 512)
         do {
             for argument in arguments { try body.write(argument) }

@@ -72,7 +72,7 @@ extension Message {
         var message = WireWriter(reservingCapacity: layout.fieldsEnd + 16 + signature.utf8.count + body.count)
         message.append(contentsOf: UnsafeRawBufferPointer(rebasing: header[0..<layout.fieldsEnd]))
         message.align(8)
-        message.append(contentsOf: [Layout.signatureField, 1, UInt8(ascii: "g"), 0])
+        message.append(contentsOf: [HeaderField.signature.rawValue, 1, UInt8(ascii: HeaderField.signature.type), 0])
         message.putSignature(signature)
         message.patch(UInt32(message.bytes.count - Layout.fieldsStart), at: Layout.fieldsLengthOffset)
         message.align(8)
@@ -119,8 +119,8 @@ extension Message {
         let sender = dbus_message_get_sender(pointer)
         let serial = dbus_message_get_serial(pointer)
         return Self.loaded(type: 2, signature: signature, body: body) { (header) in
-            if let sender { header.putStringField(Layout.destinationField, "s", UnsafeRawBufferPointer(start: sender, count: strlen(sender))) }
-            header.putField(Layout.replySerialField, "u") { $0.put(serial) }
+            if let sender { header.putStringField(.destination, UnsafeRawBufferPointer(start: sender, count: strlen(sender))) }
+            header.putField(.replySerial) { $0.put(serial) }
         }
     }
 
@@ -137,12 +137,12 @@ extension Message {
                            destination: String?) throws(DBusError) -> Message? {
         guard let body = try wireBody(arguments) else { return nil }
         return loaded(type: 4, signature: arguments.map(\.signatureString).joined(), body: body, fields: { (header) in
-            header.putStringField(Layout.pathField, "o", path.rawValue)
-            header.putStringField(Layout.interfaceField, "s", interface)
-            header.putStringField(Layout.memberField, "s", member)
+            header.putStringField(.path, path.rawValue)
+            header.putStringField(.interface, interface)
+            header.putStringField(.member, member)
         }, afterSignature: { (header) in
             // Where `setDestination` adds it to a signal libdbus made.
-            if let destination { header.putStringField(Layout.destinationField, "s", destination) }
+            if let destination { header.putStringField(.destination, destination) }
         })
     }
 
@@ -155,10 +155,10 @@ extension Message {
         guard let body = try wireBody(arguments) else { return nil }
         return loaded(type: 1, flags: 0, signature: arguments.map(\.signatureString).joined(), body: body, fields: { (header) in
             // The order `dbus_message_new_method_call` writes them in.
-            header.putStringField(Layout.pathField, "o", path.rawValue)
-            if let destination { header.putStringField(Layout.destinationField, "s", destination) }
-            if let interface { header.putStringField(Layout.interfaceField, "s", interface) }
-            header.putStringField(Layout.memberField, "s", member)
+            header.putStringField(.path, path.rawValue)
+            if let destination { header.putStringField(.destination, destination) }
+            if let interface { header.putStringField(.interface, interface) }
+            header.putStringField(.member, member)
         })
     }
 
@@ -199,7 +199,7 @@ extension Message {
         message.put(UInt32(1))
         message.put(UInt32(0))
         fields(&message)
-        message.putField(Layout.signatureField, "g") { $0.putSignature(signature) }
+        message.putField(.signature) { $0.putSignature(signature) }
         afterSignature(&message)
         message.patch(UInt32(message.bytes.count - Layout.fieldsStart), at: Layout.fieldsLengthOffset)
         message.align(8)
@@ -224,6 +224,23 @@ extension Message {
         return try body(UnsafeRawBufferPointer(start: data, count: Int(length)))
     }
 
+    /// The codes of the header's fields (the D-Bus specification's "Header Fields") written here.
+    enum HeaderField: UInt8 {
+        case path = 1, interface, member
+        case replySerial = 5, destination
+        case signature = 8
+
+        /// The one type its value has.
+        var type: Unicode.Scalar {
+            switch self {
+            case .path: "o"
+            case .interface, .member, .destination: "s"
+            case .replySerial: "u"
+            case .signature: "g"
+            }
+        }
+    }
+
     /// Where things are in a marshalled message: a 16-byte fixed part (byte
     /// order, type, flags, version, body length, serial, fields length), the
     /// header fields, padding to 8, the body.
@@ -232,12 +249,6 @@ extension Message {
         static let serialOffset = 8
         static let fieldsLengthOffset = 12
         static let fieldsStart = 16
-        static let pathField: UInt8 = 1
-        static let interfaceField: UInt8 = 2
-        static let memberField: UInt8 = 3
-        static let replySerialField: UInt8 = 5
-        static let destinationField: UInt8 = 6
-        static let signatureField: UInt8 = 8
 
         let bigEndian: Bool
         let bodyLength: Int
@@ -313,25 +324,25 @@ public struct EncodedRecords<Record: VarDictRecord>: Sendable {
     }
 }
 
-/// A message header's fields, as `Message.wireReply` and `Message.wireSignal` write them: each a
-/// code, a signature of one type, and its value.
+/// A message header's fields, as `Message.wireReply`, `wireSignal` and `wireMethodCall` write
+/// them: each a code, a signature of its one type, and its value.
 extension WireWriter {
-    mutating func putField(_ code: UInt8, _ type: Unicode.Scalar, _ value: (inout WireWriter) -> Void) {
+    mutating func putField(_ code: Message.HeaderField, _ value: (inout WireWriter) -> Void) {
         align(8)
-        append(contentsOf: [code, 1, UInt8(ascii: type), 0])
+        append(contentsOf: [code.rawValue, 1, UInt8(ascii: code.type), 0])
         value(&self)
     }
 
-    mutating func putStringField(_ code: UInt8, _ type: Unicode.Scalar, _ text: UnsafeRawBufferPointer) {
-        putField(code, type) { writer in
+    mutating func putStringField(_ code: Message.HeaderField, _ text: UnsafeRawBufferPointer) {
+        putField(code) { writer in
             writer.put(UInt32(truncatingIfNeeded: text.count))
             writer.append(contentsOf: text)
             writer.append(contentsOf: [0])
         }
     }
 
-    mutating func putStringField(_ code: UInt8, _ type: Unicode.Scalar, _ text: String) {
+    mutating func putStringField(_ code: Message.HeaderField, _ text: String) {
         var text = text
-        text.withUTF8 { putStringField(code, type, UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { putStringField(code, UnsafeRawBufferPointer($0)) }
     }
 }

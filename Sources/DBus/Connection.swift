@@ -174,16 +174,14 @@ public final class Connection: Sendable {
     /// Sends a message that expects no reply (a signal, a reply, or a call with no reply wanted).
     public func send(_ message: Message) {
         // On the queue (every reply a handler returns): sent at once, without a closure to allocate.
-        guard !isOnQueue else { return sendOnQueue(message) }
+        guard !isOnQueue else {
+            if isConnected { dbus_connection_send(raw, message.pointer, nil) }
+            return
+        }
         onQueue {
             guard self.isConnected else { return }
             dbus_connection_send(self.raw, message.pointer, nil)
         }
-    }
-
-    /// `send`, for a caller known to be on the queue.
-    func sendOnQueue(_ message: Message) {
-        if isConnected { dbus_connection_send(raw, message.pointer, nil) }
     }
 
     /// Sends a method call and waits for its reply; an error reply is thrown as `DBusError`.

@@ -61,8 +61,7 @@ public final class MethodCall: Sendable {
         }
         guard claimReply(), message.expectsReply else { return }
         do {
-            let reply = try message.makeReply(values)
-            if connection.isOnQueue { connection.sendOnQueue(reply) } else { connection.send(reply) }
+            connection.send(try message.makeReply(values))
         } catch {
             sendError(DBusError(error))
         }

@@ -13,6 +13,7 @@ public enum Catalogs {
     /// which the language tests then report.
     public static let directory: String = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-locale-\(getpid())")
+        RemovedAtExit.add(folder.path)
         let languages = ((try? FileManager.default.contentsOfDirectory(atPath: sources.path)) ?? [])
             .filter { $0.hasSuffix(".po") }.map { String($0.dropLast(3)) }
         for language in languages {

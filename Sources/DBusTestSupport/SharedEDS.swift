@@ -22,6 +22,7 @@ public final class SharedEDS: Sendable {
 
     private init() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-eds-\(UUID().uuidString.prefix(8))").path
+        RemovedAtExit.add(home)
         var folders: [String: String] = [:]
         for (variable, name) in [("HOME", "home"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"),
                                  ("XDG_CACHE_HOME", "cache"), ("XDG_RUNTIME_DIR", "runtime")] {
@@ -33,6 +34,7 @@ public final class SharedEDS: Sendable {
         folders["LANG"] = "en_GB.UTF-8"
         folders["LC_ALL"] = nil
         bus = try await PrivateBus.start(environment: folders) // dbus-daemon hands its environment to what it activates.
+        RemovedAtExit.add(bus.directory.path)
         for name in ["org.gnome.evolution.dataserver.Sources5", "org.gnome.evolution.dataserver.AddressBook10"] {
             let file = "/usr/share/dbus-1/services/\(name).service"
             guard FileManager.default.fileExists(atPath: file) else {

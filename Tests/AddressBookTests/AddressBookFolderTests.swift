@@ -33,7 +33,9 @@ private func card(_ name: String, _ tels: String...) -> String {
         try FileManager.default.removeItem(atPath: folder.path + "/ada.vcf")
         #expect(await book.waitForName("+44 20 7946 0003", nil))
 
-        try FileManager.default.moveItem(atPath: folder.path + "/sub", toPath: NSTemporaryDirectory() + "moved-\(UUID())")
+        let away = NSTemporaryDirectory() + "moved-\(UUID())"
+        defer { try? FileManager.default.removeItem(atPath: away) }
+        try FileManager.default.moveItem(atPath: folder.path + "/sub", toPath: away)
         #expect(await book.waitForName("+44 161 496 0002", nil)) // A folder moved away takes its cards.
         #expect(book.book.name(forHandle: "+44 20 7946 0004") == "Next")
     }

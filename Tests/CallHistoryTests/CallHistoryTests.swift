@@ -1,3 +1,4 @@
+import DBusTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -5,9 +6,14 @@ import Testing
 
 @Suite("Recents and Favorites in SQLite")
 struct CallHistoryTests {
-    static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("monkeycall-history-\(UUID().uuidString.prefix(8))/monkeycall.sqlite").path
-    }
+    /// A fresh database's path, in a folder of its own under this test process's one folder, which goes when the process exits.
+    static func temporaryPath() -> String { scratch + "/\(UUID().uuidString.prefix(8))/monkeycall.sqlite" }
+
+    private static let scratch: String = {
+        let folder = NSTemporaryDirectory() + "monkeycall-history-\(getpid())"
+        RemovedAtExit.add(folder)
+        return folder
+    }()
 
     static func entry(_ handle: String, _ status: RecentCall.Status, endedAt: UInt64) -> RecentCall {
         RecentCall(callUUID: UUID().uuidString.lowercased(), providerName: "Monkey", handle: handle, handleType: "generic", callerName: "",

@@ -170,6 +170,7 @@ struct AppIdentityTests {
     @Test("a link scheme stays with the app that declared it first; the user chooses another with SetLinkHandler (saved); a sandboxed app may not choose")
     func linkSchemes() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("links-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
         let fixture = try await ServiceFixture(notifications: true) { $0.dataDirectory = data }
         let server = try #require(fixture.notificationServer)
         let first = try await fixture.provider("Acme", ["URLSchemes": ["monkeycall"].dbusValue])
@@ -273,6 +274,7 @@ struct AppIdentityTests {
     @Test("directories saved before directories needed the user's consent (no flag) stay enabled")
     func consentMigration() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("consent-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
         do {
             let fixture = try await ServiceFixture { $0.dataDirectory = data }
             try await completeRealBankDirectory(try await fixture.provider("Bank"))

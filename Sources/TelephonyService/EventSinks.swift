@@ -1,7 +1,7 @@
 import TelephonyCore
 
-/// Where the switchboard's events go: three sinks, in this order, each handing an event only to
-/// what needs it (an event a part does not need costs it nothing):
+/// Where the switchboard's events go: three sinks, each handed an event only when it needs it (an
+/// event a part does not need costs it nothing), in the order `deliver` gives, one place for all:
 /// - the **bus publisher**: the call and provider objects, the provider's and the controller's
 ///   signals, open directory updates;
 /// - the **session effects**: Recents kept, the machine kept awake, media paused;
@@ -38,43 +38,39 @@ final class EventSinks {
             presenter?.observe(event)
             bus.providers.observe(event)
             session.apply(event)
-        case .callChanged, .callRemoved:
-            bus.publish(event)
+        case .callChanged:
+            bus.calls.observe(event)
             session.apply(event)
             presenter?.observe(event)
-        default:
-            bus.publish(event)
+        case .callRemoved:
+            bus.calls.observe(event)
+            bus.providers.observe(event)
+            session.apply(event)
+            presenter?.observe(event)
+        case .providerRegistered, .performAction, .actionTimedOut:
+            bus.providers.observe(event)
+        case .audioSessionActivated, .audioSessionDeactivated:
+            bus.providers.observe(event)
+            session.apply(event)
+        case .providerRemoved:
+            bus.directories.observe(event)
+            bus.providers.observe(event)
+        case .transactionCompleted:
+            bus.controller.observe(event)
+        case .callRefused:
             session.apply(event)
         }
     }
 }
 
-/// The service's D-Bus objects, told of the events that change what they publish.
+/// The service's D-Bus objects that publish what the events change (`EventSinks.deliver` says
+/// which hears what).
 @TelephonyActor
 struct BusPublisher {
     let directories: DirectoryInterfaces
     let calls: CallObjects
     let providers: ProviderObjects
     let controller: CallControllerInterface
-
-    func publish(_ event: SwitchboardEvent) {
-        switch event {
-        case .providerRegistered, .performAction, .actionTimedOut, .audioSessionActivated, .audioSessionDeactivated:
-            providers.observe(event)
-        case .providerRemoved:
-            directories.observe(event)
-            providers.observe(event)
-        case .callAdded, .callRemoved:  // a call added reaches them from `EventSinks.deliver`, the card between
-            calls.observe(event)
-            providers.observe(event)
-        case .callChanged:
-            calls.observe(event)
-        case .transactionCompleted:
-            controller.observe(event)
-        case .callRefused:
-            break
-        }
-    }
 }
 
 /// What calls change in the user's session beyond the bus.

@@ -113,9 +113,8 @@ final class Screening {
         writeDirectory(then: { done($0.map { false }) },
                        { store throws(DirectoryError) in try store.beginCompletion(providerName: providerName) }) { [self] completion, result in
             do throws(DirectoryError) {
-                guard let (_, replaced) = try directories?.finishCompletion(completion, result) else { return }
-                // Unmapping the old file is work too.
-                if let replaced { storage.async { withExtendedLifetime(replaced) {} } }
+                // The directory it replaces is unmapped off this queue, wherever it is let go of (`MappingRelease`).
+                guard try directories?.finishCompletion(completion, result) != nil else { return }
                 done(.success(completion.asksUser))
             } catch {
                 done(.failure(error))

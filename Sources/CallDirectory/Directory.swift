@@ -59,16 +59,8 @@ final class DirectoryStorage: Sendable {
         case .none: break
         case .heap(let blocks, let mapped):
             for (block, bytes) in blocks { releaseGently(block, bytes: bytes) }
-            for (base, length) in mapped { unmapGently(base, length) }
-        case .mapping(let base, let length):
-            // On a queue of its own, whichever thread lets the directory go (the service queue, when
-            // it swaps a new one in and the save's queue has already dropped its reference): the last
-            // unmapping of a file that a save replaced frees the file, its page cache and its blocks
-            // (which ext4 without a journal discards on the disk at once), 15–30 ms for a 139 MB
-            // directory, and a Get on the service queue waited that out in one run of
-            // `monkeycall-bench --queue` in three.
-            let mapping = UncheckedSendable((base, length))
-            MappingRelease.queue.async { unmapGently(mapping.value.0, mapping.value.1) }
+            MappingRelease.unmap(mapped)
+        case .mapping(let base, let length): MappingRelease.unmap([(base, length)])
         }
     }
 
@@ -412,10 +404,19 @@ func shrink<T: BitwiseCopyable>(_ pointer: UnsafeMutablePointer<T>, to count: In
     return memory.bindMemory(to: T.self, capacity: Swift.max(count, 1))
 }
 
-/// Where the mappings of directory files are let go of (`DirectoryStorage.deinit`), one after another.
+/// Where the mappings of directory files (and of an update's staged labels) are let go of, one after
+/// another, whichever thread lets their directory go: the service queue, at times, when it swaps a
+/// new directory in and the save's queue has already dropped its reference. The last unmapping of a
+/// file that nobody can open any more (one a save replaced, or staged labels) frees the file: its
+/// page cache, and its blocks, which ext4 without a journal discards on the disk at once. That took
+/// 15–30 ms for a 139 MB directory, and a Get on the service queue waited it out in one run of
+/// `monkeycall-bench --queue` in three.
 enum MappingRelease {
     static let queue = DispatchQueue(label: "org.monkeycall.directory.release", qos: .utility)
 
-    /// Returns once every mapping let go of so far is unmapped.
-    static func settle() { queue.sync {} }
+    static func unmap(_ mappings: [(UnsafeMutableRawPointer, Int)]) {
+        guard !mappings.isEmpty else { return }
+        let mappings = UncheckedSendable(mappings)
+        queue.async { for (base, length) in mappings.value { unmapGently(base, length) } }
+    }
 }

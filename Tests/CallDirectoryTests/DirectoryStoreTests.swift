@@ -47,7 +47,7 @@ import Testing
         loaded = nil
         #expect(mappings() == 2, "let go of here, not unmapped here")
         MappingRelease.queue.resume()
-        MappingRelease.settle()
+        MappingRelease.queue.sync {}
         #expect(mappings() == 1)
     }
 

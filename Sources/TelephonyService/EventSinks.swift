@@ -31,11 +31,11 @@ final class EventSinks {
     private func deliver(_ event: SwitchboardEvent) {
         switch event {
         case .callAdded:
-            // The card is handed to the GLib thread right after the call's InterfacesAdded is sent
-            // (the GNOME Shell extension finds the call by the path its card names), and is on its
-            // way while the rest is sent (issue 55: 95,000 instructions a signal, off the ring's path).
-            bus.calls.observe(event)
+            // The card first: handed to the GLib thread, it is on its way while the call's object
+            // and the rest are sent (issue 55). The object is exported in this same turn of the
+            // queue, so no one who learns of the call from its card can ask for it too early.
             presenter?.observe(event)
+            bus.calls.observe(event)
             bus.providers.observe(event)
             session.apply(event)
         case .callChanged:

@@ -279,7 +279,9 @@ enum DirectoryFile {
             if errno == ENOENT { return nil }
             throw .storageFailed("Cannot open \(path): \(errorText())")
         }
-        defer { close(fd) }
+        // Kept open with the mapping (the directory's intact check reads it), else closed here.
+        var keepsDescriptor = false
+        defer { if !keepsDescriptor { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .storageFailed("Cannot stat \(path): \(errorText())") }
         let size = Int(info.st_size)
@@ -290,7 +292,8 @@ enum DirectoryFile {
             throw .storageFailed("Cannot map \(path): \(errorText())")
         }
         do {
-            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(path: path, info: info))
+            let mapped = try storage(mapping: base, size: size, path: path, source: MappedFile(descriptor: fd, info: info))
+            keepsDescriptor = true
             let name = String(decoding: UnsafeRawBufferPointer(start: base + headerSize, count: Int(word(base, 3))), as: UTF8.self)
             return (name, Directory(storage: mapped))
         } catch {

@@ -292,10 +292,20 @@ public final class DirectoryStore {
         identify(number: PhoneNumber.normalize(handle))
     }
 
-    /// `identify(handle:)` for a handle already read (`PhoneNumber.normalize`).
+    /// `identify(handle:)` for a handle already read (`PhoneNumber.normalize`): the label of the
+    /// first enabled directory, by provider name, that identifies the number, and whether any
+    /// blocks it. Each directory is checked intact once and asked once for both.
     public func identify(number: Int64?) -> (label: String?, blocked: Bool) {
         guard let number else { return (nil, false) }
-        return (label(for: number), isBlocked(number))
+        var label: String?
+        var blocked = false
+        for name in directories.keys.sorted() where isEnabled(providerName: name) {
+            guard let directory = intactDirectory(name) else { continue }
+            if label == nil { label = directory.label(for: number) }
+            if !blocked { blocked = directory.isBlocked(number) }
+            if label != nil && blocked { break }
+        }
+        return (label, blocked)
     }
 
     // MARK: - Updates: one open per provider, applied atomically

@@ -112,6 +112,7 @@ struct Daemon: ParsableCommand {
     /// the rest of its life (see `SerialTaskExecutor`).
     static func main() {
         keepFreedMemoryReturnable()
+        raiseDescriptorLimit()
         // The notifications and prompts speak the session's language (LANG from systemd or D-Bus activation).
         Localization.setUp()
         let daemon: Daemon
@@ -138,6 +139,18 @@ struct Daemon: ParsableCommand {
         mallopt(M_MMAP_THRESHOLD, 128 * 1024)
         mallopt(M_TRIM_THRESHOLD, 128 * 1024)
         mallopt(M_ARENA_MAX, 2)
+    }
+
+    /// Each mapped call directory keeps its file open (its intact check is an `fstat` of it), so the
+    /// descriptors the daemon holds grow with the directories apps have stored, beside the bus and a
+    /// pidfd for each caller being identified. The soft limit systemd gives services (1,024) is for
+    /// programs that still use `select()`; nothing in the daemon does (libdbus and GLib poll), so it
+    /// takes the hard limit (524,288 under systemd).
+    private static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     func serve() async throws {

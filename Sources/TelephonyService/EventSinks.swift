@@ -6,9 +6,10 @@ import TelephonyCore
 ///   signals, open directory updates;
 /// - the **session effects**: Recents kept, the machine kept awake, media paused;
 /// - the **presenter**: the call's card and its ringtone.
-/// A call's object exists before its provider's `Calls` names it, and before anything shows it.
-/// A new call's card goes up as soon as its object exists: what nobody waits on to see the call
-/// (the provider's `Calls`, the session's effects) follows it.
+/// A call's object exists before its provider's `Calls` names it. A new call's card goes up first:
+/// what nobody waits on to see the call (its object, the provider's `Calls`, the session's effects)
+/// follows it, in the same turn of the queue, so nobody who hears of the call can ask for its
+/// object before it exists.
 @TelephonyActor
 final class EventSinks {
     let bus: BusPublisher

@@ -73,9 +73,9 @@ struct Figure {
     }
 
     static func recents(_ result: RecentsResult) -> Figure {
-        Figure(name: "recents-list/floor", service: result.list.median, floor: result.floor.median,
-               floorIs: "the same page from a no-op server (its own interleaved rounds with Ping, after List's)",
-               goal: Goals.recentsFloor, count: result.list.sorted.count)
+        Figure(name: "recents-list/floor", service: result.pagedList.median, floor: result.floor.median,
+               floorIs: "the same page from a no-op server, interleaved rounds",
+               goal: Goals.recentsFloor, count: result.pagedList.sorted.count)
     }
 
     static func identify(_ result: DirectoryResult) -> Figure {

@@ -51,6 +51,25 @@ import Testing
         #expect(mappings() == 1)
     }
 
+    @Test("a mapped directory holds its file open (its intact check is an fstat of it) and closes it after its mapping: 20 saves over one provider's directory leave one descriptor on its file")
+    func descriptorsGoWithTheirMappings() throws {
+        let folder = TemporaryFolder()
+        let store = try DirectoryStore(folder: folder.path)
+        let path = folder.path + "/" + DirectoryFile.fileName(for: "Saved")
+        // A replaced file still open reads as "<path> (deleted)".
+        func descriptors() -> Int {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+                .filter { $0.hasPrefix(path) }.count
+        }
+        for round in 0..<20 {
+            #expect(try store.save(try .make(blocking: [14085550000 + Int64(round)]), providerName: "Saved").isMapped)
+        }
+        MappingRelease.queue.sync {}
+        #expect(descriptors() == 1)
+        #expect(store.isBlocked(14085550019) && !store.isBlocked(14085550018))
+    }
+
     /// `/proc/self/maps` (read to its end: it says its size is 0).
     static func processMaps() -> String {
         let fd = open("/proc/self/maps", O_RDONLY)

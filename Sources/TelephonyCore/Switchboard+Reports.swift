@@ -12,8 +12,7 @@ extension Switchboard {
         beginOperation(); defer { endOperation() }
         let provider = try requireProvider(id)
         guard liveCalls[uuid] == nil else { throw .callUUIDAlreadyExists(uuid) }
-        let update = update.withCleanHandle()
-        try validate(update, for: provider)
+        let update = try checked(update, for: provider)
         let limits = options.limits
         let live = provider.callUUIDs.count
         guard live < limits.maximumCallsPerProvider else {
@@ -77,8 +76,7 @@ extension Switchboard {
         beginOperation(); defer { endOperation() }
         let provider = try requireProvider(id)
         _ = try requireCall(uuid, of: id)
-        let update = update.withCleanHandle()
-        try validate(update, for: provider)
+        let update = try checked(update, for: provider)
         mutateCall(uuid) { $0.apply(update) }
     }
 
@@ -137,10 +135,19 @@ extension Switchboard {
         return time
     }
 
-    /// Checks string lengths and the handle type against the provider.
-    func validate(_ update: CallUpdate, for provider: Provider) throws(TelephonyError) {
+    /// A report's update, within the bounds and supported by the provider, its handle cleaned rather
+    /// than refused: an app's report tells of a call that exists, from a caller ID the app does not
+    /// choose, and CallKit rings it whatever the handle holds; cleaned (`ScreenText.cleanHandle`:
+    /// controls and bidi characters out), it is shown, matched against the block list, kept in
+    /// Recents and called back as it reads. The handle is read once, by the cleaning: a cleaned one
+    /// holds nothing `validateHandle` would refuse.
+    func checked(_ update: CallUpdate, for provider: Provider) throws(TelephonyError) -> CallUpdate {
+        var update = update
         if let handle = update.handle {
-            try validateHandle(handle, key: "Handle")
+            // Over the bound it is refused as it is, never scanned: a 64 MiB handle costs a length
+            // check, not a walk through its characters on the executor.
+            try checkHandleLength(handle, key: "Handle")
+            update.handle = Handle(type: handle.type, value: ScreenText.cleanHandle(handle.value))
             guard provider.configuration.supports(handle.type) else {
                 throw .invalidArguments("HandleType \(handle.type.rawValue) is not one provider \(provider.name) supports (\(provider.configuration.supportedHandleTypeList)).")
             }
@@ -148,16 +155,20 @@ extension Switchboard {
         if let name = update.localizedCallerName, name.utf8.count > SwitchboardLimits.maximumCallerNameBytes {
             throw .invalidArguments("LocalizedCallerName is \(name.utf8.count) bytes long; the limit is \(SwitchboardLimits.maximumCallerNameBytes).")
         }
+        return update
     }
 
-    /// The handle's length, and what it holds: every handle that enters the switchboard passes here
-    /// (a call to start, whoever asks: StartCall, RequestTransaction, a link, a search result, a
-    /// favorite, Recents; an app's report, cleaned first).
+    /// The handle's length, and what it holds: every handle to call passes here (StartCall,
+    /// RequestTransaction, a link, a search result, a favorite, Recents), whoever asks.
     func validateHandle(_ handle: Handle, key: String) throws(TelephonyError) {
+        try checkHandleLength(handle, key: key)
+        if let refusal = ScreenText.handleRefusal(handle.value, named: key) { throw .invalidArguments(refusal + ".") }
+    }
+
+    private func checkHandleLength(_ handle: Handle, key: String) throws(TelephonyError) {
         guard handle.value.utf8.count <= SwitchboardLimits.maximumHandleBytes else {
             throw .invalidArguments("\(key) is \(handle.value.utf8.count) bytes long; the limit is \(SwitchboardLimits.maximumHandleBytes).")
         }
-        if let refusal = ScreenText.handleRefusal(handle.value, named: key) { throw .invalidArguments(refusal + ".") }
     }
 
     /// The ring timeout: a call still ringing, that nobody is answering or
@@ -171,22 +182,6 @@ extension Switchboard {
         }
         guard !busy else { return }
         _ = try? submitTransaction([.end(uuid)], requester: nil, systemEndReason: .unanswered)
-    }
-}
-
-extension CallUpdate {
-    /// A report's handle with controls and bidi characters taken out (`ScreenText.cleanHandle`).
-    /// An app's report is cleaned rather than refused: it tells of a call that exists, from a
-    /// caller ID the app does not choose, and CallKit rings it whatever the handle holds; cleaned,
-    /// it is shown, matched against the block list, kept in Recents and called back as it reads.
-    func withCleanHandle() -> CallUpdate {
-        // A handle over the bound is refused as it is (validateHandle): never scanned first, so that
-        // a 64 MiB one costs a length check, not a walk through its characters on the executor.
-        guard let handle, handle.value.utf8.count <= SwitchboardLimits.maximumHandleBytes,
-              ScreenText.handleHazard(in: handle.value) != nil else { return self }
-        var update = self
-        update.handle = Handle(type: handle.type, value: ScreenText.cleanHandle(handle.value))
-        return update
     }
 }
 

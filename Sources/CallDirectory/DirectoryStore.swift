@@ -252,13 +252,6 @@ public final class DirectoryStore {
 
     // MARK: - Lookups across enabled directories
 
-    /// Whether an enabled directory blocks the number (`identify(number:)`'s second half).
-    public func isBlocked(_ number: Int64) -> Bool { identify(number: number).blocked }
-
-    /// The label of the first enabled directory, by provider name, that identifies the number
-    /// (`identify(number:)`'s first half).
-    public func label(for number: Int64) -> String? { identify(number: number).label }
-
     /// The label one app's directory gives a number, when the user enabled it.
     public func label(for number: Int64, inDirectoryOf providerName: String) -> String? {
         guard isEnabled(providerName: providerName) else { return nil }

@@ -41,3 +41,9 @@ func errorName(_ body: () throws -> Void) -> String? {
         return "\(error)"
     }
 }
+
+extension DirectoryStore {
+    /// The two halves of `identify(number:)`, the one lookup the service makes, as the tests ask them.
+    func isBlocked(_ number: Int64) -> Bool { identify(number: number).blocked }
+    func label(for number: Int64) -> String? { identify(number: number).label }
+}

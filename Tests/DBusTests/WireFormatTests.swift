@@ -54,6 +54,26 @@ struct WireFormatTests {
         }
     }
 
+    @Test("a record's a{sv} is its entries' dictionary and reads back; a key sent twice keeps its last value")
+    func recordsAsOptionDictionaries() throws {
+        let full = Entry(id: 7, handle: "+15551234567", outgoing: true, schemes: ["sip", "tel"], note: "héllo")
+        for record in [Entry(), full] {
+            #expect(record.dbusValue == .vardict(record.entries))
+            #expect(try Entry(dbusValue: record.dbusValue) == record)
+            #expect(try Entry(entries: record.entries) == record)
+        }
+        // A key sent twice: the last pair is the field's, as a dictionary of the pairs keeps it; unknown keys are ignored.
+        let twice = DBusValue.dictionary(key: "s", value: "v", [(.string("Handle"), .variant(.string("first"))), (.string("Unknown"), .variant(.bool(true))),
+                                                                (.string("Handle"), .variant(.string("last")))])
+        #expect(try Entry(dbusValue: twice).handle == "last")
+        // A mistyped field names its key; what is not an a{sv} says so.
+        let mistyped = DBusValue.vardict(["Id": .uint64(1), "Outgoing": .string("yes")])
+        #expect(throws: DBusError.invalidArgs("entry key 'Outgoing' must be of type 'b', got 's'")) { try Entry(dbusValue: mistyped) }
+        #expect(throws: DBusError.invalidArgs("entry must be of type 'a{sv}', got 'as'")) {
+            try Entry(dbusValue: .array(element: "s", [.string("Id")]))
+        }
+    }
+
     @Test("a reply written as bytes is the reply libdbus makes, byte for byte")
     func repliesAgreeWithLibdbus() async throws {
         try await withReceivedCall { call in

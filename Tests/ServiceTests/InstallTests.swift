@@ -100,8 +100,7 @@ struct InstallTests {
         environment["XDG_DATA_HOME"] = data.path
         environment["XDG_CONFIG_HOME"] = config.path
         environment["XDG_DATA_DIRS"] = "/usr/share"
-        let install = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
-                                                  ["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
+        let install = try await Self.install(["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
         #expect(install.status == 0, "\(install.stderr)")
         // Not on PATH here: said, with what to do.
         #expect(install.stderr.contains("\(prefix.path)/bin is not on your PATH"), "\(install.stdout)\(install.stderr)")
@@ -175,8 +174,7 @@ struct InstallTests {
         let userData = data.appendingPathComponent("monkeycall")
         try FileManager.default.createDirectory(at: userData, withIntermediateDirectories: true)
         #expect(try await probe.nameOwner(Telephony1.busName) != nil)
-        let uninstall = try await ChildProcess.run(Self.root.appendingPathComponent("scripts/install").path,
-                                                    ["--prefix", prefix.path, "--uninstall"], environment: environment)
+        let uninstall = try await Self.install(["--prefix", prefix.path, "--uninstall"], environment: environment)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         // The running daemon is stopped, not left running from deleted files.
         #expect(uninstall.stdout.contains("stopped monkeycalld"), "\(uninstall.stdout)")
@@ -208,25 +206,32 @@ struct InstallTests {
         _ = try await ChildProcess.run("/usr/bin/xdg-mime", ["default", "other-phone.desktop", "x-scheme-handler/tel"], environment: environment)
         #expect(try await query("tel") == "other-phone.desktop")
 
-        let script = Self.root.appendingPathComponent("scripts/install").path
-        let install = try await ChildProcess.run(script, ["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
+        let install = try await Self.install(["--from", BuiltProducts.directory.path, "--prefix", prefix.path], environment: environment)
         #expect(install.status == 0, "\(install.stderr)")
         #expect(install.stdout.contains("MonkeyCall opens these links: monkeycall: sip: sips: callto:"), "\(install.stdout)")
         #expect(install.stdout.contains("tel: stays with other-phone.desktop (scripts/install --default-for tel to take it)"), "\(install.stdout)")
         for scheme in ["monkeycall", "sip", "sips", "callto"] { #expect(try await query(scheme) == "monkeycall-url-handler.desktop", "\(scheme)") }
         #expect(try await query("tel") == "other-phone.desktop")
 
-        let takeOver = try await ChildProcess.run(script, ["--from", BuiltProducts.directory.path, "--prefix", prefix.path, "--default-for", "tel"],
-                                                  environment: environment)
+        let takeOver = try await Self.install(["--from", BuiltProducts.directory.path, "--prefix", prefix.path, "--default-for", "tel"],
+                                              environment: environment)
         #expect(takeOver.status == 0, "\(takeOver.stderr)")
         #expect(takeOver.stdout.contains("tel: (from other-phone.desktop)"), "\(takeOver.stdout)")
         #expect(try await query("tel") == "monkeycall-url-handler.desktop")
 
-        let uninstall = try await ChildProcess.run(script, ["--prefix", prefix.path, "--uninstall"], environment: environment)
+        let uninstall = try await Self.install(["--prefix", prefix.path, "--uninstall"], environment: environment)
         #expect(uninstall.status == 0, "\(uninstall.stderr)")
         #expect(uninstall.stdout.contains("tel: links go to other-phone.desktop again"), "\(uninstall.stdout)")
         #expect(try await query("tel") == "other-phone.desktop")
         #expect(try await query("sip") == "")
+    }
+
+    /// Runs scripts/install. Its deadline is for a hang, not for speed: the script starts some 300
+    /// processes (xdg-mime, a shell script, ten times, each with its greps and xprops), 2.5 s on an
+    /// idle 2-core machine, and it once took over 30 s (ChildProcess.run's default) when this suite
+    /// ran it beside every other suite's start (CI at f471311).
+    static func install(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await ChildProcess.run(root.appendingPathComponent("scripts/install").path, arguments, environment: environment, timeout: .seconds(180))
     }
 
     /// What every process of this user runs (`/proc/PID/exe`).

@@ -73,13 +73,18 @@ extension VarDictRecord {
 
     /// The record as an option dictionary's entries: every field that is set.
     public var entries: [String: DBusValue] {
+        var entries: [String: DBusValue] = [:]
+        entries.reserveCapacity(Self.fields.count)
+        forEachSent { entries[$0] = $1 }
+        return entries
+    }
+
+    /// Each field that is sent, with its key, in the fields' order, read in place (`RecordField.encode`).
+    private func forEachSent(_ body: (_ key: String, _ value: DBusValue) -> Void) {
         withUnsafePointer(to: self) { record in
-            var entries: [String: DBusValue] = [:]
-            entries.reserveCapacity(Self.fields.count)
             for field in Self.fields {
-                if let value = field.encode(UnsafeRawPointer(record)) { entries[field.key] = value }
+                if let value = field.encode(UnsafeRawPointer(record)) { body(field.key, value) }
             }
-            return entries
         }
     }
 
@@ -88,11 +93,7 @@ extension VarDictRecord {
     /// The same value as `.vardict(entries)`, the entries in key order, made without that dictionary.
     public var dbusValue: DBusValue {
         var sent: [(key: String, value: DBusValue)] = []
-        withUnsafePointer(to: self) { record in
-            for field in Self.fields {
-                if let value = field.encode(UnsafeRawPointer(record)) { sent.append((field.key, value)) }
-            }
-        }
+        forEachSent { sent.append(($0, $1)) }
         sent.sort { $0.key < $1.key }
         return .dictionary(key: "s", value: "v", sent.map { (key: .string($0.key), value: .variant($0.value)) })
     }

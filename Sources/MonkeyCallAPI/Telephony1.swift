@@ -1,4 +1,5 @@
 import DBus
+import FoundationEssentials
 
 // The MonkeyCall D-Bus API, declared once: every interface, method, signal and
 // property with its Swift types and its documentation. The service serves these
@@ -424,7 +425,7 @@ extension Telephony1 {
     public enum Provider {
         public static let interface = "org.monkeycall.Telephony1.Provider"
 
-        public static let reportNewIncomingCall = MethodSpec(interface, "ReportNewIncomingCall", in: Arg("call_uuid", String.self), Arg("update", [String: DBusValue].self), out: Arg("call", ObjectPath.self), doc: """
+        public static let reportNewIncomingCall = MethodSpec(interface, "ReportNewIncomingCall", in: Arg("call_uuid", UUID.self), Arg("update", TelephonyVocabulary.CallUpdate.self), out: Arg("call", ObjectPath.self), doc: """
             reports a new incoming call. On success the call
             rings: a desktop notification appears and the call object is published.
             At most 3 ringing calls have a notification each (each app's oldest
@@ -435,12 +436,12 @@ extension Telephony1 {
             call: path of the new /org/monkeycall/Telephony1/Call/HEX object.
             """, errors: [APIError.callUUIDAlreadyExists.rawValue, APIError.filteredByDoNotDisturb.rawValue, APIError.filteredByBlockList.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied, DBusError.Name.limitsExceeded])
 
-        public static let reportCallUpdated = MethodSpec(interface, "ReportCallUpdated", in: Arg("call_uuid", String.self), Arg("update", [String: DBusValue].self), doc: """
+        public static let reportCallUpdated = MethodSpec(interface, "ReportCallUpdated", in: Arg("call_uuid", UUID.self), Arg("update", TelephonyVocabulary.CallUpdate.self), doc: """
             updates a call's details. The update is partial:
             absent keys stay as they are (keys as above).
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
-        public static let reportCallEnded = MethodSpec(interface, "ReportCallEnded", in: Arg("call_uuid", String.self), Arg("reason", String.self), Arg("ended_at", UInt64.self), doc: """
+        public static let reportCallEnded = MethodSpec(interface, "ReportCallEnded", in: Arg("call_uuid", UUID.self), Arg("reason", String.self), Arg("ended_at", UInt64.self), doc: """
             reports that a call ended for a reason the user did
             not cause here.
             reason: \(EndReason.failed.quoted), \(EndReason.remoteEnded.quoted), \(EndReason.unanswered.quoted), \(EndReason.answeredElsewhere.quoted) or
@@ -448,25 +449,25 @@ extension Telephony1 {
             call's start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
-        public static let reportOutgoingCallStartedConnecting = MethodSpec(interface, "ReportOutgoingCallStartedConnecting", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
+        public static let reportOutgoingCallStartedConnecting = MethodSpec(interface, "ReportOutgoingCallStartedConnecting", in: Arg("call_uuid", UUID.self), Arg("at", UInt64.self), doc: """
             reports that an outgoing call
             started connecting at the time at (0 means now), between the call's
             start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
-        public static let reportOutgoingCallConnected = MethodSpec(interface, "ReportOutgoingCallConnected", in: Arg("call_uuid", String.self), Arg("at", UInt64.self), doc: """
+        public static let reportOutgoingCallConnected = MethodSpec(interface, "ReportOutgoingCallConnected", in: Arg("call_uuid", UUID.self), Arg("at", UInt64.self), doc: """
             reports that an outgoing call connected at
             the time at (0 means now), between the call's start and 60 s from now.
             """, errors: [APIError.unknownCallUUID.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
-        public static let fulfillAction = MethodSpec(interface, "FulfillAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
+        public static let fulfillAction = MethodSpec(interface, "FulfillAction", in: Arg("action_uuid", UUID.self), Arg("info", [String: DBusValue].self), doc: """
             reports that the provider performed the action
             action_uuid (from PerformAction) successfully.
             info keys: Date t (when it was performed; default 0, meaning now; between
             the call's start and 60 s from now).
             """, errors: [APIError.unknownAction.rawValue, DBusError.Name.invalidArgs, DBusError.Name.accessDenied])
 
-        public static let failAction = MethodSpec(interface, "FailAction", in: Arg("action_uuid", String.self), Arg("info", [String: DBusValue].self), doc: """
+        public static let failAction = MethodSpec(interface, "FailAction", in: Arg("action_uuid", UUID.self), Arg("info", [String: DBusValue].self), doc: """
             reports that the provider could not perform the action
             action_uuid (from PerformAction); the transaction fails with
             org.monkeycall.Telephony1.Error.ActionFailed.

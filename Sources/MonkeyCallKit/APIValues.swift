@@ -7,7 +7,4 @@ enum APIValue {
         guard let date else { return 0 }
         return UInt64(max(0, date.timeIntervalSince1970 * 1_000_000))
     }
-
-    /// UUIDs go out in lower case.
-    static func uuid(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
 }

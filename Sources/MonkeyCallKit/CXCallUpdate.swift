@@ -4,27 +4,24 @@ import Synchronization
 
 /// A partial change to a call's details: only the properties that were set
 /// are sent, the others stay as they are (CallKit's `CXCallUpdate`). What was
-/// set is the API's own record; each property reads it back, with CallKit's
-/// default when it was not set.
+/// set is the contract's own `CallUpdate`, the one type the service's core reads too; each
+/// property reads it back, with CallKit's default when it was not set.
 public final class CXCallUpdate: Sendable {
-    private let fields = Mutex(Telephony1.CallUpdate())
+    private let fields = Mutex(CallUpdate())
 
     /// What was set, as the API sends it.
-    var record: Telephony1.CallUpdate { fields.value }
+    var update: CallUpdate { fields.value }
 
     public init() {}
 
     /// The other party.
     public var remoteHandle: CXHandle? {
-        get {
-            let record = record
-            return record.handle.map { CXHandle(type: record.handleType.flatMap(CXHandle.HandleType.init(apiName:)) ?? .generic, value: $0) }
-        }
-        set { fields.withLock { ($0.handle, $0.handleType) = (newValue?.value, newValue?.type.apiName) } }
+        get { update.handle.map { CXHandle(type: CXHandle.HandleType(apiName: $0.type.rawValue) ?? .generic, value: $0.value) } }
+        set { fields[\.handle] = newValue.map { Handle(type: $0.type.word, value: $0.value) } }
     }
     /// The caller's name as the app knows it.
     public var localizedCallerName: String? {
-        get { record.localizedCallerName }
+        get { update.localizedCallerName }
         set { fields[\.localizedCallerName] = newValue }
     }
     public var supportsHolding: Bool { get { self[\.supportsHolding, or: true] } set { self[\.supportsHolding, or: true] = newValue } }
@@ -34,12 +31,8 @@ public final class CXCallUpdate: Sendable {
     public var hasVideo: Bool { get { self[\.hasVideo, or: false] } set { self[\.hasVideo, or: false] = newValue } }
 
     /// A flag of the update: CallKit's default until it is set.
-    private subscript(_ flag: WritableKeyPath<Telephony1.CallUpdate, Bool?>, or defaultValue: Bool) -> Bool {
+    private subscript(_ flag: WritableKeyPath<CallUpdate, Bool?>, or defaultValue: Bool) -> Bool {
         get { fields[flag] ?? defaultValue }
         set { fields[flag] = newValue }
     }
-
-    /// The update as the API's `a{sv}`: the keys that were set, no others.
-    var dbusValue: DBusValue { record.dbusValue }
-    var entries: [String: DBusValue] { record.entries }
 }

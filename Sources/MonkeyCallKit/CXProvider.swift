@@ -124,7 +124,7 @@ public final class CXProvider: Sendable {
     /// Tells the service of a new incoming call; it rings unless refused
     /// (`CXErrorCodeIncomingCallError`). The completion runs on the delegate's queue.
     public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate, completion: @escaping @Sendable ((any Error)?) -> Void) {
-        submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { [weak self] result in
+        submit(API.reportNewIncomingCall, UUID, update.update) { [weak self] result in
             let error: (any Error)? = if case .failure(let error) = result { ErrorMapping.incoming(error) } else { nil }
             // A provider already gone: a serial queue, never a global one (see `SerialTaskExecutor.monkeyCallKit`).
             let queue = self?.delegation.withLock { $0.queue } ?? CXProvider.orphanedCompletions
@@ -135,29 +135,29 @@ public final class CXProvider: Sendable {
     /// Tells the service of a new incoming call; throws `CXErrorCodeIncomingCallError` when it is refused.
     public func reportNewIncomingCall(with UUID: UUID, update: CXCallUpdate) async throws {
         let result: Result<[DBusValue], any Error> = await withCheckedContinuation { continuation in
-            submit(API.reportNewIncomingCall, APIValue.uuid(UUID), update.entries) { continuation.resume(returning: $0) }
+            submit(API.reportNewIncomingCall, UUID, update.update) { continuation.resume(returning: $0) }
         }
         if case .failure(let error) = result { throw ErrorMapping.incoming(error) }
     }
 
     /// Reports changed details of a call; properties the update did not set stay as they are.
     public func reportCall(with UUID: UUID, updated update: CXCallUpdate) {
-        submit(API.reportCallUpdated, APIValue.uuid(UUID), update.entries)
+        submit(API.reportCallUpdated, UUID, update.update)
     }
 
     /// Reports that a call ended for a reason other than the user's End action.
     public func reportCall(with UUID: UUID, endedAt dateEnded: Date?, reason endedReason: CXCallEndedReason) {
-        submit(API.reportCallEnded, APIValue.uuid(UUID), endedReason.apiName, APIValue.time(dateEnded))
+        submit(API.reportCallEnded, UUID, endedReason.apiName, APIValue.time(dateEnded))
     }
 
     /// Reports that an outgoing call started connecting (nil: now).
     public func reportOutgoingCall(with UUID: UUID, startedConnectingAt dateStartedConnecting: Date?) {
-        submit(API.reportOutgoingCallStartedConnecting, APIValue.uuid(UUID), APIValue.time(dateStartedConnecting))
+        submit(API.reportOutgoingCallStartedConnecting, UUID, APIValue.time(dateStartedConnecting))
     }
 
     /// Reports that an outgoing call connected (nil: now).
     public func reportOutgoingCall(with UUID: UUID, connectedAt dateConnected: Date?) {
-        submit(API.reportOutgoingCallConnected, APIValue.uuid(UUID), APIValue.time(dateConnected))
+        submit(API.reportOutgoingCallConnected, UUID, APIValue.time(dateConnected))
     }
 
     /// Ends the provider's calls as failed and removes it from the service; it does nothing more.
@@ -210,6 +210,6 @@ extension CXProvider: ActionPerformer {
         var record = Telephony1.ActionInfo()
         record.date = date.map(APIValue.time)
         let info = record.entries
-        submit(fulfilled ? API.fulfillAction : API.failAction, APIValue.uuid(actionUUID), info)
+        submit(fulfilled ? API.fulfillAction : API.failAction, actionUUID, info)
     }
 }

@@ -2,36 +2,6 @@ import FoundationEssentials
 // The shared words (call states, end reasons, handle and DTMF types, action names) are the core's too.
 @_exported import TelephonyVocabulary
 
-/// A provider's report about a call. Every field is optional: an absent field
-/// leaves the call as it is.
-public struct CallUpdate: Hashable, Sendable {
-    public var handle: Handle?
-    public var localizedCallerName: String?
-    public var supportsHolding: Bool?
-    public var supportsGrouping: Bool?
-    public var supportsUngrouping: Bool?
-    public var supportsDTMF: Bool?
-    public var hasVideo: Bool?
-
-    public init(
-        handle: Handle? = nil,
-        localizedCallerName: String? = nil,
-        supportsHolding: Bool? = nil,
-        supportsGrouping: Bool? = nil,
-        supportsUngrouping: Bool? = nil,
-        supportsDTMF: Bool? = nil,
-        hasVideo: Bool? = nil
-    ) {
-        self.handle = handle
-        self.localizedCallerName = localizedCallerName
-        self.supportsHolding = supportsHolding
-        self.supportsGrouping = supportsGrouping
-        self.supportsUngrouping = supportsUngrouping
-        self.supportsDTMF = supportsDTMF
-        self.hasVideo = hasVideo
-    }
-}
-
 /// A call as the system sees it.
 public struct Call: Hashable, Sendable, Identifiable {
     public let uuid: UUID

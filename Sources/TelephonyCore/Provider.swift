@@ -12,16 +12,6 @@ public struct ProviderID: RawRepresentable, Hashable, Comparable, Sendable, Cust
     public var description: String { String(rawValue) }
 }
 
-/// Who is on the other end of a call.
-public struct Handle: Hashable, Sendable {
-    public var type: HandleType
-    public var value: String
-    public init(type: HandleType = .generic, value: String) {
-        self.type = type
-        self.value = value
-    }
-}
-
 /// CallKit's CXProviderConfiguration, with CallKit's defaults.
 public struct ProviderConfiguration: Hashable, Sendable {
     /// Shown to the user; required, 1–64 characters.

@@ -47,3 +47,43 @@ extension RawRepresentable where RawValue == String {
     /// The wire name in double quotes, as the contract's documentation writes it.
     public var quoted: String { "\"\(rawValue)\"" }
 }
+
+/// Who is on the other end of a call.
+public struct Handle: Hashable, Sendable {
+    public var type: HandleType
+    public var value: String
+    public init(type: HandleType = .generic, value: String) {
+        self.type = type
+        self.value = value
+    }
+}
+
+/// A provider's report about a call. Every field is optional: an absent field
+/// leaves the call as it is.
+public struct CallUpdate: Hashable, Sendable {
+    public var handle: Handle?
+    public var localizedCallerName: String?
+    public var supportsHolding: Bool?
+    public var supportsGrouping: Bool?
+    public var supportsUngrouping: Bool?
+    public var supportsDTMF: Bool?
+    public var hasVideo: Bool?
+
+    public init(
+        handle: Handle? = nil,
+        localizedCallerName: String? = nil,
+        supportsHolding: Bool? = nil,
+        supportsGrouping: Bool? = nil,
+        supportsUngrouping: Bool? = nil,
+        supportsDTMF: Bool? = nil,
+        hasVideo: Bool? = nil
+    ) {
+        self.handle = handle
+        self.localizedCallerName = localizedCallerName
+        self.supportsHolding = supportsHolding
+        self.supportsGrouping = supportsGrouping
+        self.supportsUngrouping = supportsUngrouping
+        self.supportsDTMF = supportsDTMF
+        self.hasVideo = hasVideo
+    }
+}

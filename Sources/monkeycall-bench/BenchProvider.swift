@@ -1,4 +1,5 @@
 import DBus
+import FoundationEssentials
 import MonkeyCallAPI
 
 /// A VOIP app played by the benchmark: its own connection, one provider, and
@@ -28,7 +29,7 @@ final class BenchProvider: Sendable {
                       case .string(let action) = args[0], case .string(let kind) = args[1], case .string(let call) = args[2]
                 else { continue }
                 do {
-                    try await connection.telephony(Telephony1.Provider.fulfillAction, action, [:], at: path)
+                    try await connection.telephony(Telephony1.Provider.fulfillAction, try UUID.bench(action), [:], at: path)
                     if kind == ActionName.answer.rawValue || kind == ActionName.end.rawValue { rendezvous.signal(Lifecycles.fulfilledKey(kind, call)) }
                 } catch {
                     rendezvous.fail(BenchError("provider \(path) could not fulfil its \(kind) action on call \(call): \(error)"))
@@ -41,7 +42,7 @@ final class BenchProvider: Sendable {
     }
 
     func reportIncoming(_ uuid: String, handle: String) async throws {
-        _ = try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string(handle)], at: path)
+        _ = try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, try UUID.bench(uuid), CallUpdate(handle: Handle(value: handle)), at: path)
     }
 
     /// Closing the connection removes the provider in the daemon. Call it

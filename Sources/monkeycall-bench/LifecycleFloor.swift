@@ -105,16 +105,16 @@ enum LifecycleFloor {
         }
 
         let report = try await step {
-            [try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("floor")], at: provider).dbusValue]
+            [try await connection.telephony(Telephony1.Provider.reportNewIncomingCall, try UUID.bench(uuid), CallUpdate(handle: Handle(value: "floor")), at: provider).dbusValue]
         }
         let answer = try await step { [try await connection.telephony(Telephony1.CallController.answerCall, uuid).dbusValue] }
         let fulfilAnswer = try await step {
-            try await connection.telephony(Telephony1.Provider.fulfillAction, try action(ActionName.answer.rawValue, in: answer), [:], at: provider)
+            try await connection.telephony(Telephony1.Provider.fulfillAction, try UUID.bench(try action(ActionName.answer.rawValue, in: answer)), [:], at: provider)
             return []
         }
         let end = try await step { [try await connection.telephony(Telephony1.CallController.endCall, uuid).dbusValue] }
         var fulfilEnd = try await step {
-            try await connection.telephony(Telephony1.Provider.fulfillAction, try action("end", in: end), [:], at: provider)
+            try await connection.telephony(Telephony1.Provider.fulfillAction, try UUID.bench(try action("end", in: end)), [:], at: provider)
             return []
         }
         // The call's Recents entry is announced once it is written, off the service's queue: wait for it (5 s at most).
@@ -175,7 +175,7 @@ enum LifecycleFloor {
                   case .string(let kind) = arguments[1] else { return }
             Task {
                 do {
-                    try await app.call(Telephony1.Provider.fulfillAction, destination: peer.uniqueName, path: NoOpPeer.path, id, [:])
+                    try await app.call(Telephony1.Provider.fulfillAction, destination: peer.uniqueName, path: NoOpPeer.path, try UUID.bench(id), [:])
                     rendezvous.signal(kind)
                 } catch {
                     rendezvous.fail(BenchError("the floor's FulfillAction failed: \(error)"))
@@ -190,7 +190,7 @@ enum LifecycleFloor {
         func lifecycle(_ index: Int) async throws {
             let uuid = UUID().uuidString.lowercased()
             _ = try await app.call(Telephony1.Provider.reportNewIncomingCall, destination: peer.uniqueName, path: NoOpPeer.path,
-                                   uuid, [Telephony1.Key.handle: .string("caller-\(index)")])
+                                   try UUID.bench(uuid), CallUpdate(handle: Handle(value: "caller-\(index)")))
             _ = try await controller.call(Telephony1.CallController.answerCall, destination: peer.uniqueName, path: NoOpPeer.path, uuid)
             try await rendezvous.wait(ActionName.answer.rawValue)
             _ = try await controller.call(Telephony1.CallController.endCall, destination: peer.uniqueName, path: NoOpPeer.path, uuid)

@@ -36,7 +36,7 @@ enum Memory {
         _ = try await mapConcurrently(calls, limit: inFlight) { index in
             let provider = index % providers
             _ = try await connections[provider % connections.count].telephony(
-                Telephony1.Provider.reportNewIncomingCall, UUID().uuidString, [Telephony1.Key.handle: .string("caller-\(index)")], at: paths[provider])
+                Telephony1.Provider.reportNewIncomingCall, UUID(), CallUpdate(handle: Handle(value: "caller-\(index)")), at: paths[provider])
         }
         let withCalls = try await settledRSS(daemon, connections[0])
         return MemoryResult(idle: idle, before: before, providers: providers, withProviders: withProviders, calls: calls, withCalls: withCalls)

@@ -50,7 +50,7 @@ enum NotificationLatency {
             let expected = handle(index)
             let start = ContinuousClock.now
             _ = try await app.call(Telephony1.Provider.reportNewIncomingCall, destination: peer.uniqueName, path: NotifyingPeer.path,
-                                   uuid, [Telephony1.Key.handle: .string(expected)])
+                                   try UUID.bench(uuid), CallUpdate(handle: Handle(value: expected)))
             // Its summary too: the daemon's missed-call notification of the same caller may be there.
             let summary = peer.template?.summary
             guard let shown = await server.notified.next(timeout: .seconds(10), where: {
@@ -59,7 +59,7 @@ enum NotificationLatency {
                 throw BenchError("the no-op peer's Notify did not reach the notification server within 10 s")
             }
             let elapsed = (shown.receivedAt - start).microseconds
-            try await app.call(Telephony1.Provider.reportCallEnded, destination: peer.uniqueName, path: NotifyingPeer.path, uuid, EndReason.remoteEnded.rawValue, 0)
+            try await app.call(Telephony1.Provider.reportCallEnded, destination: peer.uniqueName, path: NotifyingPeer.path, try UUID.bench(uuid), EndReason.remoteEnded.rawValue, 0)
             guard await server.closed.next(timeout: .seconds(10), where: { $0 == shown.id }) != nil else {
                 throw BenchError("the no-op peer's notification was not closed")
             }
@@ -80,7 +80,7 @@ enum NotificationLatency {
             _ = try await app.ping(Telephony1.busName)
             if index >= warmUp { pings.append((ContinuousClock.now - pinged).microseconds) }
             let start = ContinuousClock.now
-            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string(handle(index))], at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, try UUID.bench(uuid), CallUpdate(handle: Handle(value: handle(index))), at: path)
             // The notification of this call (a server that appeared may first get the calls still ringing).
             let expected = shown(index)
             guard let shown = await server.notified.next(timeout: .seconds(10), where: { $0.body.split(separator: "\n").first == Substring(expected) }) else {
@@ -88,7 +88,7 @@ enum NotificationLatency {
             }
             if index >= warmUp { samples.append((shown.receivedAt - start).microseconds) }
             if index == 0 { peer?.template = shown }
-            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, EndReason.remoteEnded.rawValue, 0, at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, try UUID.bench(uuid), EndReason.remoteEnded.rawValue, 0, at: path)
             // One notification at a time: wait for this one to close.
             guard await server.closed.next(timeout: .seconds(10)) != nil else { throw BenchError("the notification was not closed") }
             guard await entries.next(timeout: .seconds(10)) != nil else { throw BenchError("the call was not recorded in Recents") }
@@ -136,14 +136,12 @@ private final class NotifyingPeer: Sendable {
         let gone = DBusError.failed("the notifying peer is closed")
         let provider = Interface(Telephony1.Provider.interface) {
             Method.replyingLater(Telephony1.Provider.reportNewIncomingCall, owner: self, gone: gone) { peer, reply, uuid, update in
-                guard case .string(let handle)? = update[Telephony1.Key.handle]?.unwrappedVariant else {
-                    throw DBusError.invalidArgs("no handle")
-                }
-                reply.send(Telephony1.callPath(uuid))
-                try peer.notify(uuid, handle: handle)
+                guard let handle = update.handle?.value else { throw DBusError.invalidArgs("no handle") }
+                reply.send(Telephony1.callPath(uuid.apiString))
+                try peer.notify(uuid.apiString, handle: handle)
             }
             Method(Telephony1.Provider.reportCallEnded, owner: self, gone: gone) { peer, _, uuid, _, _ in
-                peer.end(uuid)
+                peer.end(uuid.apiString)
             }
         }
         _ = try objects.export(Self.path, [provider])

@@ -116,8 +116,8 @@ enum QueuePhase {
         guard await locker.waitForOutput(containing: "locked\n") else { throw BenchError("python3 could not lock \(database): \(locker.output)") }
 
         let probe = UUID().uuidString.lowercased()
-        _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, probe, [Telephony1.Key.handle: .string("probe")], at: path)
-        try await app.telephony(Telephony1.Provider.reportCallEnded, probe, EndReason.remoteEnded.rawValue, 0, at: path)
+        _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, try UUID.bench(probe), CallUpdate(handle: Handle(value: "probe")), at: path)
+        try await app.telephony(Telephony1.Provider.reportCallEnded, try UUID.bench(probe), EndReason.remoteEnded.rawValue, 0, at: path)
 
         let tally = LifecycleTally()
         let unlocked = Latch()

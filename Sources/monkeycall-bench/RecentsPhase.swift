@@ -59,8 +59,8 @@ enum RecentsPhase {
         let start = ContinuousClock.now
         for index in 0..<recordings {
             let uuid = UUID().uuidString.lowercased()
-            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, uuid, [Telephony1.Key.handle: .string("r\(index)")], at: path)
-            try await app.telephony(Telephony1.Provider.reportCallEnded, uuid, EndReason.remoteEnded.rawValue, 0, at: path)
+            _ = try await app.telephony(Telephony1.Provider.reportNewIncomingCall, try UUID.bench(uuid), CallUpdate(handle: Handle(value: "r\(index)")), at: path)
+            try await app.telephony(Telephony1.Provider.reportCallEnded, try UUID.bench(uuid), EndReason.remoteEnded.rawValue, 0, at: path)
         }
         var seen = 0
         for await _ in added {

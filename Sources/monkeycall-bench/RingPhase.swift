@@ -52,7 +52,7 @@ enum RingPhase {
                 silences.append((ContinuousClock.now - answered).microseconds)
                 pings.append(ping.microseconds)
             }
-            try await app.connection.telephony(Telephony1.Provider.reportCallEnded, uuid, EndReason.remoteEnded.rawValue, 0, at: app.path)
+            try await app.connection.telephony(Telephony1.Provider.reportCallEnded, try UUID.bench(uuid), EndReason.remoteEnded.rawValue, 0, at: app.path)
         }
         app.close()
         progress("the ring: idle \(idleWindow) after \(warmUp + rounds) rings")

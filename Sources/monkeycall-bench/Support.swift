@@ -58,3 +58,12 @@ extension Connection {
         try await telephony(Telephony1.Manager.registerProvider, [Telephony1.Key.name: .string(name)])
     }
 }
+
+extension UUID {
+    /// A UUID the bench holds as the API's text (made as `UUID().uuidString.lowercased()`, or read
+    /// off a signal), for the Provider's methods that take a `UUID`.
+    static func bench(_ text: String) throws -> UUID {
+        guard let uuid = UUID(apiString: text) else { throw BenchError("'\(text)' is not a UUID") }
+        return uuid
+    }
+}

@@ -92,7 +92,7 @@ final class RestartTests {
         // Recents and the directory survived the kill; the file is sound.
         let recents = try await serviceConnection.call(Telephony1.rootPath, Telephony1.Recents.interface, "List", [.uint32(10), .uint32(0)])
         guard case .array(_, let entries)? = recents.first else { Issue.record("no Recents list"); return }
-        #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(APIValue.uuid(finished))])
+        #expect(entries.compactMap { $0.vardict?["CallUUID"] } == [.string(finished.apiString)])
         let identified = try await serviceConnection.call(Telephony1.rootPath, Telephony1.CallDirectory.interface, "Identify", [.string("+1 (408) 555-5555")])
         #expect(identified == [.string("Survivor Support"), .bool(false)])
         let check = try await ChildProcess.run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",

@@ -34,10 +34,10 @@ struct ValueTests {
     @Test("an update sends only what was set")
     func partialUpdate() {
         let update = CXCallUpdate()
-        #expect(update.dbusValue.vardict?.isEmpty == true)
+        #expect(update.update.dbusValue.vardict?.isEmpty == true)
         update.remoteHandle = CXHandle(type: .phoneNumber, value: "+14085555555")
         update.hasVideo = true
-        #expect(update.dbusValue.vardict == ["Handle": .string("+14085555555"), "HandleType": .string("phone-number"), "HasVideo": .bool(true)])
+        #expect(update.update.dbusValue.vardict == ["Handle": DBusValue.string("+14085555555"), "HandleType": .string("phone-number"), "HasVideo": .bool(true)])
     }
 
     @Test("D-Bus error names become CallKit's error codes")

@@ -13,7 +13,7 @@ enum ActionCoding {
     }
 
     private static func api(_ action: any CXCallAction) -> Telephony1.Action? {
-        let call = APIValue.uuid(action.callUUID)
+        let call = action.callUUID.apiString
         return switch action {
         case let start as CXStartCallAction:
             .start(call, handle: start.handle.value, handleType: start.handle.type.apiName, video: start.isVideo,
@@ -22,7 +22,7 @@ enum ActionCoding {
         case is CXEndCallAction: .end(call)
         case let held as CXSetHeldCallAction: .setHeld(call, held.isOnHold)
         case let muted as CXSetMutedCallAction: .setMuted(call, muted.isMuted)
-        case let group as CXSetGroupCallAction: .setGroup(call, with: group.callUUIDToGroupWith.map(APIValue.uuid) ?? "")
+        case let group as CXSetGroupCallAction: .setGroup(call, with: group.callUUIDToGroupWith.map(\.apiString) ?? "")
         case let dtmf as CXPlayDTMFCallAction: .playDTMF(call, digits: dtmf.digits, type: dtmf.type.apiName)
         default: nil
         }

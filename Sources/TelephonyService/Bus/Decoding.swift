@@ -13,13 +13,6 @@ enum Decode {
         return uuid
     }
 
-    static func handleType(_ text: String) throws(DBusError) -> HandleType {
-        guard let type = HandleType(rawValue: text) else {
-            throw DBusError.invalidArgs("handle type '\(text.prefix(64))' is not one of generic, phone-number, email-address")
-        }
-        return type
-    }
-
     static func configuration(_ entries: [String: DBusValue]) throws(DBusError) -> ProviderConfiguration {
         let record = try Telephony1.ProviderConfiguration(entries: entries)
         var configuration = ProviderConfiguration(name: record.name)
@@ -27,7 +20,7 @@ enum Decode {
         configuration.maximumCallsPerCallGroup = Int(record.maximumCallsPerCallGroup)
         configuration.supportsVideo = record.supportsVideo
         var types = Set<HandleType>()
-        for type in record.supportedHandleTypes { types.insert(try handleType(type)) }
+        for type in record.supportedHandleTypes { types.insert(try HandleType.named(type)) }
         configuration.supportedHandleTypes = types
         configuration.includesCallsInRecents = record.includesCallsInRecents
         configuration.ringtoneSound = record.ringtoneSound ?? ""
@@ -36,19 +29,6 @@ enum Decode {
         configuration.urlSchemes = record.urlSchemes
         configuration.desktopEntry = record.desktopEntry ?? ""
         return configuration
-    }
-
-    static func update(_ entries: [String: DBusValue]) throws(DBusError) -> CallUpdate {
-        let record = try Telephony1.CallUpdate(entries: entries)
-        var handle: Handle?
-        if let value = record.handle {
-            handle = Handle(type: try handleType(record.handleType ?? Telephony1.HandleTypes.generic), value: value)
-        } else if record.handleType != nil {
-            throw DBusError.invalidArgs("update key 'HandleType' needs 'Handle' with it")
-        }
-        return CallUpdate(handle: handle, localizedCallerName: record.localizedCallerName, supportsHolding: record.supportsHolding,
-                          supportsGrouping: record.supportsGrouping, supportsUngrouping: record.supportsUngrouping,
-                          supportsDTMF: record.supportsDTMF, hasVideo: record.hasVideo)
     }
 
     /// One `(kind, args)` entry of `RequestTransaction`.
@@ -70,7 +50,7 @@ enum Decode {
                 }
                 provider = ProviderID(id)
             }
-            return .start(uuid, handle: Handle(type: try handleType(type), value: handle), video: video,
+            return .start(uuid, handle: Handle(type: try HandleType.named(type), value: handle), video: video,
                           contactIdentifier: contactIdentifier, provider: provider)
         case .answer: return .answer(uuid)
         case .end: return .end(uuid)
@@ -84,9 +64,4 @@ enum Decode {
             return .playDTMF(uuid, digits: digits, type: type)
         }
     }
-}
-
-extension UUID {
-    /// The API's form: lower case (`lowercased`, written from the bytes).
-    var apiString: String { lowercased }
 }

@@ -32,7 +32,7 @@ final class FavoritesInterface: HistoryInterface {
                     throw DBusError.invalidArgs("a favorite needs a handle of 1 to 1024 bytes, a name up to 1024 and a provider name up to 64")
                 }
                 if let refusal = ScreenText.handleRefusal(handle, named: "handle") { throw DBusError.invalidArgs(refusal) }
-                _ = try Decode.handleType(type)
+                _ = try HandleType.named(type)
                 let favorite = Favorite(handle: handle, handleType: type, name: name, providerName: providerName)
                 _ = try favorites.answer(reply.call, writing: { (try $0.addFavorite(favorite), try $0.favorites()) }) { favorites, result in
                     favorites.context.history?.setFavorites(result.1)

@@ -130,31 +130,29 @@ final class ProviderObjects: ServiceObject, SwitchboardObserver {
         typealias API = Telephony1.Provider
         let id = provider.id
         return Interface(API.interface) {
-            method(API.reportNewIncomingCall) { providers, call, uuidText, fields in
-                let uuid = try Decode.uuid(uuidText)
-                let update = try Decode.update(fields)
-                return Telephony1.callPath(try providers.context.switchboard.reportNewIncomingCall(provider: id, uuid: uuid, update: update).uuid.apiString)
+            method(API.reportNewIncomingCall) { providers, call, uuid, update in
+                Telephony1.callPath(try providers.context.switchboard.reportNewIncomingCall(provider: id, uuid: uuid, update: update).uuid.apiString)
             }
             method(API.reportCallUpdated) { providers, call, uuid, update in
-                try providers.context.switchboard.reportCallUpdated(provider: id, uuid: try Decode.uuid(uuid), update: try Decode.update(update))
+                try providers.context.switchboard.reportCallUpdated(provider: id, uuid: uuid, update: update)
             }
             method(API.reportCallEnded) { providers, call, uuid, reason, at in
-                try providers.context.switchboard.reportCallEnded(provider: id, uuid: try Decode.uuid(uuid),
+                try providers.context.switchboard.reportCallEnded(provider: id, uuid: uuid,
                                                         reason: try providers.endReason(reason), at: at)
             }
             method(API.reportOutgoingCallStartedConnecting) { providers, call, uuid, at in
-                try providers.context.switchboard.reportOutgoingCallStartedConnecting(provider: id, uuid: try Decode.uuid(uuid), at: at)
+                try providers.context.switchboard.reportOutgoingCallStartedConnecting(provider: id, uuid: uuid, at: at)
             }
             method(API.reportOutgoingCallConnected) { providers, call, uuid, at in
-                try providers.context.switchboard.reportOutgoingCallConnected(provider: id, uuid: try Decode.uuid(uuid), at: at)
+                try providers.context.switchboard.reportOutgoingCallConnected(provider: id, uuid: uuid, at: at)
             }
             method(API.fulfillAction) { providers, call, action, info in
                 let at = try Telephony1.ActionInfo(entries: info).date ?? 0
-                try providers.context.switchboard.fulfillAction(provider: id, action: try Decode.uuid(action, "action UUID"), at: at)
+                try providers.context.switchboard.fulfillAction(provider: id, action: action, at: at)
             }
             method(API.failAction) { providers, call, action, info in
                 _ = try Telephony1.ActionInfo(entries: info)
-                try providers.context.switchboard.failAction(provider: id, action: try Decode.uuid(action, "action UUID"))
+                try providers.context.switchboard.failAction(provider: id, action: action)
             }
             method(API.beginCallDirectoryUpdate) { providers, call, incremental in
                 guard let provider = providers.context.switchboard.provider(id) else { throw DBusError.unknownObject("provider \(id) is gone") }

@@ -2,6 +2,8 @@
 /// (`../../dbus/org.monkeycall.Telephony1.xml` documents them): the core, the service, the client
 /// library, MonkeyCallKit, the CLI and the Phone app all use these types, never the strings.
 /// Each raw value is spelled out, the wire name written once: renaming a case changes nothing on the bus.
+/// With them, the two values a provider's report is made of, `Handle` and `CallUpdate`: the core
+/// takes them, MonkeyCallAPI's specs declare them as arguments, MonkeyCallKit's `CXCallUpdate` holds one.
 
 /// Where a call is in its life.
 public enum CallState: String, CaseIterable, Hashable, Sendable, Codable {

@@ -54,7 +54,7 @@ extension CallUpdate: DBusRepresentable {
     public var dbusValue: DBusValue { record.dbusValue }
 
     /// The update as the API's record: its keys, those set.
-    public var record: Telephony1.CallUpdate {
+    var record: Telephony1.CallUpdate {
         var record = Telephony1.CallUpdate()
         record.handle = handle?.value
         record.handleType = handle?.type.rawValue

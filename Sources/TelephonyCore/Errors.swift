@@ -47,11 +47,11 @@ public enum TelephonyError: Error, Hashable, Sendable {
         case .emptyTransaction:
             "The transaction has no actions."
         case .unknownCallUUID(let uuid):
-            "There is no call \(uuid.lowercased)."
+            "There is no call \(uuid.apiString)."
         case .callUUIDAlreadyExists(let uuid):
-            "A call with UUID \(uuid.lowercased) already exists."
+            "A call with UUID \(uuid.apiString) already exists."
         case .unknownAction(let uuid):
-            "There is no pending action \(uuid.lowercased); it is unknown, already complete or timed out."
+            "There is no pending action \(uuid.apiString); it is unknown, already complete or timed out."
         case .filteredByDoNotDisturb:
             "The call was silenced by Do Not Disturb."
         case .filteredByBlockList:

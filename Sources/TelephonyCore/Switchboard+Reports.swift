@@ -93,7 +93,7 @@ extension Switchboard {
         beginOperation(); defer { endOperation() }
         let call = try requireCall(uuid, of: id)
         guard call.outgoing else {
-            throw .invalidAction("Call \(uuid.lowercased) is incoming; only an outgoing call starts connecting.")
+            throw .invalidAction("Call \(uuid.apiString) is incoming; only an outgoing call starts connecting.")
         }
         switch call.state {
         case .dialing:
@@ -102,7 +102,7 @@ extension Switchboard {
         case .connecting:
             break // Reported twice: nothing new.
         default:
-            throw .invalidAction("Call \(uuid.lowercased) is \(call.state.rawValue); it can only start connecting while dialing.")
+            throw .invalidAction("Call \(uuid.apiString) is \(call.state.rawValue); it can only start connecting while dialing.")
         }
     }
 
@@ -110,10 +110,10 @@ extension Switchboard {
         beginOperation(); defer { endOperation() }
         let call = try requireCall(uuid, of: id)
         guard call.outgoing else {
-            throw .invalidAction("Call \(uuid.lowercased) is incoming; only an outgoing call reports connecting.")
+            throw .invalidAction("Call \(uuid.apiString) is incoming; only an outgoing call reports connecting.")
         }
         guard call.state == .dialing || call.state == .connecting else {
-            throw .invalidAction("Call \(uuid.lowercased) is \(call.state.rawValue); it can only connect while dialing or connecting.")
+            throw .invalidAction("Call \(uuid.apiString) is \(call.state.rawValue); it can only connect while dialing or connecting.")
         }
         let time = try reportedTime(at, of: call, argument: "at")
         mutateCall(uuid) { $0.move(to: .active, at: time) }

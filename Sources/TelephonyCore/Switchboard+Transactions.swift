@@ -112,13 +112,13 @@ extension Switchboard {
         let found = simulatedCall(uuid, in: plan)
         // A sandboxed app hears the same of another app's call and of none: nothing of either.
         if entitlement.isSandboxed, found.map({ !entitlement.allows($0.provider) }) ?? true {
-            throw .unentitled("\(entitlement.who) may not act on call \(uuid.lowercased): it is not one of its own calls.")
+            throw .unentitled("\(entitlement.who) may not act on call \(uuid.apiString): it is not one of its own calls.")
         }
         guard var call = found else { throw .unknownCallUUID(uuid) }
         if !entitlement.allows(call.provider) {
-            throw .unentitled("\(entitlement.who) may not act on call \(uuid.lowercased): it belongs to provider \(call.providerName) (\(call.provider)), \(entitlement.notOwned).")
+            throw .unentitled("\(entitlement.who) may not act on call \(uuid.apiString): it belongs to provider \(call.providerName) (\(call.provider)), \(entitlement.notOwned).")
         }
-        let what = "Cannot \(request.kind.name) call \(uuid.lowercased)"
+        let what = "Cannot \(request.kind.name) call \(uuid.apiString)"
         guard !plan.ending.contains(uuid) else {
             throw .invalidAction("\(what): an earlier action of this transaction ends it.")
         }
@@ -136,7 +136,7 @@ extension Switchboard {
                 throw .invalidAction("\(what): it is already being answered.")
             }
             call.move(to: .active, at: clock.now)
-            plan.groupChecks.append((call.provider, "answering call \(uuid.lowercased)"))
+            plan.groupChecks.append((call.provider, "answering call \(uuid.apiString)"))
         case .end:
             plan.ending.insert(uuid)
         case .setHeld(let onHold):
@@ -192,10 +192,10 @@ extension Switchboard {
         }
         let config = provider.configuration
         guard config.supports(handle.type) else {
-            throw .invalidAction("Cannot start call \(uuid.lowercased): provider \(provider.name) does not support \(handle.type.rawValue) handles (only \(config.supportedHandleTypeList)).")
+            throw .invalidAction("Cannot start call \(uuid.apiString): provider \(provider.name) does not support \(handle.type.rawValue) handles (only \(config.supportedHandleTypeList)).")
         }
         guard !video || config.supportsVideo else {
-            throw .invalidAction("Cannot start video call \(uuid.lowercased): provider \(provider.name) does not support video.")
+            throw .invalidAction("Cannot start video call \(uuid.apiString): provider \(provider.name) does not support video.")
         }
         let limit = options.limits.maximumCallsPerProvider
         let count = provider.callUUIDs.count + plan.newCalls.count { $0.provider == provider.id }
@@ -211,7 +211,7 @@ extension Switchboard {
         call.displayName = displayName(of: call)
         plan.newCalls.append(call)
         plan.overlay[uuid] = call
-        plan.groupChecks.append((provider.id, "starting call \(uuid.lowercased)"))
+        plan.groupChecks.append((provider.id, "starting call \(uuid.apiString)"))
         plan.actions.append(PlannedAction(callUUID: uuid, provider: provider.id,
                                           kind: .start(handle: handle, video: video, contactIdentifier: contact),
                                           addedBySystem: false, heldFor: nil))
@@ -347,24 +347,24 @@ extension Switchboard {
                 last.group = nil
                 plan.overlay[last.uuid] = last
             }
-            plan.groupChecks.append((call.provider, "ungrouping call \(call.uuid.lowercased)"))
+            plan.groupChecks.append((call.provider, "ungrouping call \(call.uuid.apiString)"))
             return
         }
         guard otherUUID != call.uuid else { throw .invalidAction("\(what): a call cannot be grouped with itself.") }
         guard var target = simulatedCall(otherUUID, in: plan) else { throw .unknownCallUUID(otherUUID) }
         guard !plan.ending.contains(otherUUID) else {
-            throw .invalidAction("\(what): call \(otherUUID.lowercased) is ended by an earlier action of this transaction.")
+            throw .invalidAction("\(what): call \(otherUUID.apiString) is ended by an earlier action of this transaction.")
         }
         guard target.provider == call.provider else {
             // Not named: the requester may not be allowed to know whose it is.
-            throw .invalidAction("\(what): call \(otherUUID.lowercased) belongs to another provider.")
+            throw .invalidAction("\(what): call \(otherUUID.apiString) belongs to another provider.")
         }
         guard call.supportsGrouping else { throw .invalidAction("\(what): it does not support grouping.") }
         guard target.supportsGrouping else {
-            throw .invalidAction("\(what): call \(otherUUID.lowercased) does not support grouping.")
+            throw .invalidAction("\(what): call \(otherUUID.apiString) does not support grouping.")
         }
         guard target.countsAsGroup else {
-            throw .invalidAction("\(what): call \(otherUUID.lowercased) is \(target.state.rawValue); only a call that is not ringing can be grouped.")
+            throw .invalidAction("\(what): call \(otherUUID.apiString) is \(target.state.rawValue); only a call that is not ringing can be grouped.")
         }
         let groupID = target.group ?? target.uuid
         if call.group == groupID { return } // Already together: dispatched as a no-op.
@@ -467,7 +467,7 @@ extension Switchboard {
         let action = pending.action
         applyFailure(pending)
         settle(action, error: .actionFailed(
-            "Provider \(providers[id]?.name ?? String(describing: id)) failed the \(action.kind.name) action on call \(action.callUUID.lowercased)."))
+            "Provider \(providers[id]?.name ?? String(describing: id)) failed the \(action.kind.name) action on call \(action.callUUID.apiString)."))
         resumeStrandedCalls()
     }
 
@@ -489,7 +489,7 @@ extension Switchboard {
         emit(.actionTimedOut(action))
         applyFailure(pending)
         settle(action, error: .actionTimedOut(
-            "Provider \(providers[action.provider]?.name ?? String(describing: action.provider)) did not perform the \(action.kind.name) action on call \(action.callUUID.lowercased) within \(formatSeconds(options.actionTimeout))."))
+            "Provider \(providers[action.provider]?.name ?? String(describing: action.provider)) did not perform the \(action.kind.name) action on call \(action.callUUID.apiString) within \(formatSeconds(options.actionTimeout))."))
         resumeStrandedCalls()
     }
 
@@ -511,7 +511,7 @@ extension Switchboard {
                 settle(pending.action, error: nil)
             } else {
                 settle(pending.action, error: .actionFailed(
-                    "The \(pending.action.kind.name) action on call \(uuid.lowercased) did not happen: the call ended."))
+                    "The \(pending.action.kind.name) action on call \(uuid.apiString) did not happen: the call ended."))
             }
         }
     }

@@ -174,7 +174,7 @@ public final class Switchboard {
     public func silence(_ uuid: UUID) throws(TelephonyError) {
         beginOperation(); defer { endOperation() }
         guard var call = liveCalls[uuid] else { throw .unknownCallUUID(uuid) }
-        guard call.state == .ringing else { throw .invalidAction("Cannot silence call \(uuid.lowercased): it is not ringing.") }
+        guard call.state == .ringing else { throw .invalidAction("Cannot silence call \(uuid.apiString): it is not ringing.") }
         guard !call.silenced else { return }
         call.silenced = true
         liveCalls[uuid] = call
@@ -215,7 +215,7 @@ public final class Switchboard {
         // Pending actions first: they are dropped, not performed.
         for pending in pendingActions.values.sorted(by: { $0.sequence < $1.sequence }) where pending.action.provider == id {
             dropAction(pending.action.id, error: .actionFailed(
-                "The \(pending.action.kind.name) action on call \(pending.action.callUUID.lowercased) was not performed: provider \(provider.name) (\(id)) went away."))
+                "The \(pending.action.kind.name) action on call \(pending.action.callUUID.apiString) was not performed: provider \(provider.name) (\(id)) went away."))
         }
         invalidating.insert(id)
         for uuid in provider.callUUIDs {

@@ -9,7 +9,7 @@ extension UUID {
     /// The UUID in the API's form: 8-4-4-4-12, lower case. Written from the bytes: Foundation's
     /// `uuidString` goes through `snprintf`, and every call's path and every signal about it names
     /// its UUID (some 300,000 instructions a call's life, 3.7 % of the daemon's, issue 55).
-    public var lowercased: String {
+    public var apiString: String {
         let digits: StaticString = "0123456789abcdef"
         return withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
@@ -55,9 +55,6 @@ extension UUID {
         guard parsed else { return nil }
         self.init(uuid: value)
     }
-
-    /// The API's form: lower case (`lowercased`).
-    public var apiString: String { lowercased }
 }
 
 /// The value of a hexadecimal digit in either case: `| 0x20` folds "A"–"F" to "a"–"f" and leaves

@@ -346,6 +346,6 @@ import Testing
         #expect(ProviderID(7) == 7)
         #expect(ProviderID(rawValue: 3).description == "3")
         #expect(ProviderID(1) < ProviderID(2))
-        #expect(UUID.n(10).lowercased == "0000000a-0000-4000-8000-000000000000")
+        #expect(UUID.n(10).apiString == "0000000a-0000-4000-8000-000000000000")
     }
 }

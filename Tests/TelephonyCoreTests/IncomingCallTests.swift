@@ -153,7 +153,7 @@ import Testing
         #expect(completions[0].0.id == end.id)
         #expect(completions[0].1 == nil) // A pending end counts as fulfilled.
         #expect(completions[1].0.id == answer.id)
-        #expect(completions[1].1 == .actionFailed("The answer action on call \(UUID.n(2).lowercased) did not happen: the call ended."))
+        #expect(completions[1].1 == .actionFailed("The answer action on call \(UUID.n(2).apiString) did not happen: the call ended."))
         #expect(f.log.removed.map(\.endReason) == [.remoteEnded, .declinedElsewhere])
         #expect(f.board.allPendingActions.isEmpty)
         #expect(f.board.transaction(end.id) == nil)
@@ -259,7 +259,7 @@ import Testing
     func uuidText() {
         for uuid in (0..<1000).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                                                         UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))] {
-            #expect(uuid.lowercased == uuid.uuidString.lowercased())
+            #expect(uuid.apiString == uuid.uuidString.lowercased())
         }
     }
 }

@@ -143,6 +143,6 @@ import Testing
         let lower = try #require(UUID(uuidString: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"))
         let upper = try #require(UUID(uuidString: "A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D"))
         #expect(lower == upper)
-        #expect(upper.lowercased == "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d")
+        #expect(upper.apiString == "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d")
     }
 }

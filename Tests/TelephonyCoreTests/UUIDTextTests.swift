@@ -10,8 +10,8 @@ struct UUIDTextTests {
     func roundTrip() {
         for _ in 0..<1000 {
             let uuid = UUID()
-            #expect(uuid.lowercased == uuid.uuidString.lowercased())
-            #expect(UUID(apiString: uuid.lowercased) == uuid)
+            #expect(uuid.apiString == uuid.uuidString.lowercased())
+            #expect(UUID(apiString: uuid.apiString) == uuid)
             #expect(UUID(apiString: uuid.uuidString) == uuid)
         }
         #expect(UUID(apiString: "00000000-0000-0000-0000-000000000000") == UUID(uuidString: "00000000-0000-0000-0000-000000000000"))

@@ -66,6 +66,9 @@ public struct Method {
     var handler: (MethodCall) throws -> MethodReply { storage.handler }
     /// The most bytes the arguments may take on the wire; nil: the connection's bound.
     var maximumArgumentBytes: Int? { storage.maximumArgumentBytes }
+    /// Whether the handler reads its arguments itself (a spec's: `Args.read`), so that the server
+    /// reads none for it.
+    var readsItsArguments: Bool { storage.readsItsArguments }
     public var inputSignature: Signature { storage.inputSignature }
     public var outputSignature: Signature { storage.outputSignature }
 
@@ -78,16 +81,18 @@ public struct Method {
         let outputs: [NamedArgument]
         let handler: (MethodCall) throws -> MethodReply
         let maximumArgumentBytes: Int?
+        let readsItsArguments: Bool
         let inputSignature: Signature
         let outputSignature: Signature
 
-        init(name: String, inputs: [NamedArgument], outputs: [NamedArgument], maximumArgumentBytes: Int?,
+        init(name: String, inputs: [NamedArgument], outputs: [NamedArgument], maximumArgumentBytes: Int?, readsItsArguments: Bool,
              handler: @escaping (MethodCall) throws -> MethodReply) {
             self.name = name
             self.inputs = inputs
             self.outputs = outputs
             self.handler = handler
             self.maximumArgumentBytes = maximumArgumentBytes
+            self.readsItsArguments = readsItsArguments
             // Computed once: every incoming call is checked against it.
             self.inputSignature = Signature(concatenating: inputs.map(\.signature))
             self.outputSignature = Signature(concatenating: outputs.map(\.signature))
@@ -101,10 +106,11 @@ public struct Method {
                   handler: handler)
     }
 
-    init(_ name: String, inputs: [NamedArgument], outputs: [NamedArgument], maximumArgumentBytes: Int? = nil,
+    init(_ name: String, inputs: [NamedArgument], outputs: [NamedArgument], maximumArgumentBytes: Int? = nil, readsItsArguments: Bool = false,
          handler: @escaping (MethodCall) throws -> MethodReply) {
         assert(Names.isValidMember(name), "invalid method name '\(name)'")
-        storage = Storage(name: name, inputs: inputs, outputs: outputs, maximumArgumentBytes: maximumArgumentBytes, handler: handler)
+        storage = Storage(name: name, inputs: inputs, outputs: outputs, maximumArgumentBytes: maximumArgumentBytes,
+                          readsItsArguments: readsItsArguments, handler: handler)
     }
 }
 

@@ -17,7 +17,18 @@ extension Message {
                        maximumBytes: Int = .max, bodyBytes: inout Int) throws(DBusError) -> [DBusValue]? {
         let signature = (known ?? self.signature).rawValue
         guard !signature.isEmpty else { return [] }
-        return try withMarshalled { bytes throws(DBusError) in
+        return try withWireBody(signature: signature, maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
+                                maximumArrayElements: maximumArrayElements, maximumBytes: maximumBytes, bodyBytes: &bodyBytes) {
+            (reader: inout WireReader) throws(WireFailure) in try reader.readAll()
+        }
+    }
+
+    /// What `read` makes of the body (of `signature`), read off a copy of the message's bytes; nil
+    /// where a value is a unix fd, which only libdbus' iterators read. `bodyBytes` and `maximumBytes`
+    /// as in `wireArguments`.
+    func withWireBody<R>(signature: String, maximumVariantDictionaryEntries: Int, maximumArrayElements: Int, maximumBytes: Int,
+                         bodyBytes: inout Int, _ read: (inout WireReader) throws(WireFailure) -> R) throws(DBusError) -> R? {
+        try withMarshalled { bytes throws(DBusError) in
             guard let layout = Layout(bytes) else { throw DBusError.invalidArgs("malformed message header") }
             guard layout.bodyStart + layout.bodyLength <= bytes.count else { throw DBusError.invalidArgs("message body is cut short") }
             bodyBytes = layout.bodyLength
@@ -28,7 +39,7 @@ extension Message {
             var reader = WireReader(body: body, signature: signature, bigEndian: layout.bigEndian,
                                     maximumVariantDictionaryEntries: maximumVariantDictionaryEntries, maximumArrayElements: maximumArrayElements)
             do throws(WireFailure) {
-                return try reader.readAll()
+                return try read(&reader)
             } catch {
                 switch error {
                 case .invalid(let problem): throw problem

@@ -5,7 +5,14 @@ import Synchronization
 /// `fail` from anywhere). A call released without a reply gets a `Failed` error.
 public final class MethodCall: Sendable {
     public let message: Message
+    /// The arguments as the server read them, for a method declared without a spec
+    /// (`Method(_:in:out:handler:)`). A spec's handler reads its own off the wire, straight into
+    /// their Swift types (`Args.read`), and finds this empty.
     public let arguments: [DBusValue]
+    /// How `Args.read` reads the arguments: the bounds the server set, or nil for `arguments`.
+    private let wireRead: WireRead?
+    /// The body's size on the wire, once `Args.read` has read it: what the server charges the caller.
+    let bodyBytes = Atomic<Int>(0)
     private let interfaceName: String
     let outputs: [NamedArgument]
     private let outputSignature: Signature
@@ -16,10 +23,13 @@ public final class MethodCall: Sendable {
     /// Who called, when the connection has an access policy (which identifies every caller).
     public let caller: Caller?
 
-    init(message: Message, arguments: [DBusValue], interface: String, method: Method, caller: Caller? = nil, connection: Connection) {
+    /// `wireRead`: for a spec's handler, which reads its arguments itself (`arguments` is then empty).
+    init(message: Message, arguments: [DBusValue], wireRead: WireRead? = nil, interface: String, method: Method, caller: Caller? = nil,
+         connection: Connection) {
         self.message = message
         self.caller = caller
         self.arguments = arguments
+        self.wireRead = wireRead
         self.interfaceName = interface
         self.outputs = method.outputs
         self.outputSignature = method.outputSignature
@@ -51,6 +61,50 @@ public final class MethodCall: Sendable {
             return try U(dbusValue: arguments[index])
         }
         return (repeat try next(each types))
+    }
+
+    /// What the server bounds a body read off the wire by (`ObjectServer.limitVariantDictionaries`, ...).
+    struct WireRead: Sendable {
+        let signature: Signature
+        let maximumVariantDictionaryEntries: Int
+        let maximumArrayElements: Int
+        let maximumBytes: Int
+    }
+
+    /// What `read` makes of the arguments, given them one at a time: off the wire, or from
+    /// `arguments` when the server read them (or when a value is a unix fd, which only libdbus'
+    /// iterators read; `read` then runs on those). Errors say what is wrong with the body.
+    @usableFromInline
+    func withArguments<R>(_ read: (inout ArgumentReader) throws(DBusError) -> R) throws(DBusError) -> R {
+        guard let wireRead else {
+            var reader = ArgumentReader(values: arguments)
+            return try read(&reader)
+        }
+        var bytes = 0
+        defer { bodyBytes.store(bytes, ordering: .relaxed) }
+        if wireRead.signature.rawValue.isEmpty {
+            var reader = ArgumentReader(values: [])
+            return try read(&reader)
+        }
+        let fromWire = try message.withWireBody(signature: wireRead.signature.rawValue,
+                                                maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
+                                                maximumArrayElements: wireRead.maximumArrayElements, maximumBytes: wireRead.maximumBytes,
+                                                bodyBytes: &bytes) { (wire: inout WireReader) throws(WireFailure) -> R? in
+            var reader = ArgumentReader(wire: wire)
+            do throws(DBusError) {
+                return try read(&reader)
+            } catch {
+                if reader.metUnixFD { return nil }
+                throw .invalid(error)
+            }
+        }
+        // nil, or nil inside: a unix fd, at the top level or in a variant.
+        if let fromWire, let value = fromWire { return value }
+        var reader = ArgumentReader(values: try message.arguments(signature: wireRead.signature,
+                                                                  maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
+                                                                  maximumArrayElements: wireRead.maximumArrayElements,
+                                                                  maximumBytes: wireRead.maximumBytes, bodyBytes: &bytes))
+        return try read(&reader)
     }
 
     /// Sends the reply. The values must match the method's declared outputs.
@@ -105,5 +159,44 @@ public final class MethodCall: Sendable {
     private func sendError(_ error: DBusError) {
         guard message.expectsReply, let reply = message.makeErrorReply(error) else { return }
         connection.send(reply)
+    }
+}
+
+/// A call's arguments, one at a time and in order (`MethodCall.withArguments`): what `Args.read`
+/// makes its Swift types of.
+@usableFromInline
+struct ArgumentReader {
+    private var wire: WireReader?
+    private let values: [DBusValue]
+    private var index = 0
+    /// Whether the wire held a unix fd, which only libdbus' iterators read.
+    private(set) var metUnixFD = false
+
+    init(wire: WireReader) {
+        self.wire = wire
+        values = []
+    }
+
+    init(values: [DBusValue]) {
+        self.values = values
+    }
+
+    /// The next argument; nil past the last.
+    @usableFromInline
+    mutating func next() throws(DBusError) -> DBusValue? {
+        guard wire != nil else {
+            defer { index += 1 }
+            return index < values.count ? values[index] : nil
+        }
+        do throws(WireFailure) {
+            return try wire!.next()
+        } catch {
+            switch error {
+            case .invalid(let problem): throw problem
+            case .unsupported:
+                metUnixFD = true
+                throw DBusError.invalidArgs("a unix fd")
+            }
+        }
     }
 }

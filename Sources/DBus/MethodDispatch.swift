@@ -57,16 +57,28 @@ extension ObjectServer {
             let shortName = "\(interfaceName.split(separator: ".").last ?? "").\(member)"
             return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
         }
-        let arguments: [DBusValue]
-        if let decoded {
-            arguments = decoded
+        let call: MethodCall
+        if decoded == nil, method.readsItsArguments {
+            // A spec's handler reads its arguments off the wire itself, into their Swift types, within these bounds.
+            let wireRead = MethodCall.WireRead(signature: signature, maximumVariantDictionaryEntries: state.maximumVariantDictionaryEntries,
+                                               maximumArrayElements: state.maximumArrayElements,
+                                               maximumBytes: method.maximumArgumentBytes ?? state.maximumArgumentBytes)
+            call = MethodCall(message: message, arguments: [], wireRead: wireRead, interface: interfaceName, method: method, caller: caller,
+                              connection: connection)
         } else {
-            switch decode(message, signature: signature, for: method, caller: caller) {
-            case .success(let values): arguments = values
-            case .failure(let error): return replyError(to: message, error)
+            let arguments: [DBusValue]
+            if let decoded {
+                arguments = decoded
+            } else {
+                switch decode(message, signature: signature, for: method, caller: caller) {
+                case .success(let values): arguments = values
+                case .failure(let error): return replyError(to: message, error)
+                }
             }
+            call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: connection)
         }
-        let call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: connection)
+        // What the handler read is charged to its caller (`decode` charges what the server read).
+        defer { if let caller, method.readsItsArguments { state.callers.argumentBytes.charge(caller.account, call.bodyBytes.load(ordering: .relaxed), now: .now) } }
         do {
             switch try method.handler(call) {
             case .values(let values): call.reply(values)

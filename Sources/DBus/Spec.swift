@@ -42,6 +42,21 @@ public struct Args<each T: DBusRepresentable>: ArgumentTypes {
         return (repeat try next((each T).self))
     }
 
+    /// A call's arguments, read off the wire straight into these types (one pass, no `DBusValue`
+    /// list in between); a missing or mistyped value is `InvalidArgs` naming `context`.
+    @inlinable
+    public static func read(_ call: MethodCall, context: @autoclosure () -> String) throws(DBusError) -> (repeat each T) {
+        try call.withArguments { (reader: inout ArgumentReader) throws(DBusError) in
+            var index = 0
+            func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
+                defer { index += 1 }
+                guard let value = try reader.next() else { throw DBusError.invalidArgs("\(context()): missing argument \(index + 1)") }
+                return try U(dbusValue: value)
+            }
+            return (repeat try next((each T).self))
+        }
+    }
+
     @inlinable
     public static func encode(_ values: repeat each T) -> [DBusValue] {
         var count = 0
@@ -211,7 +226,7 @@ extension Method {
     @usableFromInline
     init(_ description: MemberDescription, handler: @escaping (MethodCall) throws -> MethodReply) {
         self.init(description.name, inputs: description.inputs, outputs: description.outputs,
-                  maximumArgumentBytes: description.maximumArgumentBytes, handler: handler)
+                  maximumArgumentBytes: description.maximumArgumentBytes, readsItsArguments: true, handler: handler)
     }
 }
 
@@ -326,7 +341,7 @@ extension Method {
         let name = spec.name
         self.init(spec.description) { [weak owner] call in
             guard let owner else { throw gone }
-            let inputs = try Args<repeat each I>.decode(call.arguments, context: name)
+            let inputs = try Args<repeat each I>.read(call, context: name)
             let outputs = try handler(owner, call, repeat each inputs)
             return .values(Args<repeat each O>.encode(repeat each outputs))
         }
@@ -340,7 +355,7 @@ extension Method {
         let name = spec.name
         return Method(spec.description) { [weak owner] call in
             guard let owner else { throw gone }
-            let inputs = try Args<repeat each I>.decode(call.arguments, context: name)
+            let inputs = try Args<repeat each I>.read(call, context: name)
             try handler(owner, Reply(call), repeat each inputs)
             return .later
         }

@@ -8,6 +8,8 @@ struct WireReader {
     private let signature: [UInt8]
     private let bigEndian: Bool
     private var offset = 0
+    /// Where the body's next value begins in the signature (`next`).
+    private var nextType = 0
     /// `a{sv}` dictionaries with more entries are refused as they are read (InvalidArgs), before the
     /// rest is decoded: a 65 MB one of 2.7 M keys once took 670 MiB to hold as values.
     private var maximumVariantDictionaryEntries = Int.max
@@ -33,11 +35,18 @@ struct WireReader {
         var values: [DBusValue] = []
         // At most one value a type code: grown once, not for each value.
         values.reserveCapacity(signature.count)
-        var index = 0
-        while index < signature.count {
-            values.append(try read(at: &index))
+        while let value = try next() {
+            values.append(value)
         }
         return values
+    }
+
+    /// The body's next value (a complete type of the signature); nil past the last.
+    mutating func next() throws(WireFailure) -> DBusValue? {
+        guard nextType < signature.count else { return nil }
+        var index = nextType
+        defer { nextType = index }
+        return try read(at: &index)
     }
 
     /// Reads the complete type starting at `signature[index]` and moves `index` past it.

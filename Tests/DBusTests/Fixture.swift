@@ -25,7 +25,7 @@ final class Fixture: @unchecked Sendable {
         server = try Connection(address: bus.address)
         client = try Connection(address: bus.address)
         objects = ObjectServer(connection: server)
-        try objects.export(Fixture.path, [echoInterface()])
+        try objects.export(Fixture.path, [echoInterface(), typedInterface()])
         objects.addObjectManager(at: Fixture.path)
         #expect(try await server.requestName(Fixture.name) == .primaryOwner)
     }
@@ -71,6 +71,25 @@ final class Fixture: @unchecked Sendable {
                 volume = newValue
             }) { [unowned self] in .int32(volume) }
             Signal("Ping", ["text": "s"])
+        }
+    }
+
+    /// Methods declared by specs, whose handlers read their arguments themselves (`Args.read`).
+    enum Typed {
+        static let interface = "org.example.Test1.Typed"
+        static let echo = MethodSpec(interface, "Echo", in: Arg("value", DBusValue.self), out: Arg("value", DBusValue.self),
+                                     doc: "Sends the value back.")
+        static let writeTo = MethodSpec(interface, "WriteTo", in: Arg("fd", UnixFD.self), Arg("text", String.self),
+                                        out: Arg("bytes", UInt32.self), doc: "Writes the text through the descriptor.")
+    }
+
+    func typedInterface() -> Interface {
+        let gone = DBusError.failed("the fixture is gone")
+        return Interface(Typed.interface) {
+            Method(Typed.echo, owner: self, gone: gone) { _, _, value in value }
+            Method(Typed.writeTo, owner: self, gone: gone) { _, _, fd, text in
+                UInt32(max(0, text.withCString { write(fd.rawValue, $0, strlen($0)) }))
+            }
         }
     }
 

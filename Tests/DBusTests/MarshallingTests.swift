@@ -27,6 +27,9 @@ struct MarshallingTests {
         let reply = try await fixture.callEcho("Echo", [.variant(value)])
         #expect(reply == [.variant(value)])
         if case .variant(let inner)? = reply.first { #expect(inner.signature == value.signature) }
+        // And through a spec's handler, which reads it off the wire itself.
+        let typed = try await fixture.callEcho("Echo", [.variant(value)], interface: Fixture.Typed.interface)
+        #expect(typed == [.variant(value)])
     }
 
     @Test("a string of 32 MiB, and one of 64 KiB in every element of an array")
@@ -51,11 +54,18 @@ struct MarshallingTests {
         try await fixture.callEcho("WriteTo", [.unixFD(writeEnd), .string("through the fd")])
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = read(fds[0], &buffer, 64)
-        close(fds[0])
+        defer { close(fds[0]) }
         #expect(String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self) == "through the fd")
         // And an fd inside a variant comes back as a descriptor of the same pipe.
         let reply = try await fixture.callEcho("Echo", [.variant(.unixFD(writeEnd))])
         #expect(reply == [.variant(.unixFD(writeEnd))])
+        // A spec's handler reads an fd too: at the top level and in a variant, libdbus' iterators read that body.
+        let typed = try await fixture.callEcho("WriteTo", [.unixFD(writeEnd), .string("typed")], interface: Fixture.Typed.interface)
+        #expect(typed == [.uint32(5)])
+        let typedReply = try await fixture.callEcho("Echo", [.variant(.unixFD(writeEnd))], interface: Fixture.Typed.interface)
+        #expect(typedReply == [.variant(.unixFD(writeEnd))])
+        let more = read(fds[0], &buffer, 64)
+        #expect(String(decoding: buffer.prefix(max(more, 0)), as: UTF8.self) == "typed")
     }
 
     @Test("typed decoding of arguments and option dictionaries")

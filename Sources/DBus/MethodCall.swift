@@ -71,11 +71,12 @@ public final class MethodCall: Sendable {
         let maximumBytes: Int
     }
 
-    /// What `read` makes of the arguments, given them one at a time: off the wire, or from
-    /// `arguments` when the server read them (or when a value is a unix fd, which only libdbus'
-    /// iterators read; `read` then runs on those). Errors say what is wrong with the body.
+    /// Gives `read` the arguments one at a time: off the wire, or from `arguments` when the server
+    /// read them (or when a value is a unix fd, which only libdbus' iterators read: `read` then runs
+    /// again, on those). Errors say what is wrong with the body. Not generic: `read` keeps what it
+    /// makes, so no type metadata is made for a call's argument types.
     @usableFromInline
-    func withArguments<R>(_ read: (inout ArgumentReader) throws(DBusError) -> R) throws(DBusError) -> R {
+    func withArguments(_ read: (inout ArgumentReader) throws(DBusError) -> Void) throws(DBusError) {
         guard let wireRead else {
             var reader = ArgumentReader(values: arguments)
             return try read(&reader)
@@ -86,25 +87,26 @@ public final class MethodCall: Sendable {
             var reader = ArgumentReader(values: [])
             return try read(&reader)
         }
-        let fromWire = try message.withWireBody(signature: wireRead.signature.rawValue,
-                                                maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
-                                                maximumArrayElements: wireRead.maximumArrayElements, maximumBytes: wireRead.maximumBytes,
-                                                bodyBytes: &bytes) { (wire: inout WireReader) throws(WireFailure) -> R? in
+        let readOffWire = try message.withWireBody(signature: wireRead.signature.rawValue,
+                                                   maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
+                                                   maximumArrayElements: wireRead.maximumArrayElements, maximumBytes: wireRead.maximumBytes,
+                                                   bodyBytes: &bytes) { (wire: inout WireReader) throws(WireFailure) -> Bool in
             var reader = ArgumentReader(wire: wire)
             do throws(DBusError) {
-                return try read(&reader)
+                try read(&reader)
+                return true
             } catch {
-                if reader.metUnixFD { return nil }
+                if reader.metUnixFD { return false }
                 throw .invalid(error)
             }
         }
-        // nil, or nil inside: a unix fd, at the top level or in a variant.
-        if let fromWire, let value = fromWire { return value }
+        // nil, or false: a unix fd, at the top level or in a variant.
+        if readOffWire == true { return }
         var reader = ArgumentReader(values: try message.arguments(signature: wireRead.signature,
                                                                   maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
                                                                   maximumArrayElements: wireRead.maximumArrayElements,
                                                                   maximumBytes: wireRead.maximumBytes, bodyBytes: &bytes))
-        return try read(&reader)
+        try read(&reader)
     }
 
     /// Sends the reply. The values must match the method's declared outputs.

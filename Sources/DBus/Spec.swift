@@ -46,6 +46,7 @@ public struct Args<each T: DBusRepresentable>: ArgumentTypes {
     /// list in between); a missing or mistyped value is `InvalidArgs` naming `context`.
     @inlinable
     public static func read(_ call: MethodCall, context: @autoclosure () -> String) throws(DBusError) -> (repeat each T) {
+        var values: (repeat each T)?
         try call.withArguments { (reader: inout ArgumentReader) throws(DBusError) in
             var index = 0
             func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
@@ -53,8 +54,11 @@ public struct Args<each T: DBusRepresentable>: ArgumentTypes {
                 guard let value = try reader.next() else { throw DBusError.invalidArgs("\(context()): missing argument \(index + 1)") }
                 return try U(dbusValue: value)
             }
-            return (repeat try next((each T).self))
+            values = (repeat try next((each T).self))
         }
+        // Set by `withArguments`, which gives `read` the arguments or throws.
+        guard let values else { throw DBusError.failed("\(context()): the arguments were not read") }
+        return values
     }
 
     @inlinable

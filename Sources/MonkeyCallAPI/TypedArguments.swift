@@ -2,7 +2,7 @@ import DBus
 import FoundationEssentials
 
 // The contract's own types as method arguments: a handler is given a `UUID` and a `CallUpdate`,
-// read where the message's arguments are read (`Args.decode`), and a client sends them as they
+// read off the wire where the handler's arguments are read (`Args.read`), and a client sends them as they
 // are. Each is spelled on the wire as before (`s`, `a{sv}`): the XML and every other client see
 // no change.
 

@@ -163,8 +163,12 @@ public final class Message: Sendable {
                    bodyBytes: inout Int) throws(DBusError) -> [DBusValue] {
         if let values = try wireArguments(signature: signature, maximumVariantDictionaryEntries: maximumVariantDictionaryEntries,
                                           maximumArrayElements: maximumArrayElements, maximumBytes: maximumBytes, bodyBytes: &bodyBytes) { return values }
+        return try argumentsWithUnixFDs(maximumVariantDictionaryEntries: maximumVariantDictionaryEntries)
+    }
+
+    /// A body with unix fds (rare), which only the iterators read: its `a{sv}`s bounded after the fact.
+    func argumentsWithUnixFDs(maximumVariantDictionaryEntries: Int) throws(DBusError) -> [DBusValue] {
         let values = try argumentsWithIterators()
-        // Bodies with unix fds (rare): bounded after the fact.
         if values.contains(where: { $0.hasVariantDictionary(over: maximumVariantDictionaryEntries) }) {
             throw DBusError.invalidArgs("a dictionary (a{sv}) of more than \(maximumVariantDictionaryEntries) entries: no argument of this interface has that many keys")
         }

@@ -54,13 +54,7 @@ public final class MethodCall: Sendable {
 
     /// The arguments as Swift types; the signature was checked before the handler ran.
     public func decode<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusError) -> (repeat each T) {
-        var index = 0
-        func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
-            defer { index += 1 }
-            guard index < arguments.count else { throw DBusError.invalidArgs("\(name): missing argument \(index + 1)") }
-            return try U(dbusValue: arguments[index])
-        }
-        return (repeat try next(each types))
+        try Args<repeat each T>.decode(arguments, context: name)
     }
 
     /// What the server bounds a body read off the wire by (`ObjectServer.limitVariantDictionaries`, ...).
@@ -77,16 +71,13 @@ public final class MethodCall: Sendable {
     /// makes, so no type metadata is made for a call's argument types.
     @usableFromInline
     func withArguments(_ read: (inout ArgumentReader) throws(DBusError) -> Void) throws(DBusError) {
-        guard let wireRead else {
+        // A spec's handler of a method without arguments reads the empty `arguments`.
+        guard let wireRead, !wireRead.signature.rawValue.isEmpty else {
             var reader = ArgumentReader(values: arguments)
             return try read(&reader)
         }
         var bytes = 0
         defer { bodyBytes.store(bytes, ordering: .relaxed) }
-        if wireRead.signature.rawValue.isEmpty {
-            var reader = ArgumentReader(values: [])
-            return try read(&reader)
-        }
         let readOffWire = try message.withWireBody(signature: wireRead.signature.rawValue,
                                                    maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
                                                    maximumArrayElements: wireRead.maximumArrayElements, maximumBytes: wireRead.maximumBytes,
@@ -100,12 +91,9 @@ public final class MethodCall: Sendable {
                 throw .invalid(error)
             }
         }
-        // nil, or false: a unix fd, at the top level or in a variant.
+        // nil, or false: a unix fd, at the top level or in a variant. The body's size was checked already.
         if readOffWire == true { return }
-        var reader = ArgumentReader(values: try message.arguments(signature: wireRead.signature,
-                                                                  maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries,
-                                                                  maximumArrayElements: wireRead.maximumArrayElements,
-                                                                  maximumBytes: wireRead.maximumBytes, bodyBytes: &bytes))
+        var reader = ArgumentReader(values: try message.argumentsWithUnixFDs(maximumVariantDictionaryEntries: wireRead.maximumVariantDictionaryEntries))
         try read(&reader)
     }
 
@@ -179,6 +167,7 @@ struct ArgumentReader {
         values = []
     }
 
+    @usableFromInline
     init(values: [DBusValue]) {
         self.values = values
     }

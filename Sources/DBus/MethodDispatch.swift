@@ -58,7 +58,8 @@ extension ObjectServer {
             return replyError(to: message, Self.signatureMismatch(method: method, shortName: shortName, actual: signature))
         }
         let call: MethodCall
-        if decoded == nil, method.readsItsArguments {
+        let handlerReads = decoded == nil && method.readsItsArguments
+        if handlerReads {
             // A spec's handler reads its arguments off the wire itself, into their Swift types, within these bounds.
             let wireRead = MethodCall.WireRead(signature: signature, maximumVariantDictionaryEntries: state.maximumVariantDictionaryEntries,
                                                maximumArrayElements: state.maximumArrayElements,
@@ -78,7 +79,7 @@ extension ObjectServer {
             call = MethodCall(message: message, arguments: arguments, interface: interfaceName, method: method, caller: caller, connection: connection)
         }
         // What the handler read is charged to its caller (`decode` charges what the server read).
-        defer { if let caller, method.readsItsArguments { state.callers.argumentBytes.charge(caller.account, call.bodyBytes.load(ordering: .relaxed), now: .now) } }
+        defer { if let caller, handlerReads { state.callers.argumentBytes.charge(caller.account, call.bodyBytes.load(ordering: .relaxed), now: .now) } }
         do {
             switch try method.handler(call) {
             case .values(let values): call.reply(values)

@@ -33,13 +33,8 @@ public struct Args<each T: DBusRepresentable>: ArgumentTypes {
     /// Inlinable, as `encode`, so that a handler's types are known where it is declared (`Method(_:owner:gone:_:)`).
     @inlinable
     public static func decode(_ values: [DBusValue], context: @autoclosure () -> String) throws(DBusError) -> (repeat each T) {
-        var index = 0
-        func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
-            defer { index += 1 }
-            guard index < values.count else { throw DBusError.invalidArgs("\(context()): missing argument \(index + 1)") }
-            return try U(dbusValue: values[index])
-        }
-        return (repeat try next((each T).self))
+        var reader = ArgumentReader(values: values)
+        return try Self.decoded(from: &reader, context: context())
     }
 
     /// A call's arguments, read off the wire straight into these types (one pass, no `DBusValue`
@@ -48,17 +43,24 @@ public struct Args<each T: DBusRepresentable>: ArgumentTypes {
     public static func read(_ call: MethodCall, context: @autoclosure () -> String) throws(DBusError) -> (repeat each T) {
         var values: (repeat each T)?
         try call.withArguments { (reader: inout ArgumentReader) throws(DBusError) in
-            var index = 0
-            func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
-                defer { index += 1 }
-                guard let value = try reader.next() else { throw DBusError.invalidArgs("\(context()): missing argument \(index + 1)") }
-                return try U(dbusValue: value)
-            }
-            values = (repeat try next((each T).self))
+            let read: (repeat each T) = try Self.decoded(from: &reader, context: context())
+            values = read
         }
         // Set by `withArguments`, which gives `read` the arguments or throws.
         guard let values else { throw DBusError.failed("\(context()): the arguments were not read") }
         return values
+    }
+
+    /// The next values of `reader` as these types.
+    @inlinable
+    static func decoded(from reader: inout ArgumentReader, context: @autoclosure () -> String) throws(DBusError) -> (repeat each T) {
+        var index = 0
+        func next<U: DBusRepresentable>(_ type: U.Type) throws(DBusError) -> U {
+            defer { index += 1 }
+            guard let value = try reader.next() else { throw DBusError.invalidArgs("\(context()): missing argument \(index + 1)") }
+            return try U(dbusValue: value)
+        }
+        return (repeat try next((each T).self))
     }
 
     @inlinable

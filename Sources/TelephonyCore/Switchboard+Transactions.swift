@@ -2,9 +2,9 @@ import FoundationEssentials
 
 /// A transaction, from request to settlement, in the order it runs: asked for (`requestTransaction`),
 /// planned against a simulation of its effects (`makePlan`), arbitrated against the other calls
-/// (`arbitrate`, call groups), admitted against the app's share (`admitTransaction`, in
-/// AppAccounts.swift), dispatched to the providers, then settled by their answers or a timeout;
-/// last, calls the system held and no longer needs to are resumed.
+/// (`arbitrate`, call groups), admitted against the app's share (`admitTransaction`), dispatched to
+/// the providers, then settled by their answers or a timeout; last, calls the system held and no
+/// longer needs to are resumed.
 
 /// An action between dispatch and its fulfilment, failure or timeout.
 struct PendingAction {
@@ -412,6 +412,44 @@ extension Switchboard {
     func dissolveIfSingle(_ group: UUID, provider: ProviderID) {
         let rest = (providers[provider]?.callUUIDs ?? []).filter { liveCalls[$0]?.group == group }
         if rest.count == 1 { mutateCall(rest[0]) { $0.group = nil } }
+    }
+
+    // MARK: - Admission
+
+    /// The account a request is counted against; nil for the user's own.
+    func account(requester: String?, app: String) -> String? {
+        if !app.isEmpty { return app }
+        guard let requester, !providers(ownedBy: requester).isEmpty else { return nil }
+        return requester
+    }
+
+    /// Refuses a transaction that would take an app over its share of the pending table, or over
+    /// its rate of outgoing calls; the user's own requests only meet the table's overall size.
+    func admitTransaction(_ requests: [ActionRequest], account: String?) throws(TelephonyError) {
+        let limits = options.limits
+        guard transactions.count < limits.maximumPendingTransactions else {
+            throw .limitsExceeded("\(transactions.count) transactions are still pending; the limit is \(limits.maximumPendingTransactions).")
+        }
+        guard let account else { return }
+        let mine = accounts.pendingTransactions[account, default: 0]
+        guard mine < limits.maximumPendingTransactionsPerApp else {
+            throw .limitsExceeded("\(account) has \(mine) transactions still pending; the limit for one app is \(limits.maximumPendingTransactionsPerApp).")
+        }
+        let forApps = limits.maximumPendingTransactions - limits.userReservedPendingTransactions
+        guard accounts.appsPending < forApps else {
+            throw .limitsExceeded("Apps have \(accounts.appsPending) transactions still pending; the limit for apps is \(forApps) (the rest is kept for the user's own actions).")
+        }
+        if requests.contains(where: { if case .start = $0.kind { true } else { false } }) {
+            try take(from: \.starts, account, capacity: limits.outgoingCallBurst, perSecond: limits.outgoingCallsPerSecond,
+                     what: "starts outgoing calls too fast; the limit is \(limits.outgoingCallBurst) at once, then \(Figures.plain(limits.outgoingCallsPerSecond)) per second")
+        }
+    }
+
+    /// Counts a transaction that became pending, or one that is gone.
+    func countPending(_ account: String?, _ change: Int) {
+        guard let account else { return }
+        let count = accounts.pendingTransactions[account, default: 0] + change
+        accounts.pendingTransactions[account] = count > 0 ? count : nil
     }
 
     // MARK: - Dispatch

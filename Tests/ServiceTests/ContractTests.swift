@@ -89,7 +89,7 @@ struct NamesWrittenOnceTests {
         // A desktop file's key, not the API's Name.
         "Sources/TelephonyService/Presenter/AppNames.swift Name": "a desktop file key",
         // The pure layers cannot see the specs (no D-Bus there): their messages name the key or method.
-        "Sources/TelephonyCore/Switchboard+Reports.swift Handle": "an error message's key name",
+        "Sources/TelephonyCore/Switchboard.swift Handle": "an error message's key name",
         "Sources/TelephonyCore/Switchboard+Transactions.swift Handle": "an error message's key name",
         "Sources/CallDirectory/DirectoryUpdate.swift RemoveBlockingEntries": "an error message's method name",
         "Sources/CallDirectory/DirectoryUpdate.swift RemoveAllBlockingEntries": "an error message's method name",

@@ -11,7 +11,7 @@ import FoundationEssentials
 /// Each admission is written beside the operation it admits (`admitRegistration` by
 /// `registerProvider`, `admitCall` and `admitIncomingCall` by `reportNewIncomingCall`,
 /// `account(requester:app:)`, `admitTransaction` and `countPending` in the transaction's file); here
-/// are the accounts and their buckets (`take`).
+/// are the accounts, and their buckets, which they keep themselves (`take`, `forgetConnection`).
 struct AppAccounts {
     var pendingTransactions: [String: Int] = [:]
     /// By `Provider.appAccount`: kept when the app's providers and connections go, so that
@@ -26,21 +26,18 @@ struct AppAccounts {
 
     /// Pending transactions of all the apps together.
     var appsPending: Int { pendingTransactions.values.reduce(0, +) }
-}
 
-extension Switchboard {
-    /// A token from the account's bucket, or `limitsExceeded` saying when the next one comes.
-    /// Buckets that have filled up again are forgotten once there are many: a full bucket is what
-    /// an account without one gets, so forgetting it changes nothing but the memory it takes.
-    func take(from buckets: WritableKeyPath<AppAccounts, [String: TokenBucket]>, _ account: String,
-              capacity: Int, perSecond: Double, what: String) throws(TelephonyError) {
+    /// A token from the account's bucket of one kind, or `limitsExceeded` saying when the next one
+    /// comes. Buckets that have filled up again are forgotten once there are many: a full bucket is
+    /// what an account without one gets, so forgetting it changes nothing but the memory it takes.
+    mutating func take(from buckets: WritableKeyPath<AppAccounts, [String: TokenBucket]>, _ account: String,
+                       capacity: Int, perSecond: Double, what: String, at now: UInt64) throws(TelephonyError) {
         guard perSecond > 0 else { return }
-        let now = clock.now
-        if accounts[keyPath: buckets].count >= AppAccounts.bucketsBeforeSweep {
-            accounts[keyPath: buckets] = accounts[keyPath: buckets].filter { !$0.value.isFull(at: now) }
+        if self[keyPath: buckets].count >= Self.bucketsBeforeSweep {
+            self[keyPath: buckets] = self[keyPath: buckets].filter { !$0.value.isFull(at: now) }
         }
-        var bucket = accounts[keyPath: buckets][account] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
-        defer { accounts[keyPath: buckets][account] = bucket }
+        var bucket = self[keyPath: buckets][account] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
+        defer { self[keyPath: buckets][account] = bucket }
         guard bucket.take(at: now) else {
             throw .limitsExceeded("\(account) \(what) (the next in \(Figures.twoDecimals(bucket.secondsUntilNextToken(at: now))) s).")
         }
@@ -48,7 +45,7 @@ extension Switchboard {
 
     /// A host app's connection left: its outgoing-call bucket goes with it (the per-app buckets stay:
     /// the app may come back).
-    func forgetAccount(ofConnection owner: String) {
-        accounts.starts[owner] = nil
+    mutating func forgetConnection(_ owner: String) {
+        starts[owner] = nil
     }
 }

@@ -440,8 +440,9 @@ extension Switchboard {
             throw .limitsExceeded("Apps have \(accounts.appsPending) transactions still pending; the limit for apps is \(forApps) (the rest is kept for the user's own actions).")
         }
         if requests.contains(where: { if case .start = $0.kind { true } else { false } }) {
-            try take(from: \.starts, account, capacity: limits.outgoingCallBurst, perSecond: limits.outgoingCallsPerSecond,
-                     what: "starts outgoing calls too fast; the limit is \(limits.outgoingCallBurst) at once, then \(Figures.plain(limits.outgoingCallsPerSecond)) per second")
+            try accounts.take(from: \.starts, account, capacity: limits.outgoingCallBurst, perSecond: limits.outgoingCallsPerSecond,
+                              what: "starts outgoing calls too fast; the limit is \(limits.outgoingCallBurst) at once, then \(Figures.plain(limits.outgoingCallsPerSecond)) per second",
+                              at: clock.now)
         }
     }
 

@@ -231,9 +231,9 @@ public final class Switchboard {
         let perSecond = Double(limits.registrationsPerMinute) / 60
         if appID.isEmpty, !process.isEmpty {
             // The process first: a new Name comes with a full bucket of its own, the process does not.
-            try take(from: \.registrations, process, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what)
+            try accounts.take(from: \.registrations, process, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what, at: clock.now)
         }
-        try take(from: \.registrations, account, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what)
+        try accounts.take(from: \.registrations, account, capacity: limits.registrationsPerMinute, perSecond: perSecond, what: what, at: clock.now)
     }
 
     /// Ends the provider's calls as failed, drops its pending actions (their
@@ -263,7 +263,7 @@ public final class Switchboard {
         for provider in providers(ownedBy: owner) {
             invalidateProvider(provider.id)
         }
-        forgetAccount(ofConnection: owner)
+        accounts.forgetConnection(owner)
     }
 
     func requireProvider(_ id: ProviderID) throws(TelephonyError) -> Provider {
@@ -348,9 +348,9 @@ public final class Switchboard {
     /// outlives them: registering again does not refill it), or refuses.
     func admitIncomingCall(of provider: Provider) throws(TelephonyError) {
         let limits = options.limits
-        try take(from: \.incomingCalls, provider.appAccount, capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond,
-                 what: "reports incoming calls too fast (provider \(provider.name) (\(provider.id))); the limit is \(limits.incomingCallBurst) at once, "
-                    + "then \(Figures.plain(limits.incomingCallsPerSecond)) per second")
+        try accounts.take(from: \.incomingCalls, provider.appAccount, capacity: limits.incomingCallBurst, perSecond: limits.incomingCallsPerSecond,
+                          what: "reports incoming calls too fast (provider \(provider.name) (\(provider.id))); the limit is \(limits.incomingCallBurst) at once, "
+                             + "then \(Figures.plain(limits.incomingCallsPerSecond)) per second", at: clock.now)
     }
 
     public func reportCallUpdated(provider id: ProviderID, uuid: UUID, update: CallUpdate) throws(TelephonyError) {

@@ -30,8 +30,9 @@ struct AppAccounts {
     /// A token from the account's bucket of one kind, or `limitsExceeded` saying when the next one
     /// comes. Buckets that have filled up again are forgotten once there are many: a full bucket is
     /// what an account without one gets, so forgetting it changes nothing but the memory it takes.
+    /// `what` is written only for a refusal: a report that gets its token builds no message.
     mutating func take(from buckets: WritableKeyPath<AppAccounts, [String: TokenBucket]>, _ account: String,
-                       capacity: Int, perSecond: Double, what: String, at now: UInt64) throws(TelephonyError) {
+                       capacity: Int, perSecond: Double, what: @autoclosure () -> String, at now: UInt64) throws(TelephonyError) {
         guard perSecond > 0 else { return }
         if self[keyPath: buckets].count >= Self.bucketsBeforeSweep {
             self[keyPath: buckets] = self[keyPath: buckets].filter { !$0.value.isFull(at: now) }
@@ -39,7 +40,7 @@ struct AppAccounts {
         var bucket = self[keyPath: buckets][account] ?? TokenBucket(capacity: capacity, perSecond: perSecond, now: now)
         defer { self[keyPath: buckets][account] = bucket }
         guard bucket.take(at: now) else {
-            throw .limitsExceeded("\(account) \(what) (the next in \(Figures.twoDecimals(bucket.secondsUntilNextToken(at: now))) s).")
+            throw .limitsExceeded("\(account) \(what()) (the next in \(Figures.twoDecimals(bucket.secondsUntilNextToken(at: now))) s).")
         }
     }
 

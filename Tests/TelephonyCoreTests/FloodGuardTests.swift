@@ -86,7 +86,10 @@ struct FloodGuardTests {
         #expect(f.board.call(.n(1)) == nil)
         f.board.screening = nil
         try f.incoming(p, .n(2))
-        _ = expectErrorNamed("LimitsExceeded") { try f.incoming(p, .n(3)) }
+        let refused = expectErrorNamed("LimitsExceeded") { try f.incoming(p, .n(3)) }
+        // The message, written only for a refusal, names the provider, the limit and the next token's time.
+        #expect(refused?.message.contains("reports incoming calls too fast (provider ") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("the limit is 2 at once, then 1 per second (the next in ") == true, "\(refused?.message ?? "")")
     }
 
     @Test("rate 0 turns the guard off")
